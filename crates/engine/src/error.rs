@@ -1,0 +1,25 @@
+//! Mapping inner errors to the [`ApiError`] the UI sees.
+
+use protocol::{ApiError, ErrorKind};
+use store::StoreError;
+use streams::StreamError;
+
+pub fn store_error(err: StoreError) -> ApiError {
+    match err {
+        StoreError::NotFound { what, id } => ApiError::not_found(what, id),
+        other => {
+            tracing::error!(error = %other, "storage failure");
+            ApiError::internal(other.to_string())
+        }
+    }
+}
+
+pub(crate) fn stream_error(err: StreamError) -> ApiError {
+    match err {
+        StreamError::Busy => ApiError::conflict(err.to_string()),
+        StreamError::Store(err) => store_error(err),
+        StreamError::ShuttingDown => {
+            ApiError { kind: ErrorKind::Internal, message: err.to_string(), retryable: true, field: None }
+        }
+    }
+}

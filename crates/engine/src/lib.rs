@@ -1,0 +1,161 @@
+//! The engine: everything a user can do, as one Rust API.
+//!
+//! It composes the store, the providers, the agent loop and the stream manager, and is
+//! the only thing `src-tauri` and `crates/server` talk to. Both serve the same
+//! operations: plain ones through [`Engine::call`] (name + JSON request → JSON response),
+//! streaming ones through [`Engine::stream_open`] / [`Engine::stream_attach`] with a
+//! [`Listener`] the transport drains.
+//!
+//! - `operations`: the plain operations and their request validation.
+//! - `turns`: preparing a turn (model resolution, prompt) for the stream manager.
+//! - `demo`: the local scripted demo provider.
+//! - [`telemetry`]: tracing setup, with OTLP export when configured.
+
+mod demo;
+mod error;
+mod operations;
+pub mod telemetry;
+mod turns;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use protocol::api::{AppInfo, StreamOpenRequest};
+use protocol::{ApiError, AttachReply, TopicId};
+use store::Store;
+use store::secrets::{FileSecretStore, SecretStore};
+use streams::{StreamConfig, StreamManager};
+
+pub use error::store_error;
+pub use streams::{Listener, ListenerId};
+pub use tokio::sync::mpsc::Receiver;
+
+/// Where the engine keeps its data and how it presents itself.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub data_dir: PathBuf,
+    /// `desktop` or `server`, reported to the UI.
+    pub mode: String,
+    pub streams: StreamConfig,
+    /// Delay between tokens of the demo provider.
+    pub demo_token_delay: std::time::Duration,
+}
+
+impl EngineConfig {
+    pub fn new(data_dir: PathBuf, mode: &str) -> Self {
+        Self {
+            data_dir,
+            mode: mode.to_owned(),
+            streams: StreamConfig::default(),
+            demo_token_delay: std::time::Duration::from_millis(25),
+        }
+    }
+}
+
+/// The user-facing operations. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: EngineConfig,
+    store: Store,
+    secrets: Arc<dyn SecretStore>,
+    streams: StreamManager,
+    http: reqwest::Client,
+    demo: demo::DemoProvider,
+}
+
+impl Engine {
+    /// Opens the database (running migrations), recovers replies a crash left behind,
+    /// and restarts the demo provider if one is configured.
+    pub async fn open(config: EngineConfig) -> Result<Self, ApiError> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+            ApiError::internal(format!("cannot create the data folder {}: {e}", config.data_dir.display()))
+        })?;
+        let store = Store::open(&config.data_dir.join("colloquy.db")).await.map_err(store_error)?;
+        let recovered = store.recover_interrupted().await.map_err(store_error)?;
+        if recovered > 0 {
+            tracing::info!(recovered, "marked replies left unfinished by the last run as interrupted");
+        }
+        let secrets: Arc<dyn SecretStore> = Arc::new(FileSecretStore::new(config.data_dir.join("secrets.json")));
+        let streams = StreamManager::new(store.clone(), config.streams.clone());
+        let http = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(15))
+            .user_agent(concat!("Colloquy/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ApiError::internal(format!("cannot start the HTTP client: {e}")))?;
+        let demo = demo::DemoProvider::new(config.demo_token_delay);
+        let engine = Self { inner: Arc::new(Inner { config, store, secrets, streams, http, demo }) };
+        engine.restart_demo().await?;
+        Ok(engine)
+    }
+
+    pub fn info(&self) -> AppInfo {
+        AppInfo {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            mode: self.inner.config.mode.clone(),
+            data_dir: self.inner.config.data_dir.display().to_string(),
+        }
+    }
+
+    /// A subscription for [`Engine::stream_open`] / [`Engine::stream_attach`].
+    pub fn listener(&self, id: ListenerId) -> (Listener, Receiver<protocol::StreamMessage>) {
+        self.inner.streams.listener(id)
+    }
+
+    /// Starts a turn in the topic and subscribes `listener` to it.
+    pub async fn stream_open(&self, request: StreamOpenRequest, listener: Listener) -> Result<AttachReply, ApiError> {
+        let turn = self.prepare_turn(request).await?;
+        self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
+    }
+
+    /// Subscribes `listener` to the topic's live reply, if any.
+    pub async fn stream_attach(&self, topic_id: &TopicId, listener: Listener) -> Result<AttachReply, ApiError> {
+        self.inner.store.get_topic(topic_id).await.map_err(store_error)?;
+        Ok(self.inner.streams.attach(topic_id, listener).await)
+    }
+
+    /// Stops delivery to one listener; the stream goes on.
+    pub async fn stream_detach(&self, topic_id: &TopicId, listener_id: &ListenerId) {
+        self.inner.streams.detach(topic_id, listener_id).await;
+    }
+
+    /// Stops the topic's live reply; resolves once it is persisted as paused.
+    pub async fn stream_abort(&self, topic_id: &TopicId) -> Result<(), ApiError> {
+        self.inner.store.get_topic(topic_id).await.map_err(store_error)?;
+        self.inner.streams.abort(topic_id).await;
+        Ok(())
+    }
+
+    /// Stops live replies (persisting them) and the demo server.
+    pub async fn shutdown(&self) {
+        self.inner.streams.shutdown().await;
+        self.inner.demo.stop().await;
+        self.inner.store.close().await;
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+/// The data folder when none is given: `COLLOQUY_DATA_DIR`, else the platform's user data
+/// folder for the app (the same one the desktop app uses).
+pub fn default_data_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("COLLOQUY_DATA_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    const APP_ID: &str = "dev.colloquy.app";
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    if cfg!(target_os = "macos") {
+        return home.join("Library/Application Support").join(APP_ID);
+    }
+    if let Some(dir) = std::env::var_os("APPDATA").filter(|_| cfg!(windows)) {
+        return PathBuf::from(dir).join(APP_ID);
+    }
+    match std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        Some(dir) => PathBuf::from(dir).join(APP_ID),
+        None => home.join(".local/share").join(APP_ID),
+    }
+}

@@ -1,0 +1,244 @@
+//! The plain (non-streaming) operations, by name, with their validation.
+//!
+//! Transports pass the operation name and the raw JSON request; everything about
+//! parsing and validating it lives here, once.
+
+use protocol::api::{
+    CreateTopic, ListModelsRequest, ModelList, Provider, ProviderInput, ProviderKind, ProviderRequest, Topic,
+    TopicRequest, UpdateProvider, UpdateTopic,
+};
+use protocol::{ApiError, ErrorKind, ModelRef, ProviderId};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use store::providers::{ProviderFields, ProviderRow};
+
+use crate::demo::{DEMO_MODEL, DEMO_NAME};
+use crate::{Engine, store_error};
+
+pub(crate) const DEFAULT_TOPIC_TITLE: &str = "New topic";
+
+fn parse<T: DeserializeOwned>(request: Value) -> Result<T, ApiError> {
+    // Operations without fields accept `null` as well as `{}`.
+    let request = if request.is_null() { Value::Object(Default::default()) } else { request };
+    serde_json::from_value(request).map_err(|e| ApiError::from_body_error(&e))
+}
+
+fn json(value: impl Serialize) -> Result<Value, ApiError> {
+    serde_json::to_value(value).map_err(|e| ApiError::internal(e.to_string()))
+}
+
+fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, ApiError> {
+    let value = value.trim();
+    if value.is_empty() { Err(ApiError::bad_request(field, "must not be empty")) } else { Ok(value) }
+}
+
+impl Engine {
+    /// Runs the named plain operation on a JSON request. Unknown names and malformed
+    /// requests are `bad_request` errors naming what was wrong; nothing changes then.
+    pub async fn call(&self, name: &str, request: Value) -> Result<Value, ApiError> {
+        match name {
+            "app_info" => json(self.info()),
+            "topics_list" => json(self.inner.store.list_topics().await.map_err(store_error)?),
+            "topic_create" => json(self.create_topic(parse(request)?).await?),
+            "topic_update" => json(self.update_topic(parse(request)?).await?),
+            "topic_delete" => {
+                let request: TopicRequest = parse(request)?;
+                self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
+                self.inner.streams.close_topic(&request.topic_id).await;
+                self.inner.store.delete_topic(&request.topic_id).await.map_err(store_error)?;
+                Ok(Value::Null)
+            }
+            "messages_list" => {
+                let request: TopicRequest = parse(request)?;
+                self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
+                json(self.inner.store.list_messages(&request.topic_id).await.map_err(store_error)?)
+            }
+            "providers_list" => json(self.list_providers().await?),
+            "provider_create" => json(self.create_provider(parse(request)?).await?),
+            "provider_update" => json(self.update_provider(parse(request)?).await?),
+            "provider_delete" => {
+                let request: ProviderRequest = parse(request)?;
+                self.inner.store.delete_provider(&request.provider_id).await.map_err(store_error)?;
+                if let Err(err) = self.inner.secrets.delete(request.provider_id.as_str()) {
+                    tracing::warn!(error = %err, "could not remove the deleted provider's key");
+                }
+                Ok(Value::Null)
+            }
+            "provider_models" => json(self.provider_models(parse(request)?).await?),
+            "provider_demo" => json(self.demo_provider().await?),
+            other => Err(ApiError::bad_request("operation", format!("unknown operation `{other}`"))),
+        }
+    }
+
+    async fn create_topic(&self, request: CreateTopic) -> Result<Topic, ApiError> {
+        let title = request.title.as_deref().map(str::trim).filter(|t| !t.is_empty()).unwrap_or(DEFAULT_TOPIC_TITLE);
+        if let Some(model) = &request.model {
+            self.check_model(model).await?;
+        }
+        self.inner.store.create_topic(title, request.model.as_ref()).await.map_err(store_error)
+    }
+
+    async fn update_topic(&self, request: UpdateTopic) -> Result<Topic, ApiError> {
+        let title = match request.title.as_deref() {
+            Some(title) => Some(required("title", title)?),
+            None => None,
+        };
+        if let Some(model) = &request.model {
+            self.check_model(model).await?;
+        }
+        self.inner.store.update_topic(&request.id, title, request.model.as_ref()).await.map_err(store_error)
+    }
+
+    async fn check_model(&self, model: &ModelRef) -> Result<(), ApiError> {
+        match self.inner.store.get_provider(&model.provider_id).await {
+            Ok(_) => Ok(()),
+            Err(store::StoreError::NotFound { .. }) => {
+                Err(ApiError::bad_request("model.providerId", format!("no provider {}", model.provider_id)))
+            }
+            Err(err) => Err(store_error(err)),
+        }
+    }
+
+    pub(crate) fn provider_view(&self, row: ProviderRow) -> Provider {
+        let has_api_key = matches!(self.inner.secrets.get(row.id.as_str()), Ok(Some(_)));
+        Provider {
+            id: row.id,
+            name: row.name,
+            kind: row.kind,
+            base_url: row.base_url,
+            has_api_key,
+            models: row.models,
+            default_model: row.default_model,
+            created_at: row.created_at,
+        }
+    }
+
+    async fn list_providers(&self) -> Result<Vec<Provider>, ApiError> {
+        let rows = self.inner.store.list_providers().await.map_err(store_error)?;
+        Ok(rows.into_iter().map(|row| self.provider_view(row)).collect())
+    }
+
+    async fn create_provider(&self, input: ProviderInput) -> Result<Provider, ApiError> {
+        let checked = CheckedProvider::new(&input)?;
+        let row = self
+            .inner
+            .store
+            .create_provider(&checked.fields(ProviderKind::OpenaiCompatible))
+            .await
+            .map_err(store_error)?;
+        self.store_key(&row.id, input.api_key.as_deref())?;
+        Ok(self.provider_view(row))
+    }
+
+    async fn update_provider(&self, request: UpdateProvider) -> Result<Provider, ApiError> {
+        let existing = self.inner.store.get_provider(&request.id).await.map_err(store_error)?;
+        let checked = CheckedProvider::new(&request.provider)?;
+        let row =
+            self.inner.store.update_provider(&request.id, &checked.fields(existing.kind)).await.map_err(store_error)?;
+        self.store_key(&row.id, request.provider.api_key.as_deref())?;
+        Ok(self.provider_view(row))
+    }
+
+    /// `None` keeps the stored key, an empty key removes it.
+    fn store_key(&self, id: &ProviderId, key: Option<&str>) -> Result<(), ApiError> {
+        let result = match key.map(str::trim) {
+            None => return Ok(()),
+            Some("") => self.inner.secrets.delete(id.as_str()),
+            Some(key) => self.inner.secrets.set(id.as_str(), key),
+        };
+        result.map_err(|e| ApiError::internal(format!("could not store the API key: {e}")))
+    }
+
+    pub(crate) fn api_key(&self, id: &ProviderId) -> Result<Option<String>, ApiError> {
+        self.inner.secrets.get(id.as_str()).map_err(|e| ApiError::internal(format!("could not read the API key: {e}")))
+    }
+
+    async fn provider_models(&self, request: ListModelsRequest) -> Result<ModelList, ApiError> {
+        let base_url = providers::validate_base_url(&request.base_url)
+            .map_err(|message| ApiError::bad_request("baseUrl", message))?;
+        let key = match (request.api_key.as_deref().map(str::trim).filter(|k| !k.is_empty()), &request.provider_id) {
+            (Some(key), _) => Some(key.to_owned()),
+            (None, Some(id)) => self.api_key(id)?,
+            (None, None) => None,
+        };
+        let models =
+            providers::list_models(&self.inner.http, base_url.as_str(), key.as_deref()).await.map_err(|e| {
+                ApiError {
+                    kind: ErrorKind::Provider,
+                    message: format!("could not list models: {}", e.message),
+                    retryable: e.retryable,
+                    field: None,
+                }
+            })?;
+        Ok(ModelList { models })
+    }
+
+    /// Creates (once) and starts the demo provider.
+    async fn demo_provider(&self) -> Result<Provider, ApiError> {
+        let url = self.inner.demo.ensure_started().await?;
+        let rows = self.inner.store.list_providers().await.map_err(store_error)?;
+        if let Some(row) = rows.into_iter().find(|r| r.kind == ProviderKind::Demo) {
+            self.inner.store.set_provider_base_url(&row.id, &url).await.map_err(store_error)?;
+            let row = self.inner.store.get_provider(&row.id).await.map_err(store_error)?;
+            return Ok(self.provider_view(row));
+        }
+        let models = [DEMO_MODEL.to_owned()];
+        let fields = ProviderFields {
+            name: DEMO_NAME,
+            kind: ProviderKind::Demo,
+            base_url: &url,
+            default_model: DEMO_MODEL,
+            models: &models,
+        };
+        let row = self.inner.store.create_provider(&fields).await.map_err(store_error)?;
+        Ok(self.provider_view(row))
+    }
+
+    /// At start-up: the demo server gets a new port each run.
+    pub(crate) async fn restart_demo(&self) -> Result<(), ApiError> {
+        let rows = self.inner.store.list_providers().await.map_err(store_error)?;
+        let demos: Vec<_> = rows.into_iter().filter(|r| r.kind == ProviderKind::Demo).collect();
+        if demos.is_empty() {
+            return Ok(());
+        }
+        let url = self.inner.demo.ensure_started().await?;
+        for row in demos {
+            self.inner.store.set_provider_base_url(&row.id, &url).await.map_err(store_error)?;
+        }
+        Ok(())
+    }
+}
+
+/// A provider input that passed validation.
+struct CheckedProvider<'a> {
+    name: &'a str,
+    base_url: String,
+    default_model: &'a str,
+    models: Vec<String>,
+}
+
+impl<'a> CheckedProvider<'a> {
+    fn new(input: &'a ProviderInput) -> Result<Self, ApiError> {
+        let name = required("name", &input.name)?;
+        let base_url = providers::validate_base_url(&input.base_url)
+            .map_err(|message| ApiError::bad_request("baseUrl", message))?;
+        let default_model = required("defaultModel", &input.default_model)?;
+        let mut models: Vec<String> =
+            input.models.iter().map(|m| m.trim().to_owned()).filter(|m| !m.is_empty()).collect();
+        if !models.iter().any(|m| m == default_model) {
+            models.insert(0, default_model.to_owned());
+        }
+        Ok(Self { name, base_url: base_url.as_str().trim_end_matches('/').to_owned(), default_model, models })
+    }
+
+    fn fields(&self, kind: ProviderKind) -> ProviderFields<'_> {
+        ProviderFields {
+            name: self.name,
+            kind,
+            base_url: &self.base_url,
+            default_model: self.default_model,
+            models: &self.models,
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! The engine end to end over real HTTP: the testkit mock server as the provider, a real
+//! SQLite file, the real stream manager.
+
+use std::time::Duration;
+
+use protocol::api::{Provider, StoredMessage, Topic};
+use protocol::{ErrorKind, MessageStatus, StreamMessage, TerminalStatus, UiPart};
+use serde_json::{Value, json};
+use testkit::{MockConfig, MockServer, Script};
+
+use super::*;
+
+struct Fixture {
+    engine: Engine,
+    _dir: tempfile::TempDir,
+}
+
+async fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = EngineConfig::new(dir.path().to_path_buf(), "test");
+    config.demo_token_delay = Duration::from_millis(1);
+    Fixture { engine: Engine::open(config).await.unwrap(), _dir: dir }
+}
+
+async fn mock(api_key: Option<&str>) -> MockServer {
+    MockServer::start(MockConfig {
+        port: 0,
+        token_delay: Duration::from_millis(1),
+        api_key: api_key.map(str::to_owned),
+        models: vec!["scripted".into()],
+    })
+    .await
+    .unwrap()
+}
+
+impl Fixture {
+    async fn call<T: serde::de::DeserializeOwned>(&self, name: &str, request: Value) -> T {
+        serde_json::from_value(self.engine.call(name, request).await.unwrap()).unwrap()
+    }
+
+    async fn provider(&self, server: &MockServer, key: &str) -> Provider {
+        self.call(
+            "provider_create",
+            json!({ "name": "Mock", "baseUrl": server.base_url(), "apiKey": key, "defaultModel": "scripted" }),
+        )
+        .await
+    }
+
+    async fn topic(&self) -> Topic {
+        self.call("topic_create", json!({})).await
+    }
+
+    /// Sends a message and reads the stream to its end.
+    async fn send(&self, topic: &Topic, text: &str) -> Vec<StreamMessage> {
+        let (listener, mut rx) = self.engine.listener(ListenerId::unique());
+        let reply = self
+            .engine
+            .stream_open(
+                protocol::api::StreamOpenRequest {
+                    topic_id: topic.id.clone(),
+                    text: text.into(),
+                    message_id: None,
+                    model: None,
+                },
+                listener,
+            )
+            .await
+            .unwrap();
+        assert!(reply.live);
+        let mut out = Vec::new();
+        while let Some(message) = rx.recv().await {
+            let done = matches!(&message, StreamMessage::Terminal(t) if t.is_topic_done);
+            out.push(message);
+            if done {
+                break;
+            }
+        }
+        out
+    }
+
+    async fn messages(&self, topic: &Topic) -> Vec<StoredMessage> {
+        self.call("messages_list", json!({ "topicId": topic.id })).await
+    }
+}
+
+fn terminal_status(messages: &[StreamMessage]) -> TerminalStatus {
+    match messages.last() {
+        Some(StreamMessage::Terminal(t)) => t.status,
+        other => panic!("stream did not end with a terminal: {other:?}"),
+    }
+}
+
+fn error_part(message: &StoredMessage) -> Option<protocol::ApiError> {
+    message.message.parts.iter().find_map(|p| match p {
+        UiPart::Data(d) if d.kind == "data-error" => serde_json::from_value(d.data.clone()).ok(),
+        _ => None,
+    })
+}
+
+#[tokio::test]
+async fn a_chat_turn_streams_and_persists_with_history_in_the_prompt() {
+    let f = fixture().await;
+    let server = mock(Some("sk-good")).await;
+    f.provider(&server, "sk-good").await;
+    let topic = f.topic().await;
+    server.push_script(Script { chunks: Some(vec!["Hello".into(), ", ".into(), "you".into()]), ..Script::default() });
+    let stream = f.send(&topic, "Say hello").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+
+    let rows = f.messages(&topic).await;
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1].status, MessageStatus::Success);
+    assert_eq!(rows[1].message.text(), "Hello, you");
+    // The first message titles the topic.
+    let topics: Vec<Topic> = f.call("topics_list", Value::Null).await;
+    assert_eq!(topics[0].title, "Say hello");
+
+    server.push_script(Script { chunks: Some(vec!["Again".into()]), ..Script::default() });
+    f.send(&topic, "Once more").await;
+    let requests = server.requests();
+    let last = requests.iter().rev().find(|r| r.path.ends_with("/chat/completions")).unwrap();
+    let prompt: Vec<String> = last.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(prompt, vec!["Say hello", "Hello, you", "Once more"]);
+    assert_eq!(last.header("authorization"), Some("Bearer sk-good"));
+}
+
+#[tokio::test]
+async fn a_wrong_key_ends_in_a_persisted_authentication_error() {
+    let f = fixture().await;
+    let server = mock(Some("sk-good")).await;
+    f.provider(&server, "sk-wrong").await;
+    let topic = f.topic().await;
+    let stream = f.send(&topic, "hi").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Error);
+    let rows = f.messages(&topic).await;
+    assert_eq!(rows[1].status, MessageStatus::Error);
+    let error = error_part(&rows[1]).expect("an error part");
+    assert_eq!(error.message, "authentication failed — check the API key for Mock");
+}
+
+#[tokio::test]
+async fn a_connection_reset_keeps_the_text_received_so_far() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    f.provider(&server, "").await;
+    let topic = f.topic().await;
+    let chunks = vec!["one ".to_owned(), "two ".into(), "three ".into(), "four".into()];
+    server.push_script(
+        serde_json::from_value(json!({ "chunks": chunks, "fault": { "kind": "reset", "after": 2 } })).unwrap(),
+    );
+    let stream = f.send(&topic, "hi").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Error);
+    let rows = f.messages(&topic).await;
+    assert_eq!(rows[1].message.text(), "one two ");
+    assert!(error_part(&rows[1]).is_some());
+}
+
+#[tokio::test]
+async fn an_html_error_page_becomes_a_clear_error() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    f.provider(&server, "").await;
+    let topic = f.topic().await;
+    server.push_script(
+        serde_json::from_value(json!({ "fault": { "kind": "status", "status": 502, "body": "<html><head><title>Bad Gateway</title></head></html>", "contentType": "text/html" } }))
+            .unwrap(),
+    );
+    f.send(&topic, "hi").await;
+    let rows = f.messages(&topic).await;
+    let error = error_part(&rows[1]).expect("an error part");
+    assert!(error.message.contains("502"), "{}", error.message);
+}
+
+#[tokio::test]
+async fn abort_keeps_the_partial_reply_as_stopped() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    f.provider(&server, "").await;
+    let topic = f.topic().await;
+    let chunks: Vec<String> = (0..200).map(|i| format!("w{i} ")).collect();
+    server.push_script(serde_json::from_value(json!({ "chunks": chunks, "tokenDelayMs": 20 })).unwrap());
+    let (listener, mut rx) = f.engine.listener(ListenerId::unique());
+    f.engine
+        .stream_open(
+            protocol::api::StreamOpenRequest {
+                topic_id: topic.id.clone(),
+                text: "go".into(),
+                message_id: None,
+                model: None,
+            },
+            listener,
+        )
+        .await
+        .unwrap();
+    // Wait for some text, then stop.
+    while let Some(message) = rx.recv().await {
+        if matches!(&message, StreamMessage::Chunk(e) if matches!(&e.chunk, protocol::UiChunk::TextDelta { delta, .. } if delta == "w3 "))
+        {
+            break;
+        }
+    }
+    f.engine.stream_abort(&topic.id).await.unwrap();
+    let rows = f.messages(&topic).await;
+    assert_eq!(rows[1].status, MessageStatus::Paused);
+    assert_eq!(rows[1].status_reason.as_deref(), Some("user_stop"));
+    assert!(rows[1].message.text().starts_with("w0 w1 w2 w3 "));
+    assert!(rows[1].message.text().len() < chunks.concat().len());
+}
+
+#[tokio::test]
+async fn malformed_requests_name_the_bad_field_and_change_nothing() {
+    let f = fixture().await;
+    let err = f.engine.call("provider_create", json!({ "name": "x", "defaultModel": "m" })).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::BadRequest);
+    assert_eq!(err.field.as_deref(), Some("baseUrl"));
+    let err = f
+        .engine
+        .call("provider_create", json!({ "name": "x", "baseUrl": "ftp://nope", "defaultModel": "m" }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("baseUrl"));
+    let err = f.engine.call("topic_update", json!({ "id": 5 })).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::BadRequest);
+    let err = f.engine.call("topic_create", json!({ "titel": "typo" })).await.unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("titel"));
+    let providers: Vec<Provider> = f.call("providers_list", Value::Null).await;
+    assert!(providers.is_empty());
+    let topics: Vec<Topic> = f.call("topics_list", Value::Null).await;
+    assert!(topics.is_empty());
+}
+
+#[tokio::test]
+async fn unknown_topics_are_not_found() {
+    let f = fixture().await;
+    let missing = protocol::TopicId::new();
+    let err = f.engine.call("messages_list", json!({ "topicId": missing })).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotFound);
+    let (listener, _rx) = f.engine.listener(ListenerId::unique());
+    let err = f.engine.stream_attach(&missing, listener).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotFound);
+    let (listener, _rx) = f.engine.listener(ListenerId::unique());
+    let err = f
+        .engine
+        .stream_open(
+            protocol::api::StreamOpenRequest {
+                topic_id: missing.clone(),
+                text: "hi".into(),
+                message_id: None,
+                model: None,
+            },
+            listener,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotFound);
+    assert_eq!(f.engine.stream_abort(&missing).await.unwrap_err().kind, ErrorKind::NotFound);
+}
+
+#[tokio::test]
+async fn the_demo_provider_answers_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = EngineConfig::new(dir.path().to_path_buf(), "test");
+    config.demo_token_delay = Duration::from_millis(1);
+    let engine = Engine::open(config.clone()).await.unwrap();
+    let f = Fixture { engine, _dir: tempfile::tempdir().unwrap() };
+    let demo: Provider = f.call("provider_demo", Value::Null).await;
+    assert_eq!(demo.kind, protocol::api::ProviderKind::Demo);
+    let topic = f.topic().await;
+    assert_eq!(terminal_status(&f.send(&topic, "Show me some Rust").await), TerminalStatus::Success);
+    let reply = f.messages(&topic).await[1].message.text();
+    assert!(reply.contains("```"), "demo reply should contain a code block: {reply}");
+    f.engine.shutdown().await;
+
+    // A new process: the demo server comes back on a new port, history is intact.
+    let engine = Engine::open(config).await.unwrap();
+    let f = Fixture { engine, _dir: tempfile::tempdir().unwrap() };
+    assert_eq!(f.messages(&topic).await.len(), 2);
+    assert_eq!(terminal_status(&f.send(&topic, "Again").await), TerminalStatus::Success);
+}
+
+#[tokio::test]
+async fn a_model_list_comes_from_the_endpoint() {
+    let f = fixture().await;
+    let server = mock(Some("sk")).await;
+    let list: protocol::api::ModelList =
+        f.call("provider_models", json!({ "baseUrl": server.base_url(), "apiKey": "sk" })).await;
+    assert_eq!(list.models, vec!["scripted"]);
+    let err =
+        f.engine.call("provider_models", json!({ "baseUrl": server.base_url(), "apiKey": "bad" })).await.unwrap_err();
+    assert!(err.message.contains("authentication failed"), "{}", err.message);
+}

@@ -1,0 +1,173 @@
+//! Request and response bodies of the user-facing operations, shared by the Tauri
+//! commands and the HTTP routes.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::ids::{MessageId, ModelRef, ProviderId, TopicId, TurnId};
+use crate::message::{MessageStatus, UiMessage};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Topic {
+    pub id: TopicId,
+    pub title: String,
+    /// The model new turns go to unless the request names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub model: Option<ModelRef>,
+    /// RFC 3339.
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateTopic {
+    #[serde(default)]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub model: Option<ModelRef>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateTopic {
+    pub id: TopicId,
+    #[serde(default)]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub model: Option<ModelRef>,
+}
+
+/// A stored message with its row-level facts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredMessage {
+    pub id: MessageId,
+    pub topic_id: TopicId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parent_id: Option<MessageId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub turn_id: Option<TurnId>,
+    pub status: MessageStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub status_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub model: Option<ModelRef>,
+    pub message: UiMessage,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// Open a turn: persist the user's message and stream the reply to the caller.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StreamOpenRequest {
+    pub topic_id: TopicId,
+    /// The user's message text.
+    pub text: String,
+    /// Client-chosen id for the user message (lets the UI keep its optimistic row).
+    #[serde(default)]
+    #[ts(optional)]
+    pub message_id: Option<MessageId>,
+    /// Overrides the topic's model for this turn.
+    #[serde(default)]
+    #[ts(optional)]
+    pub model: Option<ModelRef>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TopicRequest {
+    pub topic_id: TopicId,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    /// Any endpoint that speaks OpenAI Chat Completions.
+    OpenaiCompatible,
+    /// The scripted local model from `crates/testkit`, for trying the app without a key.
+    Demo,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Provider {
+    pub id: ProviderId,
+    pub name: String,
+    pub kind: ProviderKind,
+    pub base_url: String,
+    /// Whether a key is stored. The key itself never leaves the backend.
+    pub has_api_key: bool,
+    pub models: Vec<String>,
+    pub default_model: String,
+    pub created_at: String,
+}
+
+/// Add or edit a provider. On update, an absent `api_key` keeps the stored key and an
+/// empty one removes it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProviderInput {
+    pub name: String,
+    pub base_url: String,
+    #[serde(default)]
+    #[ts(optional)]
+    pub api_key: Option<String>,
+    #[serde(default)]
+    pub models: Vec<String>,
+    pub default_model: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateProvider {
+    pub id: ProviderId,
+    pub provider: ProviderInput,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProviderRequest {
+    pub provider_id: ProviderId,
+}
+
+/// Ask an endpoint which models it has, before (or after) saving it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListModelsRequest {
+    pub base_url: String,
+    #[serde(default)]
+    #[ts(optional)]
+    pub api_key: Option<String>,
+    /// Use the stored key of this provider when `api_key` is absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub provider_id: Option<ProviderId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelList {
+    pub models: Vec<String>,
+}
+
+/// What the app knows about itself, for the UI's first paint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AppInfo {
+    pub version: String,
+    /// `desktop` or `server`.
+    pub mode: String,
+    pub data_dir: String,
+}

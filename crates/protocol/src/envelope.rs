@@ -1,0 +1,84 @@
+//! What a stream subscriber (a window, an SSE client) receives.
+//!
+//! Every chunk leaving the stream manager is wrapped in a [`StreamEvent`] that names its
+//! topic, turn, execution, model and message, with `seq` counting from 1 per execution.
+//! A subscriber that joins late first gets an [`ExecutionSnapshot`] (the message so far
+//! and the `seq` it covers), then every later chunk, so it never sees a chunk twice or
+//! misses one.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::chunk::UiChunk;
+use crate::ids::{ExecutionId, MessageId, ModelRef, TopicId, TurnId};
+use crate::message::UiMessage;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamEvent {
+    pub topic_id: TopicId,
+    pub turn_id: TurnId,
+    pub execution_id: ExecutionId,
+    pub model: ModelRef,
+    pub message_id: MessageId,
+    /// 1-based, contiguous per execution.
+    #[ts(type = "number")]
+    pub seq: u64,
+    pub chunk: UiChunk,
+}
+
+/// The accumulated message of one live execution, covering chunks `1..=seq`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionSnapshot {
+    pub topic_id: TopicId,
+    pub turn_id: TurnId,
+    pub execution_id: ExecutionId,
+    pub model: ModelRef,
+    pub message_id: MessageId,
+    #[ts(type = "number")]
+    pub seq: u64,
+    pub message: UiMessage,
+}
+
+/// How an execution ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminalStatus {
+    Success,
+    Paused,
+    Error,
+    AwaitingApproval,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionTerminal {
+    pub topic_id: TopicId,
+    pub turn_id: TurnId,
+    pub execution_id: ExecutionId,
+    pub message_id: MessageId,
+    pub status: TerminalStatus,
+    /// True when this was the topic's last live execution.
+    pub is_topic_done: bool,
+}
+
+/// One message on a subscriber's channel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StreamMessage {
+    Snapshot(ExecutionSnapshot),
+    Chunk(StreamEvent),
+    Terminal(ExecutionTerminal),
+}
+
+/// The answer to `stream_open` and `stream_attach`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachReply {
+    /// False when the topic has no live (or recently finished) stream: nothing will arrive.
+    pub live: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub turn_id: Option<TurnId>,
+}

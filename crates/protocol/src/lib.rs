@@ -1,0 +1,23 @@
+//! The vocabulary every Colloquy layer speaks.
+//!
+//! - [`ids`]: typed identifiers for topics, messages, turns, executions, providers.
+//! - [`chunk`]: [`UiChunk`], one event of the AI SDK v6 UI message stream.
+//! - [`message`]: [`UiMessage`] and its parts, and the fold that builds a message from chunks.
+//! - [`envelope`]: what a stream subscriber receives ([`StreamEvent`], snapshots, terminals).
+//! - [`api`]: request and response bodies of the user-facing operations.
+//! - [`error`]: [`ApiError`], the one error shape that crosses IPC and HTTP.
+//! - [`typescript`]: the generated TypeScript declarations the UI imports.
+
+pub mod api;
+pub mod chunk;
+pub mod envelope;
+pub mod error;
+pub mod ids;
+pub mod message;
+pub mod typescript;
+
+pub use chunk::{DataChunk, FinishReason, UiChunk};
+pub use envelope::{AttachReply, ExecutionSnapshot, ExecutionTerminal, StreamEvent, StreamMessage, TerminalStatus};
+pub use error::{ApiError, ErrorKind};
+pub use ids::{ExecutionId, MessageId, ModelRef, ProviderId, TopicId, TurnId};
+pub use message::{MessageAccumulator, MessageMetadata, MessageRole, MessageStatus, PartState, UiMessage, UiPart};

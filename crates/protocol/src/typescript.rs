@@ -1,0 +1,90 @@
+//! The TypeScript declarations of the protocol, generated from these Rust types.
+//!
+//! `ui/src/protocol.gen.ts` is this module's output, committed; a test fails when the two
+//! drift apart (run `cargo xtask gen` to rewrite it).
+
+use ts_rs::{Config, TS};
+
+use crate::api::*;
+use crate::chunk::{DataChunk, FinishReason, UiChunk};
+use crate::envelope::*;
+use crate::error::{ApiError, ErrorKind};
+use crate::ids::*;
+use crate::message::*;
+
+/// The generated file's full text.
+pub fn declarations() -> String {
+    let cfg = Config::default();
+    let decls = [
+        TopicId::decl(&cfg),
+        MessageId::decl(&cfg),
+        TurnId::decl(&cfg),
+        ExecutionId::decl(&cfg),
+        ProviderId::decl(&cfg),
+        ModelRef::decl(&cfg),
+        ErrorKind::decl(&cfg),
+        ApiError::decl(&cfg),
+        FinishReason::decl(&cfg),
+        DataChunk::decl(&cfg),
+        UiChunk::decl(&cfg),
+        MessageRole::decl(&cfg),
+        MessageStatus::decl(&cfg),
+        Usage::decl(&cfg),
+        MessageMetadata::decl(&cfg),
+        PartState::decl(&cfg),
+        ToolState::decl(&cfg),
+        ToolApproval::decl(&cfg),
+        DataPart::decl(&cfg),
+        UiPart::decl(&cfg),
+        UiMessage::decl(&cfg),
+        StreamEvent::decl(&cfg),
+        ExecutionSnapshot::decl(&cfg),
+        TerminalStatus::decl(&cfg),
+        ExecutionTerminal::decl(&cfg),
+        StreamMessage::decl(&cfg),
+        AttachReply::decl(&cfg),
+        Topic::decl(&cfg),
+        CreateTopic::decl(&cfg),
+        UpdateTopic::decl(&cfg),
+        StoredMessage::decl(&cfg),
+        StreamOpenRequest::decl(&cfg),
+        TopicRequest::decl(&cfg),
+        ProviderKind::decl(&cfg),
+        Provider::decl(&cfg),
+        ProviderInput::decl(&cfg),
+        UpdateProvider::decl(&cfg),
+        ProviderRequest::decl(&cfg),
+        ListModelsRequest::decl(&cfg),
+        ModelList::decl(&cfg),
+        AppInfo::decl(&cfg),
+    ];
+    let mut out = String::from("// Generated from crates/protocol by `cargo xtask gen`. Do not edit.\n\n");
+    out.push_str(
+        "export type JsonValue = number | string | boolean | null | JsonValue[] | { [key: string]: JsonValue };\n\n",
+    );
+    for decl in decls {
+        out.push_str("export ");
+        out.push_str(&decl);
+        out.push_str("\n\n");
+    }
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    #[test]
+    fn generated_typescript_is_up_to_date() {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/protocol.gen.ts");
+        let expected = super::declarations();
+        if std::env::var_os("COLLOQUY_UPDATE_GENERATED").is_some() {
+            std::fs::write(&path, &expected).expect("write protocol.gen.ts");
+            return;
+        }
+        let actual = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(actual == expected, "ui/src/protocol.gen.ts is stale: run `cargo xtask gen`");
+    }
+}

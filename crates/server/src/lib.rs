@@ -1,0 +1,110 @@
+//! `colloquy serve`: the engine's operations over HTTP, for a browser UI and for tests.
+//!
+//! - `POST /api/<operation>` runs a plain operation (JSON in, JSON out).
+//! - `POST /api/stream_open` and `POST /api/stream_attach` answer with server-sent events.
+//! - Everything else is the built UI (`--ui-dir`), with `index.html` for unknown paths.
+//!
+//! Every `/api` route requires `Authorization: Bearer <token>`. The server binds
+//! 127.0.0.1 unless told otherwise. See `docs/api.md` for the wire contract.
+
+mod routes;
+mod sse;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use engine::{Engine, EngineConfig};
+use tokio_util::sync::CancellationToken;
+
+pub use routes::router;
+
+#[derive(Clone, Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to bind. Anything but loopback exposes your conversations to the network.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// Port to bind; 0 picks a free one.
+    #[arg(long, default_value_t = 8787)]
+    pub port: u16,
+    /// Where the database and keys live (default: the desktop app's data folder).
+    #[arg(long, env = "COLLOQUY_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// The built UI to serve.
+    #[arg(long, default_value = "ui/dist")]
+    pub ui_dir: PathBuf,
+    /// Bearer token clients must send (default: a new random one each start).
+    #[arg(long, env = "COLLOQUY_TOKEN")]
+    pub token: Option<String>,
+}
+
+/// Shared by every request.
+#[derive(Clone)]
+pub struct AppState {
+    pub engine: Engine,
+    pub token: String,
+    /// Cancelled at shutdown so open event streams end and the server can stop.
+    pub shutdown: CancellationToken,
+}
+
+/// Runs the server until Ctrl-C or SIGTERM, then stops live replies cleanly.
+pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let data_dir = args.data_dir.clone().unwrap_or_else(engine::default_data_dir);
+    let engine = Engine::open(EngineConfig::new(data_dir.clone(), "server"))
+        .await
+        .map_err(|e| anyhow::anyhow!(e.message))
+        .context("opening the engine")?;
+    let token = args.token.clone().filter(|t| !t.is_empty()).unwrap_or_else(random_token);
+    if !args.ui_dir.join("index.html").exists() {
+        tracing::warn!(ui_dir = %args.ui_dir.display(), "no built UI here; only the API is served (build it with `npm run build` in ui/)");
+    }
+    let shutdown = CancellationToken::new();
+    let state = AppState { engine: engine.clone(), token: token.clone(), shutdown: shutdown.clone() };
+    let listener = tokio::net::TcpListener::bind(SocketAddr::new(args.host, args.port))
+        .await
+        .with_context(|| format!("binding {}:{}", args.host, args.port))?;
+    let addr = listener.local_addr()?;
+    println!("Colloquy is serving on http://{addr}/#token={token}");
+    println!("token: {token}");
+    println!("data: {}", data_dir.display());
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+
+    let app = router(state, &args.ui_dir);
+    let stop = shutdown.clone();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            wait_for_signal().await;
+            tracing::info!("shutting down");
+            stop.cancel();
+        })
+        .await?;
+    engine.shutdown().await;
+    Ok(())
+}
+
+fn random_token() -> String {
+    format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

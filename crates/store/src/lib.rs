@@ -1,0 +1,90 @@
+//! Persistence on SQLite in WAL mode.
+//!
+//! - [`Store`]: the pool, opened once per process; migrations from `/migrations` run at open.
+//! - [`topics`], [`messages`], [`providers`]: one repository module per table family.
+//! - [`secrets`]: where API keys live (never in the database).
+//!
+//! Rows written by an older or damaged version never make a read fail as a whole: a
+//! message whose JSON cannot be parsed comes back with a `data-error` part saying so.
+
+pub mod messages;
+pub mod providers;
+pub mod secrets;
+pub mod topics;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+
+pub use messages::{AssistantSlot, Checkpoint, NewTurn};
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{what} {id} not found")]
+    NotFound { what: &'static str, id: String },
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("database migration failed: {0}")]
+    Migration(#[from] sqlx::migrate::MigrateError),
+    #[error("could not encode {0}")]
+    Encode(String),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// The database. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database file and brings its schema up to date.
+    pub async fn open(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent() {
+            // The pool would fail with an unhelpful "unable to open database file".
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let options = SqliteConnectOptions::from_str("sqlite:")?
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(5));
+        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
+        MIGRATOR.run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Now, as RFC 3339 with milliseconds in UTC: sortable as text.
+pub fn now() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let format =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+    now.format(&format).unwrap_or_else(|_| now.unix_timestamp().to_string())
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::Store;
+
+    pub async fn store() -> (Store, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("colloquy.db")).await.unwrap();
+        (store, dir)
+    }
+}

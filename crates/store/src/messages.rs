@@ -1,0 +1,340 @@
+//! Messages: the user's rows and the assistant replies, stored as UI message parts.
+//!
+//! The row's `status` and `status_reason` columns are the truth about a reply's state;
+//! they are copied into the message metadata on every read, so the UI reads one place.
+
+use protocol::api::StoredMessage;
+use protocol::message::merge_objects;
+use protocol::{
+    ApiError, ErrorKind, MessageId, MessageRole, MessageStatus, ModelRef, TopicId, TurnId, UiChunk, UiMessage, UiPart,
+};
+use serde_json::{Value, json};
+use sqlx::Row;
+use sqlx::sqlite::SqliteRow;
+
+use crate::topics::model_ref;
+use crate::{Result, Store, StoreError, now};
+
+/// One assistant reply to create when a turn is admitted.
+#[derive(Clone, Debug)]
+pub struct AssistantSlot {
+    pub message_id: MessageId,
+    pub model: ModelRef,
+    pub metadata: Value,
+}
+
+/// A user message and the pending replies it starts, written in one transaction.
+#[derive(Clone, Debug)]
+pub struct NewTurn {
+    pub topic_id: TopicId,
+    pub turn_id: TurnId,
+    pub user_message_id: MessageId,
+    pub user_text: String,
+    pub assistants: Vec<AssistantSlot>,
+}
+
+/// The latest state of a live reply.
+#[derive(Clone, Debug)]
+pub struct Checkpoint {
+    pub message_id: MessageId,
+    pub status: MessageStatus,
+    pub status_reason: Option<String>,
+    pub message: UiMessage,
+}
+
+/// The columns every read selects (a macro so queries stay `&'static str`).
+macro_rules! message_columns {
+    () => {
+        "id, topic_id, parent_id, turn_id, role, status, status_reason, provider_id, model_name, parts, metadata, created_at, updated_at"
+    };
+}
+
+fn from_row(row: &SqliteRow) -> Result<StoredMessage> {
+    let id: String = row.try_get("id")?;
+    let role = match row.try_get::<String, _>("role")?.as_str() {
+        "user" => MessageRole::User,
+        "system" => MessageRole::System,
+        _ => MessageRole::Assistant,
+    };
+    let status_text: String = row.try_get("status")?;
+    let status = MessageStatus::parse(&status_text).unwrap_or(MessageStatus::Error);
+    let status_reason: Option<String> = row.try_get("status_reason")?;
+    let parts_text: String = row.try_get("parts")?;
+    let metadata_text: String = row.try_get("metadata")?;
+
+    let parts = match serde_json::from_str::<Vec<Value>>(&parts_text) {
+        Ok(values) => values.into_iter().map(decode_part).collect(),
+        Err(err) => vec![damaged(format!("the stored content of this message could not be read ({err})"))],
+    };
+    let metadata = serde_json::from_str::<Value>(&metadata_text).unwrap_or_else(|_| json!({}));
+    let row_facts = json!({ "status": status, "statusReason": status_reason });
+    let metadata = merge_objects(metadata, &strip_nulls(row_facts));
+
+    Ok(StoredMessage {
+        id: MessageId(id.clone()),
+        topic_id: TopicId(row.try_get("topic_id")?),
+        parent_id: row.try_get::<Option<String>, _>("parent_id")?.map(MessageId),
+        turn_id: row.try_get::<Option<String>, _>("turn_id")?.map(TurnId),
+        status,
+        status_reason,
+        model: model_ref(row.try_get("provider_id")?, row.try_get("model_name")?),
+        message: UiMessage { id, role, parts, metadata: Some(metadata) },
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+/// A part we cannot decode (from a newer or damaged version) is shown, not dropped.
+fn decode_part(value: Value) -> UiPart {
+    match serde_json::from_value::<UiPart>(value.clone()) {
+        Ok(part) => part,
+        Err(_) => {
+            damaged(format!("a part of this message has an unknown shape: {}", truncate(&value.to_string(), 200)))
+        }
+    }
+}
+
+fn damaged(message: String) -> UiPart {
+    let chunk = UiChunk::error_part(&ApiError::new(ErrorKind::Internal, message));
+    let UiChunk::Data(data) = chunk else { unreachable!("error_part is a data chunk") };
+    UiPart::Data(protocol::message::DataPart { kind: data.kind, id: data.id, data: data.data })
+}
+
+fn truncate(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((index, _)) => &text[..index],
+        None => text,
+    }
+}
+
+fn strip_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect()),
+        other => other,
+    }
+}
+
+fn encode(value: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| StoreError::Encode(e.to_string()))
+}
+
+impl Store {
+    /// Oldest first.
+    pub async fn list_messages(&self, topic_id: &TopicId) -> Result<Vec<StoredMessage>> {
+        let rows =
+            sqlx::query(concat!("SELECT ", message_columns!(), " FROM messages WHERE topic_id = ? ORDER BY rowid"))
+                .bind(topic_id.as_str())
+                .fetch_all(self.pool())
+                .await?;
+        rows.iter().map(from_row).collect()
+    }
+
+    pub async fn get_message(&self, id: &MessageId) -> Result<StoredMessage> {
+        let row = sqlx::query(concat!("SELECT ", message_columns!(), " FROM messages WHERE id = ?"))
+            .bind(id.as_str())
+            .fetch_optional(self.pool())
+            .await?;
+        match row {
+            Some(row) => from_row(&row),
+            None => Err(StoreError::NotFound { what: "message", id: id.to_string() }),
+        }
+    }
+
+    /// Admission: the user's row and one pending row per model, atomically.
+    pub async fn insert_turn(&self, turn: &NewTurn) -> Result<()> {
+        let now = now();
+        let mut tx = self.pool().begin().await?;
+        let parent: Option<String> =
+            sqlx::query_scalar("SELECT id FROM messages WHERE topic_id = ? ORDER BY rowid DESC LIMIT 1")
+                .bind(turn.topic_id.as_str())
+                .fetch_optional(&mut *tx)
+                .await?;
+        let user = UiMessage::user_text(turn.user_message_id.as_str(), turn.user_text.clone());
+        sqlx::query(
+            "INSERT INTO messages (id, topic_id, parent_id, turn_id, role, status, parts, metadata, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, 'user', 'success', ?, '{}', ?, ?)",
+        )
+        .bind(turn.user_message_id.as_str())
+        .bind(turn.topic_id.as_str())
+        .bind(parent)
+        .bind(turn.turn_id.as_str())
+        .bind(encode(&user.parts)?)
+        .bind(&now)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+        for slot in &turn.assistants {
+            sqlx::query(
+                "INSERT INTO messages (id, topic_id, parent_id, turn_id, siblings_group_id, role, status, provider_id, model_name, parts, metadata, created_at, updated_at) \
+                 VALUES (?, ?, ?, ?, ?, 'assistant', 'pending', ?, ?, '[]', ?, ?, ?)",
+            )
+            .bind(slot.message_id.as_str())
+            .bind(turn.topic_id.as_str())
+            .bind(turn.user_message_id.as_str())
+            .bind(turn.turn_id.as_str())
+            .bind(turn.turn_id.as_str())
+            .bind(slot.model.provider_id.as_str())
+            .bind(&slot.model.model)
+            .bind(encode(&slot.metadata)?)
+            .bind(&now)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        sqlx::query("UPDATE topics SET updated_at = ? WHERE id = ?")
+            .bind(&now)
+            .bind(turn.topic_id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Writes the latest state of several live replies in one transaction.
+    pub async fn write_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<()> {
+        if checkpoints.is_empty() {
+            return Ok(());
+        }
+        let now = now();
+        let mut tx = self.pool().begin().await?;
+        for checkpoint in checkpoints {
+            let metadata = checkpoint.message.metadata.clone().unwrap_or_else(|| json!({}));
+            sqlx::query("UPDATE messages SET status = ?, status_reason = ?, parts = ?, metadata = ?, updated_at = ? WHERE id = ?")
+                .bind(checkpoint.status.as_str())
+                .bind(checkpoint.status_reason.as_deref())
+                .bind(encode(&checkpoint.message.parts)?)
+                .bind(encode(&metadata)?)
+                .bind(&now)
+                .bind(checkpoint.message_id.as_str())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// At start-up: replies left `pending`/`streaming` by a crash become `paused` with
+    /// reason `interrupted`, keeping whatever was checkpointed. Returns how many.
+    pub async fn recover_interrupted(&self) -> Result<u64> {
+        let result = sqlx::query(
+            "UPDATE messages SET status = 'paused', status_reason = 'interrupted', updated_at = ? WHERE status IN ('pending', 'streaming')",
+        )
+        .bind(now())
+        .execute(self.pool())
+        .await?;
+        Ok(result.rows_affected())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::store;
+    use protocol::{PartState, ProviderId};
+
+    fn model() -> ModelRef {
+        ModelRef { provider_id: ProviderId("p".into()), model: "m".into() }
+    }
+
+    async fn turn(store: &Store, topic: &TopicId, text: &str) -> (MessageId, MessageId) {
+        let user = MessageId::new();
+        let reply = MessageId::new();
+        store
+            .insert_turn(&NewTurn {
+                topic_id: topic.clone(),
+                turn_id: TurnId::new(),
+                user_message_id: user.clone(),
+                user_text: text.into(),
+                assistants: vec![AssistantSlot {
+                    message_id: reply.clone(),
+                    model: model(),
+                    metadata: json!({"model": "m"}),
+                }],
+            })
+            .await
+            .unwrap();
+        (user, reply)
+    }
+
+    #[tokio::test]
+    async fn a_turn_is_a_user_row_and_a_pending_reply() {
+        let (store, _dir) = store().await;
+        let topic = store.create_topic("t", None).await.unwrap();
+        let (user, reply) = turn(&store, &topic.id, "hello").await;
+        let rows = store.list_messages(&topic.id).await.unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].id, user);
+        assert_eq!(rows[0].message.text(), "hello");
+        assert_eq!(rows[1].id, reply);
+        assert_eq!(rows[1].status, MessageStatus::Pending);
+        assert_eq!(rows[1].parent_id.as_ref(), Some(&user));
+        assert_eq!(rows[1].model, Some(model()));
+
+        // The next turn's user row hangs under the previous reply.
+        let (user2, _) = turn(&store, &topic.id, "again").await;
+        let rows = store.list_messages(&topic.id).await.unwrap();
+        assert_eq!(rows[2].id, user2);
+        assert_eq!(rows[2].parent_id.as_ref(), Some(&reply));
+    }
+
+    #[tokio::test]
+    async fn checkpoints_and_recovery_keep_the_text() {
+        let (store, _dir) = store().await;
+        let topic = store.create_topic("t", None).await.unwrap();
+        let (_, reply) = turn(&store, &topic.id, "hello").await;
+        let mut message =
+            UiMessage { id: reply.to_string(), role: MessageRole::Assistant, parts: vec![], metadata: None };
+        message.parts.push(UiPart::Text { text: "partial".into(), state: Some(PartState::Streaming) });
+        store
+            .write_checkpoints(&[Checkpoint {
+                message_id: reply.clone(),
+                status: MessageStatus::Streaming,
+                status_reason: None,
+                message,
+            }])
+            .await
+            .unwrap();
+        assert_eq!(store.recover_interrupted().await.unwrap(), 1);
+        let row = store.get_message(&reply).await.unwrap();
+        assert_eq!(row.status, MessageStatus::Paused);
+        assert_eq!(row.status_reason.as_deref(), Some("interrupted"));
+        assert_eq!(row.message.text(), "partial");
+        assert_eq!(row.message.typed_metadata().status, Some(MessageStatus::Paused));
+        assert_eq!(row.message.typed_metadata().status_reason.as_deref(), Some("interrupted"));
+    }
+
+    #[tokio::test]
+    async fn damaged_rows_read_as_an_error_part_not_a_failure() {
+        let (store, _dir) = store().await;
+        let topic = store.create_topic("t", None).await.unwrap();
+        let (_, reply) = turn(&store, &topic.id, "hello").await;
+        sqlx::query("UPDATE messages SET parts = '{not json', metadata = 'nope' WHERE id = ?")
+            .bind(reply.as_str())
+            .execute(store.pool())
+            .await
+            .unwrap();
+        let rows = store.list_messages(&topic.id).await.unwrap();
+        assert_eq!(rows.len(), 2);
+        assert!(matches!(&rows[1].message.parts[0], UiPart::Data(d) if d.kind == "data-error"));
+
+        sqlx::query(
+            r#"UPDATE messages SET parts = '[{"type":"text","text":"kept"},{"type":"hologram"}]' WHERE id = ?"#,
+        )
+        .bind(reply.as_str())
+        .execute(store.pool())
+        .await
+        .unwrap();
+        let row = store.get_message(&reply).await.unwrap();
+        assert_eq!(row.message.text(), "kept");
+        assert!(matches!(&row.message.parts[1], UiPart::Data(d) if d.kind == "data-error"));
+    }
+
+    #[tokio::test]
+    async fn deleting_a_topic_deletes_its_messages() {
+        let (store, _dir) = store().await;
+        let topic = store.create_topic("t", None).await.unwrap();
+        let (user, _) = turn(&store, &topic.id, "hello").await;
+        store.delete_topic(&topic.id).await.unwrap();
+        assert!(matches!(store.get_message(&user).await, Err(StoreError::NotFound { .. })));
+    }
+}

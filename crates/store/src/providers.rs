@@ -1,0 +1,189 @@
+//! Providers and their model lists. API keys are not here: see [`crate::secrets`].
+
+use protocol::ProviderId;
+use protocol::api::ProviderKind;
+use sqlx::Row;
+use sqlx::sqlite::SqliteRow;
+
+use crate::{Result, Store, StoreError, now};
+
+/// A provider row as stored (without the key, which lives in the secret store).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProviderRow {
+    pub id: ProviderId,
+    pub name: String,
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub default_model: String,
+    pub models: Vec<String>,
+    pub created_at: String,
+}
+
+/// The editable fields of a provider.
+#[derive(Clone, Debug)]
+pub struct ProviderFields<'a> {
+    pub name: &'a str,
+    pub kind: ProviderKind,
+    pub base_url: &'a str,
+    pub default_model: &'a str,
+    pub models: &'a [String],
+}
+
+fn kind_text(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::OpenaiCompatible => "openai_compatible",
+        ProviderKind::Demo => "demo",
+    }
+}
+
+fn from_row(row: &SqliteRow, models: Vec<String>) -> Result<ProviderRow> {
+    let kind = match row.try_get::<String, _>("kind")?.as_str() {
+        "demo" => ProviderKind::Demo,
+        _ => ProviderKind::OpenaiCompatible,
+    };
+    Ok(ProviderRow {
+        id: ProviderId(row.try_get("id")?),
+        name: row.try_get("name")?,
+        kind,
+        base_url: row.try_get("base_url")?,
+        default_model: row.try_get("default_model")?,
+        models,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+impl Store {
+    /// Oldest first: the first provider is the default for new topics.
+    pub async fn list_providers(&self) -> Result<Vec<ProviderRow>> {
+        let rows = sqlx::query(
+            "SELECT id, name, kind, base_url, default_model, created_at FROM providers ORDER BY created_at, id",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let id: String = row.try_get("id")?;
+            let models = self.models_of(&id).await?;
+            out.push(from_row(row, models)?);
+        }
+        Ok(out)
+    }
+
+    pub async fn get_provider(&self, id: &ProviderId) -> Result<ProviderRow> {
+        let row = sqlx::query("SELECT id, name, kind, base_url, default_model, created_at FROM providers WHERE id = ?")
+            .bind(id.as_str())
+            .fetch_optional(self.pool())
+            .await?;
+        match row {
+            Some(row) => from_row(&row, self.models_of(id.as_str()).await?),
+            None => Err(StoreError::NotFound { what: "provider", id: id.to_string() }),
+        }
+    }
+
+    async fn models_of(&self, provider_id: &str) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar("SELECT name FROM models WHERE provider_id = ? ORDER BY position")
+            .bind(provider_id)
+            .fetch_all(self.pool())
+            .await?)
+    }
+
+    pub async fn create_provider(&self, fields: &ProviderFields<'_>) -> Result<ProviderRow> {
+        let id = ProviderId::new();
+        let now = now();
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("INSERT INTO providers (id, name, kind, base_url, default_model, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            .bind(id.as_str())
+            .bind(fields.name)
+            .bind(kind_text(fields.kind))
+            .bind(fields.base_url)
+            .bind(fields.default_model)
+            .bind(&now)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        replace_models(&mut tx, &id, fields.models).await?;
+        tx.commit().await?;
+        self.get_provider(&id).await
+    }
+
+    pub async fn update_provider(&self, id: &ProviderId, fields: &ProviderFields<'_>) -> Result<ProviderRow> {
+        let mut tx = self.pool().begin().await?;
+        let result = sqlx::query(
+            "UPDATE providers SET name = ?, kind = ?, base_url = ?, default_model = ?, updated_at = ? WHERE id = ?",
+        )
+        .bind(fields.name)
+        .bind(kind_text(fields.kind))
+        .bind(fields.base_url)
+        .bind(fields.default_model)
+        .bind(now())
+        .bind(id.as_str())
+        .execute(&mut *tx)
+        .await?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound { what: "provider", id: id.to_string() });
+        }
+        replace_models(&mut tx, id, fields.models).await?;
+        tx.commit().await?;
+        self.get_provider(id).await
+    }
+
+    /// Points a provider at a new address (the demo server gets a new port each start).
+    pub async fn set_provider_base_url(&self, id: &ProviderId, base_url: &str) -> Result<()> {
+        sqlx::query("UPDATE providers SET base_url = ?, updated_at = ? WHERE id = ?")
+            .bind(base_url)
+            .bind(now())
+            .bind(id.as_str())
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn delete_provider(&self, id: &ProviderId) -> Result<()> {
+        let result = sqlx::query("DELETE FROM providers WHERE id = ?").bind(id.as_str()).execute(self.pool()).await?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound { what: "provider", id: id.to_string() });
+        }
+        Ok(())
+    }
+}
+
+async fn replace_models(tx: &mut sqlx::SqliteConnection, id: &ProviderId, models: &[String]) -> Result<()> {
+    sqlx::query("DELETE FROM models WHERE provider_id = ?").bind(id.as_str()).execute(&mut *tx).await?;
+    let mut seen = std::collections::HashSet::new();
+    for (position, name) in models.iter().filter(|m| seen.insert(m.as_str())).enumerate() {
+        sqlx::query("INSERT INTO models (provider_id, name, position) VALUES (?, ?, ?)")
+            .bind(id.as_str())
+            .bind(name)
+            .bind(position as i64)
+            .execute(&mut *tx)
+            .await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::store;
+
+    #[tokio::test]
+    async fn providers_round_trip_with_models() {
+        let (store, _dir) = store().await;
+        let models = vec!["b".to_owned(), "a".to_owned(), "b".to_owned()];
+        let fields = ProviderFields {
+            name: "Local",
+            kind: ProviderKind::OpenaiCompatible,
+            base_url: "http://x/v1",
+            default_model: "a",
+            models: &models,
+        };
+        let row = store.create_provider(&fields).await.unwrap();
+        assert_eq!(row.models, vec!["b", "a"]);
+        let updated =
+            store.update_provider(&row.id, &ProviderFields { name: "Renamed", models: &[], ..fields }).await.unwrap();
+        assert_eq!(updated.name, "Renamed");
+        assert!(updated.models.is_empty());
+        store.delete_provider(&row.id).await.unwrap();
+        assert!(store.list_providers().await.unwrap().is_empty());
+    }
+}

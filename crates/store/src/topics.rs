@@ -1,0 +1,128 @@
+//! Topics: conversations, each with an optional model of its own.
+
+use protocol::api::Topic;
+use protocol::{ModelRef, ProviderId, TopicId};
+use sqlx::Row;
+use sqlx::sqlite::SqliteRow;
+
+use crate::{Result, Store, StoreError, now};
+
+/// The columns every read selects (a macro so queries stay `&'static str`).
+macro_rules! topic_columns {
+    () => {
+        "id, title, provider_id, model_name, created_at, updated_at"
+    };
+}
+
+fn from_row(row: &SqliteRow) -> Result<Topic> {
+    let provider_id: Option<String> = row.try_get("provider_id")?;
+    let model_name: Option<String> = row.try_get("model_name")?;
+    Ok(Topic {
+        id: TopicId(row.try_get("id")?),
+        title: row.try_get("title")?,
+        model: model_ref(provider_id, model_name),
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+pub(crate) fn model_ref(provider_id: Option<String>, model: Option<String>) -> Option<ModelRef> {
+    Some(ModelRef { provider_id: ProviderId(provider_id?), model: model? })
+}
+
+impl Store {
+    /// Newest first.
+    pub async fn list_topics(&self) -> Result<Vec<Topic>> {
+        let rows = sqlx::query(concat!("SELECT ", topic_columns!(), " FROM topics ORDER BY updated_at DESC, id DESC"))
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+
+    pub async fn get_topic(&self, id: &TopicId) -> Result<Topic> {
+        let row = sqlx::query(concat!("SELECT ", topic_columns!(), " FROM topics WHERE id = ?"))
+            .bind(id.as_str())
+            .fetch_optional(self.pool())
+            .await?;
+        match row {
+            Some(row) => from_row(&row),
+            None => Err(StoreError::NotFound { what: "topic", id: id.to_string() }),
+        }
+    }
+
+    pub async fn create_topic(&self, title: &str, model: Option<&ModelRef>) -> Result<Topic> {
+        let id = TopicId::new();
+        let now = now();
+        sqlx::query(
+            "INSERT INTO topics (id, title, provider_id, model_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(id.as_str())
+        .bind(title)
+        .bind(model.map(|m| m.provider_id.as_str()))
+        .bind(model.map(|m| m.model.as_str()))
+        .bind(&now)
+        .bind(&now)
+        .execute(self.pool())
+        .await?;
+        self.get_topic(&id).await
+    }
+
+    /// Changes only what is given.
+    pub async fn update_topic(&self, id: &TopicId, title: Option<&str>, model: Option<&ModelRef>) -> Result<Topic> {
+        let result = sqlx::query(
+            "UPDATE topics SET title = COALESCE(?, title), provider_id = COALESCE(?, provider_id), \
+             model_name = COALESCE(?, model_name), updated_at = ? WHERE id = ?",
+        )
+        .bind(title)
+        .bind(model.map(|m| m.provider_id.as_str()))
+        .bind(model.map(|m| m.model.as_str()))
+        .bind(now())
+        .bind(id.as_str())
+        .execute(self.pool())
+        .await?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound { what: "topic", id: id.to_string() });
+        }
+        self.get_topic(id).await
+    }
+
+    /// Marks the topic as recently active (it moves to the top of the list).
+    pub async fn touch_topic(&self, id: &TopicId) -> Result<()> {
+        sqlx::query("UPDATE topics SET updated_at = ? WHERE id = ?")
+            .bind(now())
+            .bind(id.as_str())
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes the topic and its messages.
+    pub async fn delete_topic(&self, id: &TopicId) -> Result<()> {
+        let result = sqlx::query("DELETE FROM topics WHERE id = ?").bind(id.as_str()).execute(self.pool()).await?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound { what: "topic", id: id.to_string() });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::store;
+
+    #[tokio::test]
+    async fn topics_round_trip() {
+        let (store, _dir) = store().await;
+        let model = ModelRef { provider_id: ProviderId("p".into()), model: "m".into() };
+        let topic = store.create_topic("First", Some(&model)).await.unwrap();
+        assert_eq!(topic.model, Some(model));
+        let renamed = store.update_topic(&topic.id, Some("Renamed"), None).await.unwrap();
+        assert_eq!(renamed.title, "Renamed");
+        assert_eq!(renamed.model, topic.model);
+        assert_eq!(store.list_topics().await.unwrap().len(), 1);
+        store.delete_topic(&topic.id).await.unwrap();
+        assert!(matches!(store.get_topic(&topic.id).await, Err(StoreError::NotFound { .. })));
+        assert!(matches!(store.delete_topic(&topic.id).await, Err(StoreError::NotFound { .. })));
+    }
+}

@@ -1,0 +1,145 @@
+//! One model's reply within a turn.
+
+use std::time::Duration;
+
+use agent::{ChunkSink, SinkClosed, TurnOutcome, TurnRequest};
+use protocol::{ExecutionId, MessageAccumulator, MessageId, MessageStatus, ModelRef, TerminalStatus, UiChunk};
+use store::Checkpoint;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Where an execution is in its life. Transitions happen only in the topic actor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// The model is producing chunks.
+    Running,
+    /// The terminal chunks are out; the final write is on its way to disk.
+    Finishing(TerminalStatus),
+    /// The final state is on disk; subscribers have been told.
+    Done(TerminalStatus),
+}
+
+pub(crate) struct Execution {
+    pub id: ExecutionId,
+    pub message_id: MessageId,
+    pub model: ModelRef,
+    /// Last `seq` handed out; chunks are numbered from 1.
+    pub seq: u64,
+    pub message: MessageAccumulator,
+    pub status: MessageStatus,
+    pub status_reason: Option<String>,
+    pub phase: Phase,
+    pub cancel: CancellationToken,
+    /// Changed since the last checkpoint.
+    pub dirty: bool,
+}
+
+impl Execution {
+    pub fn new(message_id: MessageId, model: ModelRef) -> Self {
+        Self {
+            id: ExecutionId::new(),
+            message: MessageAccumulator::new(message_id.as_str()),
+            message_id,
+            model,
+            seq: 0,
+            status: MessageStatus::Pending,
+            status_reason: None,
+            phase: Phase::Running,
+            cancel: CancellationToken::new(),
+            dirty: false,
+        }
+    }
+
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            message_id: self.message_id.clone(),
+            status: self.status,
+            status_reason: self.status_reason.clone(),
+            message: self.message.message().clone(),
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.phase == Phase::Running
+    }
+
+    pub fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Done(_))
+    }
+}
+
+/// How a finished turn is recorded: final status, reason, and the chunks that close the
+/// message for subscribers (`message-metadata` with the status, then `finish` or `abort`).
+pub(crate) fn terminal(
+    outcome: &TurnOutcome,
+    interrupted: bool,
+) -> (MessageStatus, Option<String>, TerminalStatus, Vec<UiChunk>) {
+    let (status, reason, terminal, last) = match outcome {
+        TurnOutcome::Finished { reason } => (
+            MessageStatus::Success,
+            None,
+            TerminalStatus::Success,
+            UiChunk::Finish { finish_reason: Some(*reason), message_metadata: None },
+        ),
+        TurnOutcome::Paused { reason } => {
+            let reason = if interrupted { "interrupted".to_owned() } else { reason.clone() };
+            (
+                MessageStatus::Paused,
+                Some(reason.clone()),
+                TerminalStatus::Paused,
+                UiChunk::Abort { reason: Some(reason) },
+            )
+        }
+        TurnOutcome::Failed { error } => {
+            let reason = serde_json::to_value(error.kind).ok().and_then(|v| v.as_str().map(str::to_owned));
+            (
+                MessageStatus::Error,
+                reason,
+                TerminalStatus::Error,
+                UiChunk::Finish { finish_reason: Some(protocol::FinishReason::Error), message_metadata: None },
+            )
+        }
+    };
+    let metadata = serde_json::json!({ "status": status, "statusReason": reason });
+    let metadata = UiChunk::MessageMetadata { message_metadata: strip_nulls(metadata) };
+    (status, reason, terminal, vec![metadata, last])
+}
+
+fn strip_nulls(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            serde_json::Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect())
+        }
+        other => other,
+    }
+}
+
+/// What an execution task tells its topic actor.
+pub(crate) enum Report {
+    Chunk { index: usize, chunk: UiChunk },
+    Done { index: usize, outcome: TurnOutcome },
+    Persisted { index: usize },
+}
+
+/// The agent's chunks, addressed to the actor.
+pub(crate) struct ReportSink {
+    pub index: usize,
+    pub tx: mpsc::Sender<Report>,
+}
+
+impl ChunkSink for ReportSink {
+    async fn send(&mut self, chunk: UiChunk) -> Result<(), SinkClosed> {
+        self.tx.send(Report::Chunk { index: self.index, chunk }).await.map_err(|_| SinkClosed)
+    }
+}
+
+/// Runs one execution to its end and reports the outcome.
+pub(crate) async fn run(index: usize, request: TurnRequest, cancel: CancellationToken, tx: mpsc::Sender<Report>) {
+    let mut sink = ReportSink { index, tx: tx.clone() };
+    let outcome = agent::run_turn(request, cancel, &mut sink).await;
+    let _ = tx.send(Report::Done { index, outcome }).await;
+}
+
+pub(crate) fn request(execution: &crate::PreparedExecution, idle_timeout: Duration) -> TurnRequest {
+    TurnRequest { model: execution.model.clone(), completion: execution.completion.clone(), idle_timeout }
+}

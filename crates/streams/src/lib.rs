@@ -1,0 +1,243 @@
+//! The stream manager: the backend owns every live reply.
+//!
+//! - [`StreamManager`]: registry `topic → TopicActor`; the only entry point.
+//! - `actor`: one tokio task per topic with a mailbox; it owns the topic's live turn,
+//!   its executions (one per model) and its listeners, and serializes every operation on
+//!   the topic.
+//! - `execution`: one model's reply: accumulated snapshot, `seq`, cancellation.
+//! - [`listener`]: a subscriber (window, SSE response) fed without ever blocking the actor.
+//! - `persist`: the single writer task that batches checkpoints and final writes.
+//!
+//! Invariants: a subscriber sees, per execution, a snapshot covering `1..=n` and then
+//! chunks `n+1, n+2, …` with no gap and no repeat; closing a subscriber never stops a
+//! stream; the final state of a reply is written exactly once, after every checkpoint
+//! of it.
+
+mod actor;
+mod execution;
+pub mod listener;
+mod persist;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use protocol::{AttachReply, MessageId, ModelRef, TopicId, TurnId};
+use providers::{CompletionRequest, LanguageModel};
+use store::{Store, StoreError};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use listener::{Listener, ListenerId};
+
+use actor::{Command, TopicActor};
+use persist::Persister;
+
+/// Tunables; the defaults are what the app uses.
+#[derive(Clone, Debug)]
+pub struct StreamConfig {
+    /// How long a finished turn stays attachable before it is evicted.
+    pub grace_period: Duration,
+    /// Minimum time between two checkpoints of the same execution.
+    pub checkpoint_interval: Duration,
+    /// A reply silent this long is cut off as `stalled`.
+    pub idle_timeout: Duration,
+    /// Per-listener buffer; a listener that falls this far behind is dropped.
+    pub listener_capacity: usize,
+}
+
+impl Default for StreamConfig {
+    fn default() -> Self {
+        Self {
+            grace_period: Duration::from_secs(30),
+            checkpoint_interval: Duration::from_millis(500),
+            idle_timeout: Duration::from_secs(120),
+            listener_capacity: 4096,
+        }
+    }
+}
+
+/// A turn ready to run: the engine has resolved models and built the prompts.
+pub struct PreparedTurn {
+    pub topic_id: TopicId,
+    pub turn_id: TurnId,
+    pub user_message_id: MessageId,
+    pub user_text: String,
+    pub executions: Vec<PreparedExecution>,
+}
+
+/// One model's part of a turn.
+pub struct PreparedExecution {
+    pub message_id: MessageId,
+    pub model_ref: ModelRef,
+    pub provider_name: String,
+    pub model: Arc<dyn LanguageModel>,
+    pub completion: CompletionRequest,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    #[error("a reply is still streaming in this topic; stop it or wait for it to finish")]
+    Busy,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the stream manager is shutting down")]
+    ShuttingDown,
+}
+
+/// Owns all topic actors. Cheap to clone.
+#[derive(Clone)]
+pub struct StreamManager {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    topics: Mutex<HashMap<TopicId, mpsc::Sender<Command>>>,
+    store: Store,
+    config: StreamConfig,
+    persister: Persister,
+    tracker: TaskTracker,
+    shutdown: CancellationToken,
+}
+
+impl StreamManager {
+    pub fn new(store: Store, config: StreamConfig) -> Self {
+        let tracker = TaskTracker::new();
+        let persister = Persister::spawn(store.clone(), &tracker);
+        Self {
+            inner: Arc::new(Inner {
+                topics: Mutex::new(HashMap::new()),
+                store,
+                config,
+                persister,
+                tracker,
+                shutdown: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// Admits a turn (user row + pending replies, atomically), starts one execution per
+    /// model, and subscribes `listener`. Fails with [`StreamError::Busy`] while the topic
+    /// has a live turn.
+    pub async fn open(&self, turn: PreparedTurn, listener: Listener) -> Result<AttachReply, StreamError> {
+        let (reply, rx) = oneshot::channel();
+        let topic_id = turn.topic_id.clone();
+        self.send(&topic_id, Command::Open { turn: Box::new(turn), listener, reply }, true).await?;
+        rx.await.map_err(|_| StreamError::ShuttingDown)?
+    }
+
+    /// Subscribes `listener` to the topic's live (or recently finished) turn: it receives
+    /// a snapshot per execution, then every later chunk. `live: false` when there is none.
+    pub async fn attach(&self, topic_id: &TopicId, listener: Listener) -> AttachReply {
+        let (reply, rx) = oneshot::channel();
+        if self.send(topic_id, Command::Attach { listener, reply }, false).await.is_err() {
+            return AttachReply { live: false, turn_id: None };
+        }
+        rx.await.unwrap_or(AttachReply { live: false, turn_id: None })
+    }
+
+    /// Stops delivering to one listener. Never stops the stream.
+    pub async fn detach(&self, topic_id: &TopicId, listener_id: &ListenerId) {
+        let _ = self.send(topic_id, Command::Detach { listener_id: listener_id.clone() }, false).await;
+    }
+
+    /// Stops the topic's live turn. Resolves once every reply is persisted as paused;
+    /// a no-op when nothing is live.
+    pub async fn abort(&self, topic_id: &TopicId) {
+        let (reply, rx) = oneshot::channel();
+        if self.send(topic_id, Command::Abort { reply }, false).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// A listener with this manager's buffer size, and the receiver to read it from.
+    pub fn listener(&self, id: ListenerId) -> (Listener, tokio::sync::mpsc::Receiver<protocol::StreamMessage>) {
+        Listener::channel(id, self.inner.config.listener_capacity)
+    }
+
+    /// Stops the topic's stream and forgets the topic (it is being deleted).
+    pub async fn close_topic(&self, topic_id: &TopicId) {
+        let tx = self.inner.topics.lock().ok().and_then(|mut topics| topics.remove(topic_id));
+        if let Some(tx) = tx {
+            let (reply, rx) = oneshot::channel();
+            if tx.send(Command::Shutdown { reply }).await.is_ok() {
+                let _ = rx.await;
+            }
+        }
+    }
+
+    /// Whether the topic has a turn that is still producing output.
+    pub async fn is_streaming(&self, topic_id: &TopicId) -> bool {
+        let (reply, rx) = oneshot::channel();
+        if self.send(topic_id, Command::IsStreaming { reply }, false).await.is_err() {
+            return false;
+        }
+        rx.await.unwrap_or(false)
+    }
+
+    /// Stops every live turn (persisting them as paused/interrupted) and waits for all
+    /// tasks, including the persistence writer, to finish.
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        let senders: Vec<_> =
+            self.inner.topics.lock().map(|mut t| t.drain().map(|(_, tx)| tx).collect()).unwrap_or_default();
+        for tx in senders {
+            let (reply, rx) = oneshot::channel();
+            if tx.send(Command::Shutdown { reply }).await.is_ok() {
+                let _ = rx.await;
+            }
+        }
+        self.inner.persister.close();
+        self.inner.tracker.close();
+        self.inner.tracker.wait().await;
+    }
+
+    /// Delivers a command to the topic's actor, starting one if `create` (or if the topic
+    /// had one that has since gone idle and exited).
+    async fn send(&self, topic_id: &TopicId, mut command: Command, create: bool) -> Result<(), StreamError> {
+        for _ in 0..2 {
+            if self.inner.shutdown.is_cancelled() {
+                return Err(StreamError::ShuttingDown);
+            }
+            let tx = {
+                let Ok(mut topics) = self.inner.topics.lock() else { return Err(StreamError::ShuttingDown) };
+                match topics.get(topic_id) {
+                    Some(tx) if !tx.is_closed() => Some(tx.clone()),
+                    _ if create => {
+                        let tx = self.spawn_actor(topic_id.clone());
+                        topics.insert(topic_id.clone(), tx.clone());
+                        Some(tx)
+                    }
+                    _ => {
+                        topics.remove(topic_id);
+                        None
+                    }
+                }
+            };
+            let Some(tx) = tx else { return Err(StreamError::ShuttingDown) };
+            match tx.send(command).await {
+                Ok(()) => return Ok(()),
+                // The actor exited between lookup and send: take the command back and retry.
+                Err(mpsc::error::SendError(returned)) => command = returned,
+            }
+        }
+        Err(StreamError::ShuttingDown)
+    }
+
+    fn spawn_actor(&self, topic_id: TopicId) -> mpsc::Sender<Command> {
+        let (tx, rx) = mpsc::channel(64);
+        let actor = TopicActor::new(
+            topic_id,
+            self.inner.store.clone(),
+            self.inner.config.clone(),
+            self.inner.persister.clone(),
+            self.inner.tracker.clone(),
+        );
+        self.inner.tracker.spawn(actor.run(rx));
+        tx
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,195 @@
+//! [`Script`]: what the mock answers to one chat request, faults included. The JSON form
+//! (camelCase) is what `POST /_testkit/script` accepts.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// One scripted reply. `Script::default()` is the built-in markdown reply.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Script {
+    /// The reply text, one streamed chunk per entry; absent means the default reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<Vec<String>>,
+    /// Thinking text, sent as `delta.reasoning_content` before the reply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning: Vec<String>,
+    /// Reported token counts; absent means counted from the request and the reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ScriptUsage>,
+    /// Delay before each chunk, overriding the server's `token_delay`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_delay_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScriptUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// A way for the reply to go wrong. `after` counts reply chunks sent before the fault.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase", deny_unknown_fields)]
+pub enum Fault {
+    /// Answer with this status instead of a completion. `body` defaults to an
+    /// OpenAI-style JSON error, `contentType` to `application/json`.
+    Status {
+        status: u16,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content_type: Option<String>,
+    },
+    /// Send a `data: {not json` frame, then carry on as if nothing happened.
+    MalformedFrame {
+        #[serde(default)]
+        after: usize,
+    },
+    /// Abort the TCP connection without ending the chunked body.
+    Reset {
+        #[serde(default)]
+        after: usize,
+    },
+    /// Send `data: {"error":{"message": …}}`, then `[DONE]`.
+    ErrorFrame {
+        #[serde(default)]
+        after: usize,
+        message: String,
+    },
+    /// Stop sending but keep the connection open until the client goes away.
+    Stall {
+        #[serde(default)]
+        after: usize,
+    },
+}
+
+impl Script {
+    /// A reply of exactly these chunks.
+    pub fn text<I, S>(chunks: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self { chunks: Some(chunks.into_iter().map(Into::into).collect()), ..Self::default() }
+    }
+
+    #[must_use]
+    pub fn with_reasoning<I, S>(mut self, chunks: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.reasoning = chunks.into_iter().map(Into::into).collect();
+        self
+    }
+
+    #[must_use]
+    pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
+        self.usage = Some(ScriptUsage { prompt_tokens, completion_tokens });
+        self
+    }
+
+    #[must_use]
+    pub fn with_token_delay(mut self, delay: Duration) -> Self {
+        self.token_delay_ms = Some(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    #[must_use]
+    pub fn with_fault(mut self, fault: Fault) -> Self {
+        self.fault = Some(fault);
+        self
+    }
+
+    /// A reply that is only an HTTP error.
+    pub fn status(status: u16, body: impl Into<String>, content_type: impl Into<String>) -> Self {
+        Self::default().with_fault(Fault::Status {
+            status,
+            body: Some(body.into()),
+            content_type: Some(content_type.into()),
+        })
+    }
+}
+
+/// The body of `POST /_testkit/script`: one script or several.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum ScriptBatch {
+    One(Box<Script>),
+    Many(Vec<Script>),
+}
+
+impl ScriptBatch {
+    pub(crate) fn into_scripts(self) -> Vec<Script> {
+        match self {
+            ScriptBatch::One(script) => vec![*script],
+            ScriptBatch::Many(scripts) => scripts,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_the_camel_case_json_form() {
+        let script: Script = serde_json::from_value(json!({
+            "chunks": ["Hel", "lo"],
+            "reasoning": ["hmm"],
+            "usage": {"promptTokens": 3, "completionTokens": 2},
+            "tokenDelayMs": 1,
+            "fault": {"kind": "errorFrame", "after": 1, "message": "boom"}
+        }))
+        .unwrap();
+        assert_eq!(
+            script,
+            Script::text(["Hel", "lo"])
+                .with_reasoning(["hmm"])
+                .with_usage(3, 2)
+                .with_token_delay(Duration::from_millis(1))
+                .with_fault(Fault::ErrorFrame { after: 1, message: "boom".into() })
+        );
+    }
+
+    #[test]
+    fn reads_every_fault_kind() {
+        let faults = json!([
+            {"kind": "status", "status": 500, "body": "<html></html>", "contentType": "text/html"},
+            {"kind": "status", "status": 429},
+            {"kind": "malformedFrame", "after": 2},
+            {"kind": "reset"},
+            {"kind": "stall", "after": 1}
+        ]);
+        let faults: Vec<Fault> = serde_json::from_value(faults).unwrap();
+        assert_eq!(
+            faults,
+            vec![
+                Fault::Status {
+                    status: 500,
+                    body: Some("<html></html>".into()),
+                    content_type: Some("text/html".into())
+                },
+                Fault::Status { status: 429, body: None, content_type: None },
+                Fault::MalformedFrame { after: 2 },
+                Fault::Reset { after: 0 },
+                Fault::Stall { after: 1 },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_batch_is_one_script_or_a_list() {
+        let one: ScriptBatch = serde_json::from_value(json!({"chunks": ["a"]})).unwrap();
+        assert_eq!(one.into_scripts(), vec![Script::text(["a"])]);
+        let many: ScriptBatch = serde_json::from_value(json!([{}, {"chunks": ["b"]}])).unwrap();
+        assert_eq!(many.into_scripts(), vec![Script::default(), Script::text(["b"])]);
+        assert!(serde_json::from_value::<ScriptBatch>(json!({"chunk": ["typo"]})).is_err());
+    }
+}

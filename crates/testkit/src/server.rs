@@ -1,0 +1,317 @@
+//! [`MockServer`]: the HTTP server, its shared state, and the `/_testkit/*` control routes.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::openai_chat;
+use crate::script::{Script, ScriptBatch};
+
+/// How the mock behaves when no script says otherwise.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MockConfig {
+    /// Port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// Delay before each streamed chunk.
+    pub token_delay: Duration,
+    /// When set, `/v1` requests must carry `Authorization: Bearer <key>`.
+    pub api_key: Option<String>,
+    /// What `GET /v1/models` lists.
+    pub models: Vec<String>,
+}
+
+impl Default for MockConfig {
+    fn default() -> Self {
+        Self { port: 0, token_delay: Duration::from_millis(20), api_key: None, models: vec!["scripted".to_owned()] }
+    }
+}
+
+/// A request the mock received (any route but the `/_testkit` controls), for assertions.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedRequest {
+    pub method: String,
+    /// Path and query, e.g. `/v1/chat/completions`.
+    pub path: String,
+    /// Every header, names lowercased (including `authorization`).
+    pub headers: BTreeMap<String, String>,
+    /// The JSON body; `Null` when it was empty or not JSON.
+    pub body: Value,
+}
+
+impl RecordedRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(&name.to_ascii_lowercase()).map(String::as_str)
+    }
+}
+
+/// The recorded requests kept; older ones are dropped so a long-running demo server does
+/// not grow without bound.
+const MAX_RECORDED: usize = 1000;
+
+/// A running mock. Dropping it (or [`MockServer::shutdown`]) stops the server and ends
+/// every open stream.
+#[derive(Debug)]
+pub struct MockServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    serve: Option<JoinHandle<()>>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) config: MockConfig,
+    scripts: Mutex<VecDeque<Script>>,
+    requests: Mutex<VecDeque<RecordedRequest>>,
+    open_streams: AtomicUsize,
+    next_id: AtomicU64,
+    /// Cancelled on shutdown: stops accepting and ends open streams.
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl MockServer {
+    /// Binds 127.0.0.1:`config.port` and starts serving.
+    pub async fn start(config: MockConfig) -> io::Result<MockServer> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, config.port)).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            config,
+            scripts: Mutex::new(VecDeque::new()),
+            requests: Mutex::new(VecDeque::new()),
+            open_streams: AtomicUsize::new(0),
+            next_id: AtomicU64::new(1),
+            shutdown: CancellationToken::new(),
+        });
+        let app = router(Arc::clone(&shared));
+        let stop = shared.shutdown.clone().cancelled_owned();
+        let serve = tokio::spawn(async move {
+            if let Err(err) = axum::serve(listener, app).with_graceful_shutdown(stop).await {
+                tracing::warn!(%err, "testkit server stopped with an error");
+            }
+        });
+        tracing::debug!(%addr, "testkit listening");
+        Ok(MockServer { addr, shared, serve: Some(serve) })
+    }
+
+    /// `http://127.0.0.1:PORT/v1`, the base URL to configure a client with.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Queues a reply; each chat request takes the oldest one.
+    pub fn push_script(&self, script: Script) {
+        self.shared.scripts().push_back(script);
+    }
+
+    /// Every request received so far (but the `/_testkit` controls), oldest first.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.requests().iter().cloned().collect()
+    }
+
+    /// Forgets queued scripts and recorded requests.
+    pub fn reset(&self) {
+        self.shared.reset();
+    }
+
+    /// How many streamed responses are being sent right now. Drops back when a client
+    /// disconnects, which is how tests see that cancellation reached the server.
+    pub fn open_streams(&self) -> usize {
+        self.shared.open_streams.load(Ordering::SeqCst)
+    }
+
+    /// Stops accepting, ends open streams, and waits for the server to wind down.
+    pub async fn shutdown(mut self) {
+        self.shared.shutdown.cancel();
+        if let Some(serve) = self.serve.take() {
+            let _ = serve.await;
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.shared.shutdown.cancel();
+    }
+}
+
+impl Shared {
+    fn scripts(&self) -> MutexGuard<'_, VecDeque<Script>> {
+        self.scripts.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn requests(&self) -> MutexGuard<'_, VecDeque<RecordedRequest>> {
+        self.requests.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn reset(&self) {
+        self.scripts().clear();
+        self.requests().clear();
+    }
+
+    /// The next queued script, or the default reply.
+    pub(crate) fn next_script(&self) -> Script {
+        self.scripts().pop_front().unwrap_or_default()
+    }
+
+    pub(crate) fn next_completion_id(&self) -> String {
+        format!("chatcmpl-testkit-{}", self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Counts a stream as open until the returned guard is dropped.
+    pub(crate) fn stream_opened(self: &Arc<Self>) -> OpenStream {
+        self.open_streams.fetch_add(1, Ordering::SeqCst);
+        OpenStream(Arc::clone(self))
+    }
+
+    fn record(&self, method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) {
+        let headers = headers
+            .iter()
+            .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
+            .collect();
+        let path = uri.path_and_query().map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned());
+        let request = RecordedRequest {
+            method: method.as_str().to_owned(),
+            path,
+            headers,
+            body: serde_json::from_slice(body).unwrap_or(Value::Null),
+        };
+        let mut requests = self.requests();
+        if requests.len() == MAX_RECORDED {
+            requests.pop_front();
+        }
+        requests.push_back(request);
+    }
+
+    /// `Some(401 response)` when a key is configured and the request lacks it.
+    fn reject_unauthorized(&self, headers: &HeaderMap) -> Option<Response> {
+        let expected = self.config.api_key.as_deref()?;
+        let given = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if given == Some(expected) {
+            return None;
+        }
+        Some(openai_chat::error_response(
+            StatusCode::UNAUTHORIZED,
+            "Incorrect API key provided",
+            "invalid_request_error",
+            Some("invalid_api_key"),
+        ))
+    }
+}
+
+/// Keeps [`MockServer::open_streams`] counted while a response body is alive.
+#[derive(Debug)]
+pub(crate) struct OpenStream(Arc<Shared>);
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.open_streams.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/models", get(list_models))
+        .route("/_testkit/script", post(queue_scripts))
+        .route("/_testkit/requests", get(recorded_requests))
+        .route("/_testkit/reset", post(reset))
+        .fallback(unknown_route)
+        // Long conversations make big request bodies; the default 2 MB limit is too small.
+        .layer(DefaultBodyLimit::max(64 * 1024 * 1024))
+        .with_state(shared)
+}
+
+async fn chat_completions(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    shared.record(&method, &uri, &headers, &body);
+    if let Some(rejection) = shared.reject_unauthorized(&headers) {
+        return rejection;
+    }
+    let Ok(request) = serde_json::from_slice::<openai_chat::ChatRequest>(&body) else {
+        return openai_chat::error_response(
+            StatusCode::BAD_REQUEST,
+            "We could not parse the JSON body of your request.",
+            "invalid_request_error",
+            None,
+        );
+    };
+    let script = shared.next_script();
+    openai_chat::respond(&shared, &request, script)
+}
+
+async fn list_models(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, headers: HeaderMap) -> Response {
+    shared.record(&method, &uri, &headers, &[]);
+    if let Some(rejection) = shared.reject_unauthorized(&headers) {
+        return rejection;
+    }
+    openai_chat::model_list(&shared.config.models)
+}
+
+async fn queue_scripts(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    match serde_json::from_slice::<ScriptBatch>(&body) {
+        Ok(batch) => {
+            let scripts = batch.into_scripts();
+            let queued = scripts.len();
+            shared.scripts().extend(scripts);
+            axum::Json(json!({ "queued": queued })).into_response()
+        }
+        Err(err) => (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({ "error": format!("not a script or a list of scripts: {err}") })),
+        )
+            .into_response(),
+    }
+}
+
+async fn recorded_requests(State(shared): State<Arc<Shared>>) -> Response {
+    let requests: Vec<RecordedRequest> = shared.requests().iter().cloned().collect();
+    axum::Json(requests).into_response()
+}
+
+async fn reset(State(shared): State<Arc<Shared>>) -> Response {
+    shared.reset();
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn unknown_route(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    shared.record(&method, &uri, &headers, &body);
+    openai_chat::error_response(
+        StatusCode::NOT_FOUND,
+        &format!("Unknown request URL: {method} {}.", uri.path()),
+        "invalid_request_error",
+        Some("unknown_url"),
+    )
+}

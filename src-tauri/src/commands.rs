@@ -1,0 +1,119 @@
+//! Tauri commands: thin wrappers over the engine. Every command takes one `request`
+//! argument (JSON) so the engine, not Tauri, validates it and names a bad field.
+
+use engine::{Engine, ListenerId};
+use protocol::api::{StreamOpenRequest, TopicRequest};
+use protocol::{ApiError, AttachReply, StreamMessage};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tauri::ipc::Channel;
+use tauri::{State, WebviewWindow};
+
+type Reply<T> = Result<T, ApiError>;
+
+fn parse<T: DeserializeOwned>(request: Value) -> Reply<T> {
+    serde_json::from_value(request).map_err(|e| ApiError::from_body_error(&e))
+}
+
+/// Plain operations, one command each, all answered by [`Engine::call`].
+macro_rules! plain_commands {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[tauri::command]
+            pub async fn $name(engine: State<'_, Engine>, request: Option<Value>) -> Reply<Value> {
+                engine.call(stringify!($name), request.unwrap_or(Value::Null)).await
+            }
+        )*
+    };
+}
+
+plain_commands!(
+    app_info,
+    topics_list,
+    topic_create,
+    topic_update,
+    topic_delete,
+    messages_list,
+    providers_list,
+    provider_create,
+    provider_update,
+    provider_delete,
+    provider_models,
+    provider_demo,
+);
+
+/// A window is one listener per topic: attaching again replaces its previous channel.
+fn window_listener(window: &WebviewWindow) -> ListenerId {
+    ListenerId(format!("window:{}", window.label()))
+}
+
+/// Subscribes `channel` and forwards messages until the listener is replaced or dropped.
+fn subscribe(engine: &Engine, window: &WebviewWindow, channel: Channel<StreamMessage>) -> engine::Listener {
+    let (listener, mut rx) = engine.listener(window_listener(window));
+    tauri::async_runtime::spawn(async move {
+        while let Some(message) = rx.recv().await {
+            if channel.send(message).is_err() {
+                break;
+            }
+        }
+    });
+    listener
+}
+
+#[tauri::command]
+pub async fn stream_open(
+    engine: State<'_, Engine>,
+    window: WebviewWindow,
+    request: Value,
+    channel: Channel<StreamMessage>,
+) -> Reply<AttachReply> {
+    let request: StreamOpenRequest = parse(request)?;
+    let listener = subscribe(&engine, &window, channel);
+    engine.stream_open(request, listener).await
+}
+
+#[tauri::command]
+pub async fn stream_attach(
+    engine: State<'_, Engine>,
+    window: WebviewWindow,
+    request: Value,
+    channel: Channel<StreamMessage>,
+) -> Reply<AttachReply> {
+    let request: TopicRequest = parse(request)?;
+    let listener = subscribe(&engine, &window, channel);
+    engine.stream_attach(&request.topic_id, listener).await
+}
+
+#[tauri::command]
+pub async fn stream_detach(engine: State<'_, Engine>, window: WebviewWindow, request: Value) -> Reply<()> {
+    let request: TopicRequest = parse(request)?;
+    engine.stream_detach(&request.topic_id, &window_listener(&window)).await;
+    Ok(())
+}
+
+#[tauri::command]
+pub async fn stream_abort(engine: State<'_, Engine>, request: Value) -> Reply<()> {
+    let request: TopicRequest = parse(request)?;
+    engine.stream_abort(&request.topic_id).await
+}
+
+pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
+    tauri::generate_handler![
+        app_info,
+        topics_list,
+        topic_create,
+        topic_update,
+        topic_delete,
+        messages_list,
+        providers_list,
+        provider_create,
+        provider_update,
+        provider_delete,
+        provider_models,
+        provider_demo,
+        stream_open,
+        stream_attach,
+        stream_detach,
+        stream_abort,
+    ]
+}
