@@ -26,7 +26,8 @@ impl Drop for Telemetry {
 pub fn init(service: &'static str) -> Telemetry {
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,hyper=warn,reqwest=warn,tao=warn,wry=warn"));
-    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false);
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false).with_ansi(ansi);
     let provider = std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").and_then(|_| match otlp_provider(service) {
         Ok(provider) => Some(provider),
         Err(err) => {
