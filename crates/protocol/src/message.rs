@@ -336,10 +336,10 @@ impl MessageAccumulator {
                     }
                     None => return Err(missing("tool-input-delta", tool_call_id)),
                 };
-                if let Some(UiPart::DynamicTool { input, .. }) = self.tool_mut(tool_call_id) {
-                    if let Ok(value) = serde_json::from_str::<Value>(&text) {
-                        *input = Some(value);
-                    }
+                if let Some(UiPart::DynamicTool { input, .. }) = self.tool_mut(tool_call_id)
+                    && let Ok(value) = serde_json::from_str::<Value>(&text)
+                {
+                    *input = Some(value);
                 }
             }
             UiChunk::ToolInputAvailable { tool_call_id, tool_name, input, .. } => {
