@@ -155,6 +155,10 @@ pub enum UiPart {
         state: Option<PartState>,
     },
     Reasoning {
+        /// The chunk id the part streamed under (the AI SDK keeps it on reasoning parts).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        id: Option<String>,
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
@@ -304,7 +308,7 @@ impl MessageAccumulator {
                 self.active_text.retain(|(key, _)| key != id);
             }
             UiChunk::ReasoningStart { id } => {
-                self.message.parts.push(UiPart::Reasoning { text: String::new(), state: Some(PartState::Streaming) });
+                self.message.parts.push(UiPart::Reasoning { id: Some(id.clone()), text: String::new(), state: Some(PartState::Streaming) });
                 upsert(&mut self.active_reasoning, id, self.message.parts.len() - 1);
             }
             UiChunk::ReasoningDelta { id, delta } => {

@@ -1,0 +1,82 @@
+import type { ApiError, AttachReply, ErrorKind, StreamMessage } from '../protocol.gen';
+
+/** The streaming operations: both make the caller a listener of one topic. */
+export type StreamOperation = 'stream_open' | 'stream_attach';
+
+export interface Subscription {
+  /** The backend's answer; `live: false` means nothing will arrive. */
+  reply: AttachReply;
+  /**
+   * Stops delivery to this window. Never stops the stream itself: only `stream_abort` does.
+   * Safe to call more than once.
+   */
+  close(): void;
+}
+
+/**
+ * How the UI reaches the Rust backend: Tauri IPC in the desktop app, HTTP + SSE in a
+ * browser against `colloquy serve`. Both reject with an {@link ApiFailure}.
+ */
+export interface Backend {
+  call<T>(name: string, request?: unknown): Promise<T>;
+  /**
+   * `onEnd` fires when the backend side of the subscription ends on its own (the SSE
+   * response finished or broke); it is not called after `close()`.
+   */
+  subscribe(
+    name: StreamOperation,
+    request: unknown,
+    onMessage: (message: StreamMessage) => void,
+    onEnd?: (error?: ApiFailure) => void,
+  ): Promise<Subscription>;
+}
+
+/**
+ * An {@link ApiError} that is also a real `Error`, so it can be thrown, shown by the AI
+ * SDK and still be read field by field.
+ */
+export class ApiFailure extends Error implements ApiError {
+  readonly kind: ErrorKind;
+  readonly retryable: boolean;
+  readonly field?: string;
+
+  constructor(error: ApiError) {
+    super(error.message);
+    this.name = 'ApiFailure';
+    this.kind = error.kind;
+    this.retryable = error.retryable;
+    if (error.field !== undefined) this.field = error.field;
+  }
+
+  toJSON(): ApiError {
+    const json: ApiError = { kind: this.kind, message: this.message, retryable: this.retryable };
+    if (this.field !== undefined) json.field = this.field;
+    return json;
+  }
+}
+
+const ERROR_KINDS: readonly ErrorKind[] = ['bad_request', 'not_found', 'conflict', 'unauthorized', 'provider', 'internal'];
+
+export function isApiError(value: unknown): value is ApiError {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return (
+    typeof candidate.message === 'string' &&
+    typeof candidate.kind === 'string' &&
+    (ERROR_KINDS as readonly string[]).includes(candidate.kind)
+  );
+}
+
+/** Turns whatever a transport rejected with into an {@link ApiFailure}. */
+export function toApiFailure(error: unknown, fallback: string): ApiFailure {
+  if (error instanceof ApiFailure) return error;
+  if (isApiError(error)) {
+    return new ApiFailure({ ...error, retryable: Boolean(error.retryable) });
+  }
+  const detail = error instanceof Error ? error.message : typeof error === 'string' ? error : '';
+  return new ApiFailure({
+    kind: 'internal',
+    message: detail ? `${fallback}: ${detail}` : fallback,
+    retryable: true,
+  });
+}

@@ -1,0 +1,38 @@
+import 'streamdown/styles.css';
+import './styles.css';
+import { createRoot } from 'react-dom/client';
+import { App, type Signal } from './App';
+import { chooseBackend } from './backend';
+
+function createSignal(): Signal & { fire(): void } {
+  let fired = false;
+  const listeners = new Set<() => void>();
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    fired: () => fired,
+    fire() {
+      fired = true;
+      listeners.forEach((listener) => listener());
+    },
+  };
+}
+
+const unauthorized = createSignal();
+const choice = chooseBackend(() => unauthorized.fire());
+
+// Pasting the server's URL into a tab that shows the token screen only changes the
+// fragment, which does not reload the page: start over when a token arrives that way.
+window.addEventListener('hashchange', () => {
+  if ((choice.kind === 'missing-token' || unauthorized.fired()) && window.location.hash.includes('token=')) {
+    window.location.reload();
+  }
+});
+
+const root = document.getElementById('root');
+if (root) {
+  // No StrictMode: its simulated remount would attach to every live stream twice.
+  createRoot(root).render(<App choice={choice} unauthorized={unauthorized} />);
+}
