@@ -1,11 +1,19 @@
 //! The desktop shell: one engine per process, windows as subscribers.
+//!
+//! Closing the last window while a reply streams does not stop it: the app stays in the
+//! background until every reply has finished, and launching Colloquy again reopens the
+//! window on the live reply (see `single_instance`).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use engine::{Engine, EngineConfig};
-use tauri::Manager;
+use tauri::{AppHandle, Manager};
 
 use crate::commands;
+use crate::single_instance::{self, Claim};
+
+const MAIN_WINDOW: &str = "main";
 
 pub fn run() -> std::process::ExitCode {
     let app = tauri::Builder::default()
@@ -15,15 +23,21 @@ pub fn run() -> std::process::ExitCode {
             let telemetry = tauri::async_runtime::block_on(async { engine::telemetry::init("colloquy-desktop") });
             app.manage(TelemetryGuard(std::sync::Mutex::new(Some(telemetry))));
             let data_dir = data_dir(app)?;
+            match single_instance::claim(&data_dir)? {
+                Claim::Secondary => {
+                    println!("Colloquy is already running; it has opened its window.");
+                    std::process::exit(0);
+                }
+                Claim::Primary(instance) => {
+                    let handle = app.handle().clone();
+                    instance.serve(move || open_main_window(&handle));
+                }
+            }
             let engine = tauri::async_runtime::block_on(Engine::open(EngineConfig::new(data_dir.clone(), "desktop")))
                 .map_err(|e| e.message)?;
             tracing::info!(data_dir = %data_dir.display(), "engine ready");
             app.manage(engine);
-            tauri::WebviewWindowBuilder::new(app, "main", tauri::WebviewUrl::App("index.html".into()))
-                .title("Colloquy")
-                .inner_size(1120.0, 780.0)
-                .min_inner_size(480.0, 400.0)
-                .build()?;
+            open_main_window(app.handle());
             Ok(())
         })
         .build(tauri::generate_context!());
@@ -34,9 +48,21 @@ pub fn run() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    app.run(|handle, event| {
-        if let tauri::RunEvent::Exit = event {
-            // Live replies are stopped and persisted (as interrupted) before the process ends.
+    app.run(|handle, event| match event {
+        tauri::RunEvent::ExitRequested { code: None, api, .. } => {
+            // The last window closed (not an explicit quit): finish live replies first.
+            let live = handle.try_state::<Engine>().map(|e| e.live_turns()).unwrap_or(0);
+            if live > 0 {
+                tracing::info!(
+                    live,
+                    "window closed while replies stream; finishing them in the background (launch Colloquy to reopen)"
+                );
+                api.prevent_exit();
+                tauri::async_runtime::spawn(exit_when_idle(handle.clone()));
+            }
+        }
+        tauri::RunEvent::Exit => {
+            // Replies still live at an explicit quit are stopped and persisted as interrupted.
             if let Some(engine) = handle.try_state::<Engine>() {
                 let engine = engine.inner().clone();
                 tauri::async_runtime::block_on(engine.shutdown());
@@ -45,8 +71,42 @@ pub fn run() -> std::process::ExitCode {
                 guard.0.lock().ok().and_then(|mut g| g.take());
             }
         }
+        _ => {}
     });
     std::process::ExitCode::SUCCESS
+}
+
+/// Shows the main window, creating it if it was closed.
+fn open_main_window(handle: &AppHandle) {
+    if let Some(window) = handle.get_webview_window(MAIN_WINDOW) {
+        let _ = window.unminimize();
+        let _ = window.show();
+        let _ = window.set_focus();
+        return;
+    }
+    let built = tauri::WebviewWindowBuilder::new(handle, MAIN_WINDOW, tauri::WebviewUrl::App("index.html".into()))
+        .title("Colloquy")
+        .inner_size(1120.0, 780.0)
+        .min_inner_size(480.0, 400.0)
+        .build();
+    if let Err(err) = built {
+        tracing::error!(error = %err, "could not open the window");
+    }
+}
+
+/// Exits once no reply is streaming, unless a window has been reopened meanwhile.
+async fn exit_when_idle(handle: AppHandle) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        if !handle.webview_windows().is_empty() {
+            return;
+        }
+        let live = handle.try_state::<Engine>().map(|e| e.live_turns()).unwrap_or(0);
+        if live == 0 {
+            handle.exit(0);
+            return;
+        }
+    }
 }
 
 struct TelemetryGuard(std::sync::Mutex<Option<engine::telemetry::Telemetry>>);

@@ -129,6 +129,12 @@ impl Engine {
         Ok(())
     }
 
+    /// How many replies are still streaming, across all topics. The desktop app stays
+    /// alive while this is not zero, even with no window open.
+    pub fn live_turns(&self) -> usize {
+        self.inner.streams.live_turns()
+    }
+
     /// Stops live replies (persisting them) and the demo server.
     pub async fn shutdown(&self) {
         self.inner.streams.shutdown().await;

@@ -308,7 +308,11 @@ impl MessageAccumulator {
                 self.active_text.retain(|(key, _)| key != id);
             }
             UiChunk::ReasoningStart { id } => {
-                self.message.parts.push(UiPart::Reasoning { id: Some(id.clone()), text: String::new(), state: Some(PartState::Streaming) });
+                self.message.parts.push(UiPart::Reasoning {
+                    id: Some(id.clone()),
+                    text: String::new(),
+                    state: Some(PartState::Streaming),
+                });
                 upsert(&mut self.active_reasoning, id, self.message.parts.len() - 1);
             }
             UiChunk::ReasoningDelta { id, delta } => {

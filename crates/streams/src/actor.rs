@@ -5,6 +5,9 @@
 //! waits on the network or the database: model calls run in execution tasks and writes
 //! in the persister; both report back through the actor's own channel.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use protocol::{
     AttachReply, ExecutionSnapshot, ExecutionTerminal, MessageStatus, StreamEvent, StreamMessage, TopicId, TurnId,
     UiChunk,
@@ -55,6 +58,8 @@ pub(crate) struct TopicActor {
     reports_tx: mpsc::Sender<Report>,
     reports_rx: mpsc::Receiver<Report>,
     shutdown: Option<oneshot::Sender<()>>,
+    /// Turns still producing output, across all topics.
+    live_turns: Arc<AtomicUsize>,
 }
 
 impl TopicActor {
@@ -64,6 +69,7 @@ impl TopicActor {
         config: StreamConfig,
         persister: Persister,
         tracker: TaskTracker,
+        live_turns: Arc<AtomicUsize>,
     ) -> Self {
         let (reports_tx, reports_rx) = mpsc::channel(256);
         Self {
@@ -77,6 +83,7 @@ impl TopicActor {
             reports_tx,
             reports_rx,
             shutdown: None,
+            live_turns,
         }
     }
 
@@ -169,6 +176,7 @@ impl TopicActor {
         let span = tracing::info_span!("turn", topic_id = %self.topic_id, turn_id = %prepared.turn_id);
         let executions =
             prepared.executions.iter().map(|e| Execution::new(e.message_id.clone(), e.model_ref.clone())).collect();
+        self.live_turns.fetch_add(1, Ordering::SeqCst);
         self.turn = Some(LiveTurn {
             id: prepared.turn_id.clone(),
             executions,
@@ -294,6 +302,7 @@ impl TopicActor {
         execution.phase = Phase::Done(status);
         let finished = !turn.is_running();
         if finished {
+            self.live_turns.fetch_sub(1, Ordering::SeqCst);
             turn.evict_at = Some(Instant::now() + self.config.grace_period);
             for waiter in turn.abort_waiters.drain(..) {
                 let _ = waiter.send(());

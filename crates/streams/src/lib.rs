@@ -19,6 +19,7 @@ pub mod listener;
 mod persist;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -99,6 +100,7 @@ struct Inner {
     persister: Persister,
     tracker: TaskTracker,
     shutdown: CancellationToken,
+    live_turns: Arc<AtomicUsize>,
 }
 
 impl StreamManager {
@@ -113,6 +115,7 @@ impl StreamManager {
                 persister,
                 tracker,
                 shutdown: CancellationToken::new(),
+                live_turns: Arc::new(AtomicUsize::new(0)),
             }),
         }
     }
@@ -149,6 +152,11 @@ impl StreamManager {
         if self.send(topic_id, Command::Abort { reply }, false).await.is_ok() {
             let _ = rx.await;
         }
+    }
+
+    /// How many turns, across all topics, are still producing output.
+    pub fn live_turns(&self) -> usize {
+        self.inner.live_turns.load(Ordering::SeqCst)
     }
 
     /// A listener with this manager's buffer size, and the receiver to read it from.
@@ -233,6 +241,7 @@ impl StreamManager {
             self.inner.config.clone(),
             self.inner.persister.clone(),
             self.inner.tracker.clone(),
+            self.inner.live_turns.clone(),
         );
         self.inner.tracker.spawn(actor.run(rx));
         tx

@@ -116,6 +116,7 @@ fn seqs(messages: &[StreamMessage]) -> Vec<u64> {
 async fn a_reply_streams_with_contiguous_seq_and_is_persisted() {
     let h = harness(StreamConfig::default()).await;
     let (feed, mut rx, message_id) = h.open("w1").await;
+    assert_eq!(h.manager.live_turns(), 1);
     for t in ["Hel", "lo ", "world"] {
         feed.send(token(t)).unwrap();
     }
@@ -133,6 +134,7 @@ async fn a_reply_streams_with_contiguous_seq_and_is_persisted() {
     assert_eq!(row.status, MessageStatus::Success);
     assert_eq!(row.message.text(), "Hello world");
     assert!(!h.manager.is_streaming(&h.topic).await);
+    assert_eq!(h.manager.live_turns(), 0);
 }
 
 #[tokio::test]
