@@ -84,11 +84,17 @@ fn open_main_window(handle: &AppHandle) {
         let _ = window.set_focus();
         return;
     }
-    let built = tauri::WebviewWindowBuilder::new(handle, MAIN_WINDOW, tauri::WebviewUrl::App("index.html".into()))
-        .title("Colloquy")
-        .inner_size(1120.0, 780.0)
-        .min_inner_size(480.0, 400.0)
-        .build();
+    let mut builder =
+        tauri::WebviewWindowBuilder::new(handle, MAIN_WINDOW, tauri::WebviewUrl::App("index.html".into()))
+            .title("Colloquy")
+            .inner_size(1120.0, 780.0)
+            .min_inner_size(480.0, 400.0);
+    // An explicit data folder holds the webview's storage too, so separate data folders
+    // (tests, profiles) never share UI state.
+    if let Some(dir) = explicit_data_dir() {
+        builder = builder.data_directory(dir.join("webview"));
+    }
+    let built = builder.build();
     if let Err(err) = built {
         tracing::error!(error = %err, "could not open the window");
     }
@@ -112,8 +118,13 @@ async fn exit_when_idle(handle: AppHandle) {
 struct TelemetryGuard(std::sync::Mutex<Option<engine::telemetry::Telemetry>>);
 
 fn data_dir(app: &tauri::App) -> Result<PathBuf, Box<dyn std::error::Error>> {
-    if let Some(dir) = std::env::var_os("COLLOQUY_DATA_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
+    match explicit_data_dir() {
+        Some(dir) => Ok(dir),
+        None => Ok(app.path().app_data_dir()?),
     }
-    Ok(app.path().app_data_dir()?)
+}
+
+/// `COLLOQUY_DATA_DIR`, when set: everything the app stores goes there.
+fn explicit_data_dir() -> Option<PathBuf> {
+    std::env::var_os("COLLOQUY_DATA_DIR").filter(|d| !d.is_empty()).map(PathBuf::from)
 }
