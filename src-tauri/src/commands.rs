@@ -117,3 +117,19 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         stream_abort,
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::ErrorKind;
+    use serde_json::json;
+
+    #[test]
+    fn a_malformed_ipc_request_names_the_bad_field() {
+        let err = parse::<StreamOpenRequest>(json!({ "topicId": "t" })).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::BadRequest);
+        assert_eq!(err.field.as_deref(), Some("text"));
+        let err = parse::<TopicRequest>(json!({ "topicId": "t", "extra": true })).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("extra"));
+    }
+}
