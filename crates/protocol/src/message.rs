@@ -512,9 +512,23 @@ pub fn merge_objects(base: Value, patch: &Value) -> Value {
     }
 }
 
-/// An empty JSON object, for callers building metadata patches.
-pub fn empty_object() -> Value {
-    Value::Object(Map::new())
+/// The object without its `null` members: a metadata patch that sets only what is known.
+pub fn without_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect::<Map<_, _>>()),
+        other => other,
+    }
+}
+
+impl UiPart {
+    /// A `data-error` part: how an error is shown inside a message, and stored with it.
+    pub fn error(error: &crate::ApiError) -> Self {
+        UiPart::Data(DataPart {
+            kind: "data-error".to_owned(),
+            id: None,
+            data: serde_json::to_value(error).unwrap_or(Value::Null),
+        })
+    }
 }
 
 #[cfg(test)]

@@ -4,9 +4,9 @@
 //! they are copied into the message metadata on every read, so the UI reads one place.
 
 use protocol::api::StoredMessage;
-use protocol::message::merge_objects;
+use protocol::message::{merge_objects, without_nulls};
 use protocol::{
-    ApiError, ErrorKind, MessageId, MessageRole, MessageStatus, ModelRef, TopicId, TurnId, UiChunk, UiMessage, UiPart,
+    ApiError, ErrorKind, MessageId, MessageRole, MessageStatus, ModelRef, TopicId, TurnId, UiMessage, UiPart,
 };
 use serde_json::{Value, json};
 use sqlx::Row;
@@ -68,7 +68,7 @@ fn from_row(row: &SqliteRow) -> Result<StoredMessage> {
     };
     let metadata = serde_json::from_str::<Value>(&metadata_text).unwrap_or_else(|_| json!({}));
     let row_facts = json!({ "status": status, "statusReason": status_reason });
-    let metadata = merge_objects(metadata, &strip_nulls(row_facts));
+    let metadata = merge_objects(metadata, &without_nulls(row_facts));
 
     Ok(StoredMessage {
         id: MessageId(id.clone()),
@@ -95,22 +95,13 @@ fn decode_part(value: Value) -> UiPart {
 }
 
 fn damaged(message: String) -> UiPart {
-    let chunk = UiChunk::error_part(&ApiError::new(ErrorKind::Internal, message));
-    let UiChunk::Data(data) = chunk else { unreachable!("error_part is a data chunk") };
-    UiPart::Data(protocol::message::DataPart { kind: data.kind, id: data.id, data: data.data })
+    UiPart::error(&ApiError::new(ErrorKind::Internal, message))
 }
 
 fn truncate(text: &str, max: usize) -> &str {
     match text.char_indices().nth(max) {
         Some((index, _)) => &text[..index],
         None => text,
-    }
-}
-
-fn strip_nulls(value: Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect()),
-        other => other,
     }
 }
 

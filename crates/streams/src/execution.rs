@@ -101,17 +101,8 @@ pub(crate) fn terminal(
         }
     };
     let metadata = serde_json::json!({ "status": status, "statusReason": reason });
-    let metadata = UiChunk::MessageMetadata { message_metadata: strip_nulls(metadata) };
+    let metadata = UiChunk::MessageMetadata { message_metadata: protocol::message::without_nulls(metadata) };
     (status, reason, terminal, vec![metadata, last])
-}
-
-fn strip_nulls(value: serde_json::Value) -> serde_json::Value {
-    match value {
-        serde_json::Value::Object(map) => {
-            serde_json::Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect())
-        }
-        other => other,
-    }
 }
 
 /// What an execution task tells its topic actor.
