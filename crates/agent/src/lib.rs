@@ -40,6 +40,9 @@ pub struct TurnRequest {
     pub completion: CompletionRequest,
     /// A reply that stays silent this long is cut off as `stalled`.
     pub idle_timeout: Duration,
+    /// How many parts the message already has (a continued reply): new parts are
+    /// numbered after them.
+    pub part_offset: usize,
 }
 
 /// How a turn ended.
@@ -64,7 +67,7 @@ pub const REASON_STALLED: &str = "stalled";
 pub async fn run_turn(request: TurnRequest, cancel: CancellationToken, sink: &mut impl ChunkSink) -> TurnOutcome {
     let span = tracing::info_span!("model_call", model = %request.completion.model, chunks = tracing::field::Empty);
     async move {
-        let mut writer = PartWriter::default();
+        let mut writer = PartWriter { parts: request.part_offset, ..PartWriter::default() };
         let outcome = stream_step(&request, &cancel, sink, &mut writer).await;
         // Whatever happened, leave no part open.
         let closing = writer.close_open_parts();

@@ -42,6 +42,7 @@ fn request(model: Arc<dyn LanguageModel>) -> TurnRequest {
             max_tokens: None,
         },
         idle_timeout: Duration::from_secs(30),
+        part_offset: 0,
     }
 }
 

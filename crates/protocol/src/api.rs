@@ -91,6 +91,17 @@ pub struct TopicRequest {
     pub topic_id: TopicId,
 }
 
+/// Subscribe to a topic's live reply. With `after`, executions the subscriber already
+/// follows continue from the next `seq` (replayed from memory when possible, otherwise a
+/// fresh snapshot); executions it does not name start with a snapshot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StreamAttachRequest {
+    pub topic_id: TopicId,
+    #[serde(default)]
+    pub after: Vec<crate::envelope::ExecutionCursor>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderKind {

@@ -67,9 +67,69 @@ pub struct ExecutionTerminal {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StreamMessage {
+    /// The execution's message so far; replaces whatever the subscriber had for it.
     Snapshot(ExecutionSnapshot),
     Chunk(StreamEvent),
     Terminal(ExecutionTerminal),
+    /// The subscriber fell too far behind and was dropped. Nothing more arrives on this
+    /// subscription: attach again with the last `seq` seen per execution to catch up.
+    Lagged(LaggedNotice),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LaggedNotice {
+    pub topic_id: TopicId,
+}
+
+/// Where a subscriber is in one execution's stream: the last `seq` it has applied.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionCursor {
+    pub execution_id: ExecutionId,
+    #[ts(type = "number")]
+    pub seq: u64,
+}
+
+/// A topic's state as every window sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TopicStatus {
+    /// A turn was admitted; no model output yet.
+    Pending,
+    Streaming,
+    AwaitingApproval,
+    /// The last turn finished (at least one reply succeeded).
+    Done,
+    /// The last turn was stopped.
+    Aborted,
+    /// Every reply of the last turn failed.
+    Error,
+}
+
+/// A change of one topic's status. `unseen` is true from the moment a turn finishes
+/// until someone looks at the topic (`topic_mark_seen`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TopicStatusEvent {
+    pub topic_id: TopicId,
+    pub status: TopicStatus,
+    pub unseen: bool,
+}
+
+/// What a status-feed subscriber receives: first every known status, then changes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StatusMessage {
+    /// The full picture; replaces anything the subscriber had.
+    Snapshot(StatusSnapshot),
+    Changed(TopicStatusEvent),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusSnapshot {
+    pub statuses: Vec<TopicStatusEvent>,
 }
 
 /// The answer to `stream_open` and `stream_attach`.

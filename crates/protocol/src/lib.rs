@@ -17,7 +17,10 @@ pub mod message;
 pub mod typescript;
 
 pub use chunk::{DataChunk, FinishReason, UiChunk};
-pub use envelope::{AttachReply, ExecutionSnapshot, ExecutionTerminal, StreamEvent, StreamMessage, TerminalStatus};
+pub use envelope::{
+    AttachReply, ExecutionCursor, ExecutionSnapshot, ExecutionTerminal, LaggedNotice, StatusMessage, StatusSnapshot,
+    StreamEvent, StreamMessage, TerminalStatus, TopicStatus, TopicStatusEvent,
+};
 pub use error::{ApiError, ErrorKind};
 pub use ids::{ExecutionId, MessageId, ModelRef, ProviderId, TopicId, TurnId};
 pub use message::{MessageAccumulator, MessageMetadata, MessageRole, MessageStatus, PartState, UiMessage, UiPart};

@@ -181,6 +181,54 @@ impl Store {
         Ok(())
     }
 
+    /// Adds reply rows to an existing turn (another model answers the same message).
+    pub async fn insert_replies(&self, topic_id: &TopicId, turn_id: &TurnId, replies: &[AssistantSlot]) -> Result<()> {
+        let now = now();
+        let mut tx = self.pool().begin().await?;
+        let user: Option<String> =
+            sqlx::query_scalar("SELECT id FROM messages WHERE topic_id = ? AND turn_id = ? AND role = 'user' LIMIT 1")
+                .bind(topic_id.as_str())
+                .bind(turn_id.as_str())
+                .fetch_optional(&mut *tx)
+                .await?;
+        let Some(user) = user else { return Err(StoreError::NotFound { what: "turn", id: turn_id.to_string() }) };
+        for slot in replies {
+            sqlx::query(
+                "INSERT INTO messages (id, topic_id, parent_id, turn_id, siblings_group_id, role, status, provider_id, model_name, parts, metadata, created_at, updated_at) \
+                 VALUES (?, ?, ?, ?, ?, 'assistant', 'pending', ?, ?, '[]', ?, ?, ?)",
+            )
+            .bind(slot.message_id.as_str())
+            .bind(topic_id.as_str())
+            .bind(&user)
+            .bind(turn_id.as_str())
+            .bind(turn_id.as_str())
+            .bind(slot.model.provider_id.as_str())
+            .bind(&slot.model.model)
+            .bind(encode(&slot.metadata)?)
+            .bind(&now)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Makes an existing reply pending again, clearing its parts when `clear` (retry) or
+    /// keeping them (continue).
+    pub async fn reopen_reply(&self, message_id: &MessageId, clear: bool) -> Result<()> {
+        let query = if clear {
+            "UPDATE messages SET status = 'pending', status_reason = NULL, parts = '[]', updated_at = ? WHERE id = ? AND role = 'assistant'"
+        } else {
+            "UPDATE messages SET status = 'pending', status_reason = NULL, updated_at = ? WHERE id = ? AND role = 'assistant'"
+        };
+        let result = sqlx::query(query).bind(now()).bind(message_id.as_str()).execute(self.pool()).await?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound { what: "reply", id: message_id.to_string() });
+        }
+        Ok(())
+    }
+
     /// Writes the latest state of several live replies in one transaction.
     pub async fn write_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<()> {
         if checkpoints.is_empty() {
@@ -318,6 +366,40 @@ mod tests {
         let row = store.get_message(&reply).await.unwrap();
         assert_eq!(row.message.text(), "kept");
         assert!(matches!(&row.message.parts[1], UiPart::Data(d) if d.kind == "data-error"));
+    }
+
+    #[tokio::test]
+    async fn replies_can_be_added_to_a_turn_and_reopened() {
+        let (store, _dir) = store().await;
+        let topic = store.create_topic("t", None).await.unwrap();
+        let (user, reply) = turn(&store, &topic.id, "hello").await;
+        let turn_id = store.get_message(&reply).await.unwrap().turn_id.unwrap();
+        let second = MessageId::new();
+        let slot = AssistantSlot { message_id: second.clone(), model: model(), metadata: json!({}) };
+        store.insert_replies(&topic.id, &turn_id, &[slot]).await.unwrap();
+        let row = store.get_message(&second).await.unwrap();
+        assert_eq!(row.parent_id.as_ref(), Some(&user));
+        assert_eq!(row.turn_id.as_ref(), Some(&turn_id));
+
+        let mut message =
+            UiMessage { id: reply.to_string(), role: MessageRole::Assistant, parts: vec![], metadata: None };
+        message.parts.push(UiPart::Text { text: "partial".into(), state: Some(PartState::Done) });
+        let checkpoint = Checkpoint {
+            message_id: reply.clone(),
+            status: MessageStatus::Paused,
+            status_reason: Some("user_stop".into()),
+            message,
+        };
+        store.write_checkpoints(&[checkpoint]).await.unwrap();
+        store.reopen_reply(&reply, false).await.unwrap();
+        let row = store.get_message(&reply).await.unwrap();
+        assert_eq!(
+            (row.status, row.status_reason.as_deref(), row.message.text().as_str()),
+            (MessageStatus::Pending, None, "partial")
+        );
+        store.reopen_reply(&reply, true).await.unwrap();
+        assert_eq!(store.get_message(&reply).await.unwrap().message.text(), "");
+        assert!(store.reopen_reply(&user, true).await.is_err(), "user rows are not replies");
     }
 
     #[tokio::test]

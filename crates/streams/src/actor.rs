@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use protocol::{
-    AttachReply, ExecutionSnapshot, ExecutionTerminal, MessageStatus, StreamEvent, StreamMessage, TopicId, TurnId,
-    UiChunk,
+    AttachReply, ExecutionCursor, ExecutionSnapshot, ExecutionTerminal, MessageStatus, StreamEvent, StreamMessage,
+    TerminalStatus, TopicId, TopicStatus, TurnId, UiChunk,
 };
 use store::{AssistantSlot, NewTurn, Store};
 use tokio::sync::{mpsc, oneshot};
@@ -21,11 +21,12 @@ use tracing::Instrument;
 use crate::execution::{self, Execution, Phase, Report};
 use crate::listener::{Delivery, Listener, ListenerId};
 use crate::persist::Persister;
-use crate::{PreparedTurn, StreamConfig, StreamError};
+use crate::status::StatusHub;
+use crate::{PreparedExecution, PreparedTurn, ReplySlot, StreamConfig, StreamError};
 
 pub(crate) enum Command {
     Open { turn: Box<PreparedTurn>, listener: Listener, reply: oneshot::Sender<Result<AttachReply, StreamError>> },
-    Attach { listener: Listener, reply: oneshot::Sender<AttachReply> },
+    Attach { listener: Listener, after: Vec<ExecutionCursor>, reply: oneshot::Sender<AttachReply> },
     Detach { listener_id: ListenerId },
     Abort { reply: oneshot::Sender<()> },
     IsStreaming { reply: oneshot::Sender<bool> },
@@ -39,11 +40,26 @@ struct LiveTurn {
     /// Set once every execution is done: the turn is evicted then.
     evict_at: Option<Instant>,
     abort_waiters: Vec<oneshot::Sender<()>>,
+    /// Whether `streaming` has been published since the turn (re)started.
+    streaming_published: bool,
 }
 
 impl LiveTurn {
     fn is_running(&self) -> bool {
         self.executions.iter().any(|e| !e.is_done())
+    }
+
+    /// The topic status a finished turn leaves behind.
+    fn final_status(&self) -> TopicStatus {
+        let statuses: Vec<TerminalStatus> =
+            self.executions.iter().filter_map(|e| if let Phase::Done(s) = e.phase { Some(s) } else { None }).collect();
+        if statuses.iter().any(|s| *s == TerminalStatus::Success) {
+            TopicStatus::Done
+        } else if statuses.iter().any(|s| *s == TerminalStatus::Error) {
+            TopicStatus::Error
+        } else {
+            TopicStatus::Aborted
+        }
     }
 }
 
@@ -60,6 +76,7 @@ pub(crate) struct TopicActor {
     shutdown: Option<oneshot::Sender<()>>,
     /// Turns still producing output, across all topics.
     live_turns: Arc<AtomicUsize>,
+    status: StatusHub,
 }
 
 impl TopicActor {
@@ -70,6 +87,7 @@ impl TopicActor {
         persister: Persister,
         tracker: TaskTracker,
         live_turns: Arc<AtomicUsize>,
+        status: StatusHub,
     ) -> Self {
         let (reports_tx, reports_rx) = mpsc::channel(256);
         Self {
@@ -84,6 +102,7 @@ impl TopicActor {
             reports_rx,
             shutdown: None,
             live_turns,
+            status,
         }
     }
 
@@ -120,8 +139,8 @@ impl TopicActor {
                 let result = self.open(*turn, listener).await;
                 let _ = reply.send(result);
             }
-            Command::Attach { listener, reply } => {
-                let _ = reply.send(self.attach(listener));
+            Command::Attach { listener, after, reply } => {
+                let _ = reply.send(self.attach(listener, &after));
             }
             Command::Detach { listener_id } => self.listeners.retain(|l| l.id != listener_id),
             Command::Abort { reply } => match self.turn.as_mut() {
@@ -153,73 +172,129 @@ impl TopicActor {
     }
 
     async fn open(&mut self, prepared: PreparedTurn, listener: Listener) -> Result<AttachReply, StreamError> {
-        if self.turn.as_ref().is_some_and(LiveTurn::is_running) {
-            return Err(StreamError::Busy);
+        let same_turn = self.turn.as_ref().is_some_and(|t| t.id == prepared.turn_id);
+        if prepared.user.is_some() || !same_turn {
+            if self.turn.as_ref().is_some_and(LiveTurn::is_running) {
+                return Err(StreamError::Busy);
+            }
+        } else if let Some(turn) = &self.turn {
+            check_additions(turn, &prepared.executions)?;
         }
-        let new_turn = NewTurn {
-            topic_id: prepared.topic_id.clone(),
-            turn_id: prepared.turn_id.clone(),
-            user_message_id: prepared.user_message_id.clone(),
-            user_text: prepared.user_text.clone(),
-            assistants: prepared
-                .executions
-                .iter()
-                .map(|e| AssistantSlot {
-                    message_id: e.message_id.clone(),
-                    model: e.model_ref.clone(),
-                    metadata: start_metadata(&prepared.turn_id, e),
-                })
-                .collect(),
+        self.admit(&prepared).await?;
+
+        if !same_turn || prepared.user.is_some() {
+            let span = tracing::info_span!("turn", topic_id = %self.topic_id, turn_id = %prepared.turn_id);
+            self.turn = Some(LiveTurn {
+                id: prepared.turn_id.clone(),
+                executions: Vec::new(),
+                span,
+                evict_at: None,
+                abort_waiters: Vec::new(),
+                streaming_published: false,
+            });
+        }
+        let Some(turn) = self.turn.as_mut() else { return Err(StreamError::ShuttingDown) };
+        if !turn.is_running() {
+            self.live_turns.fetch_add(1, Ordering::SeqCst);
+            self.status.publish(&self.topic_id, TopicStatus::Pending);
+            turn.streaming_published = false;
+        }
+        turn.evict_at = None;
+        let turn_span = turn.span.clone();
+
+        // Place each execution: a retried or continued reply takes its old slot (its
+        // previous execution is done), anything else goes at the end.
+        let mut placed = Vec::with_capacity(prepared.executions.len());
+        for prepared_execution in &prepared.executions {
+            let mut execution = Execution::new(
+                prepared_execution.message_id.clone(),
+                prepared_execution.model_ref.clone(),
+                self.config.replay_capacity,
+            );
+            if let ReplySlot::Continue(message) = &prepared_execution.slot {
+                execution.message = protocol::MessageAccumulator::resume(message.clone());
+            }
+            let index = match turn.executions.iter().position(|e| e.message_id == prepared_execution.message_id) {
+                Some(index) => {
+                    turn.executions[index] = execution;
+                    index
+                }
+                None => {
+                    turn.executions.push(execution);
+                    turn.executions.len() - 1
+                }
+            };
+            placed.push(index);
+        }
+
+        // A brand-new turn starts at seq 1 for everyone; otherwise the caller first gets
+        // the turn as it stands (including what a continued reply already holds).
+        let reply = if prepared.user.is_some() || (!same_turn && placed.iter().all(|i| self.is_empty_execution(*i))) {
+            self.add_listener(listener);
+            AttachReply { live: true, turn_id: Some(prepared.turn_id.clone()) }
+        } else {
+            self.attach(listener, &[])
         };
-        self.store.insert_turn(&new_turn).await?;
 
-        let span = tracing::info_span!("turn", topic_id = %self.topic_id, turn_id = %prepared.turn_id);
-        let executions =
-            prepared.executions.iter().map(|e| Execution::new(e.message_id.clone(), e.model_ref.clone())).collect();
-        self.live_turns.fetch_add(1, Ordering::SeqCst);
-        self.turn = Some(LiveTurn {
-            id: prepared.turn_id.clone(),
-            executions,
-            span: span.clone(),
-            evict_at: None,
-            abort_waiters: Vec::new(),
-        });
-        self.add_listener(listener);
-
-        for (index, prepared_execution) in prepared.executions.iter().enumerate() {
+        for (prepared_execution, index) in prepared.executions.iter().zip(placed) {
             let start = UiChunk::Start {
                 message_id: Some(prepared_execution.message_id.to_string()),
                 message_metadata: Some(start_metadata(&prepared.turn_id, prepared_execution)),
             };
             self.emit(index, start);
             let Some(execution) = self.turn.as_ref().and_then(|t| t.executions.get(index)) else { continue };
-            let request = execution::request(prepared_execution, self.config.idle_timeout);
+            let part_offset = execution.message.message().parts.len();
+            let request = execution::request(prepared_execution, self.config.idle_timeout, part_offset);
             let cancel = execution.cancel.clone();
-            let exec_span = tracing::info_span!(parent: &span, "execution", model = %prepared_execution.model_ref);
+            let exec_span = tracing::info_span!(parent: &turn_span, "execution", model = %prepared_execution.model_ref);
             self.tracker.spawn(execution::run(index, request, cancel, self.reports_tx.clone()).instrument(exec_span));
         }
-        Ok(AttachReply { live: true, turn_id: Some(prepared.turn_id) })
+        Ok(reply)
     }
 
-    fn attach(&mut self, listener: Listener) -> AttachReply {
+    fn is_empty_execution(&self, index: usize) -> bool {
+        self.turn.as_ref().and_then(|t| t.executions.get(index)).is_some_and(|e| e.message.message().parts.is_empty())
+    }
+
+    /// Writes the rows the turn needs before anything streams.
+    async fn admit(&self, prepared: &PreparedTurn) -> Result<(), StreamError> {
+        let slot = |e: &PreparedExecution| AssistantSlot {
+            message_id: e.message_id.clone(),
+            model: e.model_ref.clone(),
+            metadata: start_metadata(&prepared.turn_id, e),
+        };
+        if let Some(user) = &prepared.user {
+            let new_turn = NewTurn {
+                topic_id: prepared.topic_id.clone(),
+                turn_id: prepared.turn_id.clone(),
+                user_message_id: user.message_id.clone(),
+                user_text: user.text.clone(),
+                assistants: prepared.executions.iter().map(slot).collect(),
+            };
+            self.store.insert_turn(&new_turn).await?;
+            return Ok(());
+        }
+        let new: Vec<AssistantSlot> =
+            prepared.executions.iter().filter(|e| matches!(e.slot, ReplySlot::New)).map(slot).collect();
+        if !new.is_empty() {
+            self.store.insert_replies(&prepared.topic_id, &prepared.turn_id, &new).await?;
+        }
+        for execution in &prepared.executions {
+            match execution.slot {
+                ReplySlot::New => {}
+                ReplySlot::Restart => self.store.reopen_reply(&execution.message_id, true).await?,
+                ReplySlot::Continue(_) => self.store.reopen_reply(&execution.message_id, false).await?,
+            }
+        }
+        Ok(())
+    }
+
+    fn attach(&mut self, listener: Listener, after: &[ExecutionCursor]) -> AttachReply {
         let reply = match &self.turn {
             Some(turn) => {
                 for execution in &turn.executions {
-                    let snapshot = ExecutionSnapshot {
-                        topic_id: self.topic_id.clone(),
-                        turn_id: turn.id.clone(),
-                        execution_id: execution.id.clone(),
-                        model: execution.model.clone(),
-                        message_id: execution.message_id.clone(),
-                        seq: execution.seq,
-                        message: execution.message.message().clone(),
-                    };
-                    if listener.deliver(StreamMessage::Snapshot(snapshot)) == Delivery::Dropped {
+                    if !self.catch_up(&listener, turn, execution, after) {
                         return AttachReply { live: false, turn_id: None };
-                    }
-                    if let Phase::Done(status) = execution.phase {
-                        let terminal = self.terminal_message(turn, execution, status);
-                        listener.deliver(terminal);
                     }
                 }
                 AttachReply { live: true, turn_id: Some(turn.id.clone()) }
@@ -228,6 +303,40 @@ impl TopicActor {
         };
         self.add_listener(listener);
         reply
+    }
+
+    /// Brings one listener up to date on one execution: the chunks after its cursor when
+    /// the ring still has them all (continuous), else a snapshot (rebase); then the
+    /// terminal if the execution is done. False if the listener could not keep up.
+    fn catch_up(&self, listener: &Listener, turn: &LiveTurn, execution: &Execution, after: &[ExecutionCursor]) -> bool {
+        let cursor = after.iter().find(|c| c.execution_id == execution.id).map(|c| c.seq);
+        // A replay longer than the listener's free buffer would only drop it again: one
+        // snapshot is the cheaper catch-up then.
+        let replay = cursor
+            .and_then(|seq| execution.replay_after(seq))
+            .map(|events| events.collect::<Vec<_>>())
+            .filter(|events| events.len() < listener.room());
+        let delivered = match replay {
+            Some(events) => {
+                events.into_iter().cloned().all(|event| listener.deliver(StreamMessage::Chunk(event)) == Delivery::Sent)
+            }
+            None => {
+                let snapshot = ExecutionSnapshot {
+                    topic_id: self.topic_id.clone(),
+                    turn_id: turn.id.clone(),
+                    execution_id: execution.id.clone(),
+                    model: execution.model.clone(),
+                    message_id: execution.message_id.clone(),
+                    seq: execution.seq,
+                    message: execution.message.message().clone(),
+                };
+                listener.deliver(StreamMessage::Snapshot(snapshot)) == Delivery::Sent
+            }
+        };
+        if delivered && let Phase::Done(status) = execution.phase {
+            return listener.deliver(self.terminal_message(turn, execution, status)) == Delivery::Sent;
+        }
+        delivered
     }
 
     fn add_listener(&mut self, listener: Listener) {
@@ -256,6 +365,10 @@ impl TopicActor {
         }
         if execution.status == MessageStatus::Pending && !matches!(chunk, UiChunk::Start { .. }) {
             execution.status = MessageStatus::Streaming;
+            if !turn.streaming_published {
+                turn.streaming_published = true;
+                self.status.publish(&self.topic_id, TopicStatus::Streaming);
+            }
         }
         execution.dirty = true;
         let event = StreamEvent {
@@ -267,6 +380,7 @@ impl TopicActor {
             seq: execution.seq,
             chunk,
         };
+        execution.remember(event.clone());
         self.broadcast(StreamMessage::Chunk(event));
     }
 
@@ -303,6 +417,7 @@ impl TopicActor {
         let finished = !turn.is_running();
         if finished {
             self.live_turns.fetch_sub(1, Ordering::SeqCst);
+            self.status.publish(&self.topic_id, turn.final_status());
             turn.evict_at = Some(Instant::now() + self.config.grace_period);
             for waiter in turn.abort_waiters.drain(..) {
                 let _ = waiter.send(());
@@ -364,4 +479,22 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
     }
+}
+
+/// Rules for adding executions to the live turn.
+fn check_additions(turn: &LiveTurn, additions: &[PreparedExecution]) -> Result<(), StreamError> {
+    for addition in additions {
+        match turn.executions.iter().find(|e| e.message_id == addition.message_id) {
+            Some(existing) if !existing.is_done() => return Err(StreamError::ReplyRunning),
+            Some(_) => {}
+            None => {
+                if matches!(addition.slot, ReplySlot::New)
+                    && turn.executions.iter().any(|e| e.model == addition.model_ref)
+                {
+                    return Err(StreamError::ModelInTurn(addition.model_ref.clone()));
+                }
+            }
+        }
+    }
+    Ok(())
 }

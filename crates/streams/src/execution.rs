@@ -1,9 +1,12 @@
 //! One model's reply within a turn.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use agent::{ChunkSink, SinkClosed, TurnOutcome, TurnRequest};
-use protocol::{ExecutionId, MessageAccumulator, MessageId, MessageStatus, ModelRef, TerminalStatus, UiChunk};
+use protocol::{
+    ExecutionId, MessageAccumulator, MessageId, MessageStatus, ModelRef, StreamEvent, TerminalStatus, UiChunk,
+};
 use store::Checkpoint;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -32,10 +35,13 @@ pub(crate) struct Execution {
     pub cancel: CancellationToken,
     /// Changed since the last checkpoint.
     pub dirty: bool,
+    /// The most recent chunks, oldest first, for subscribers that reattach with a cursor.
+    ring: VecDeque<StreamEvent>,
+    ring_capacity: usize,
 }
 
 impl Execution {
-    pub fn new(message_id: MessageId, model: ModelRef) -> Self {
+    pub fn new(message_id: MessageId, model: ModelRef, ring_capacity: usize) -> Self {
         Self {
             id: ExecutionId::new(),
             message: MessageAccumulator::new(message_id.as_str()),
@@ -47,7 +53,35 @@ impl Execution {
             phase: Phase::Running,
             cancel: CancellationToken::new(),
             dirty: false,
+            ring: VecDeque::with_capacity(ring_capacity.min(64)),
+            ring_capacity,
         }
+    }
+
+    /// Remembers an emitted chunk, forgetting the oldest when the ring is full.
+    pub fn remember(&mut self, event: StreamEvent) {
+        if self.ring_capacity == 0 {
+            return;
+        }
+        if self.ring.len() == self.ring_capacity {
+            self.ring.pop_front();
+        }
+        self.ring.push_back(event);
+    }
+
+    /// The chunks after `seq`, if the ring still holds all of them (`Some(empty)` when the
+    /// subscriber is up to date); `None` when it must rebase on a snapshot instead.
+    pub fn replay_after(&self, seq: u64) -> Option<impl Iterator<Item = &StreamEvent>> {
+        if seq > self.seq {
+            return None;
+        }
+        if seq < self.seq {
+            let oldest = self.ring.front()?.seq;
+            if oldest > seq + 1 {
+                return None;
+            }
+        }
+        Some(self.ring.iter().filter(move |event| event.seq > seq))
     }
 
     pub fn checkpoint(&self) -> Checkpoint {
@@ -131,6 +165,6 @@ pub(crate) async fn run(index: usize, request: TurnRequest, cancel: Cancellation
     let _ = tx.send(Report::Done { index, outcome }).await;
 }
 
-pub(crate) fn request(execution: &crate::PreparedExecution, idle_timeout: Duration) -> TurnRequest {
-    TurnRequest { model: execution.model.clone(), completion: execution.completion.clone(), idle_timeout }
+pub(crate) fn request(execution: &crate::PreparedExecution, idle_timeout: Duration, part_offset: usize) -> TurnRequest {
+    TurnRequest { model: execution.model.clone(), completion: execution.completion.clone(), idle_timeout, part_offset }
 }

@@ -17,20 +17,22 @@ mod actor;
 mod execution;
 pub mod listener;
 mod persist;
+mod status;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use protocol::{AttachReply, MessageId, ModelRef, TopicId, TurnId};
+use protocol::{AttachReply, ExecutionCursor, MessageId, ModelRef, TopicId, TurnId, UiMessage};
 use providers::{CompletionRequest, LanguageModel};
 use store::{Store, StoreError};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use listener::{Listener, ListenerId};
+pub use listener::{Listener, ListenerId, Subscription};
+pub use status::{StatusFeed, StatusHub};
 
 use actor::{Command, TopicActor};
 use persist::Persister;
@@ -40,6 +42,8 @@ use persist::Persister;
 pub struct StreamConfig {
     /// How long a finished turn stays attachable before it is evicted.
     pub grace_period: Duration,
+    /// Recent chunks kept per execution for subscribers that reattach with a cursor.
+    pub replay_capacity: usize,
     /// Minimum time between two checkpoints of the same execution.
     pub checkpoint_interval: Duration,
     /// A reply silent this long is cut off as `stalled`.
@@ -52,6 +56,7 @@ impl Default for StreamConfig {
     fn default() -> Self {
         Self {
             grace_period: Duration::from_secs(30),
+            replay_capacity: 2048,
             checkpoint_interval: Duration::from_millis(500),
             idle_timeout: Duration::from_secs(120),
             listener_capacity: 4096,
@@ -63,9 +68,15 @@ impl Default for StreamConfig {
 pub struct PreparedTurn {
     pub topic_id: TopicId,
     pub turn_id: TurnId,
-    pub user_message_id: MessageId,
-    pub user_text: String,
+    /// The user's new message. `None` when the turn already exists and only replies are
+    /// (re)started: retry one model, continue a paused reply, or add a model.
+    pub user: Option<UserInput>,
     pub executions: Vec<PreparedExecution>,
+}
+
+pub struct UserInput {
+    pub message_id: MessageId,
+    pub text: String,
 }
 
 /// One model's part of a turn.
@@ -75,12 +86,28 @@ pub struct PreparedExecution {
     pub provider_name: String,
     pub model: Arc<dyn LanguageModel>,
     pub completion: CompletionRequest,
+    pub slot: ReplySlot,
+}
+
+/// What the reply's row holds before the execution starts.
+#[derive(Clone, Debug)]
+pub enum ReplySlot {
+    /// A new row in the turn.
+    New,
+    /// An existing row, cleared and generated again (retry).
+    Restart,
+    /// An existing row whose parts are kept; generation continues after them.
+    Continue(UiMessage),
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum StreamError {
     #[error("a reply is still streaming in this topic; stop it or wait for it to finish")]
     Busy,
+    #[error("{0} is already answering in this turn")]
+    ModelInTurn(ModelRef),
+    #[error("this reply is streaming right now; stop it first")]
+    ReplyRunning,
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("the stream manager is shutting down")]
@@ -101,6 +128,7 @@ struct Inner {
     tracker: TaskTracker,
     shutdown: CancellationToken,
     live_turns: Arc<AtomicUsize>,
+    status: StatusHub,
 }
 
 impl StreamManager {
@@ -116,6 +144,7 @@ impl StreamManager {
                 tracker,
                 shutdown: CancellationToken::new(),
                 live_turns: Arc::new(AtomicUsize::new(0)),
+                status: StatusHub::new(),
             }),
         }
     }
@@ -130,11 +159,13 @@ impl StreamManager {
         rx.await.map_err(|_| StreamError::ShuttingDown)?
     }
 
-    /// Subscribes `listener` to the topic's live (or recently finished) turn: it receives
-    /// a snapshot per execution, then every later chunk. `live: false` when there is none.
-    pub async fn attach(&self, topic_id: &TopicId, listener: Listener) -> AttachReply {
+    /// Subscribes `listener` to the topic's live (or recently finished) turn. For each
+    /// execution named in `after`, delivery continues right after that `seq` (replayed
+    /// from the ring) when possible; every other execution starts with a snapshot. Then
+    /// every later chunk. `live: false` when there is no turn.
+    pub async fn attach(&self, topic_id: &TopicId, after: Vec<ExecutionCursor>, listener: Listener) -> AttachReply {
         let (reply, rx) = oneshot::channel();
-        if self.send(topic_id, Command::Attach { listener, reply }, false).await.is_err() {
+        if self.send(topic_id, Command::Attach { listener, after, reply }, false).await.is_err() {
             return AttachReply { live: false, turn_id: None };
         }
         rx.await.unwrap_or(AttachReply { live: false, turn_id: None })
@@ -159,9 +190,14 @@ impl StreamManager {
         self.inner.live_turns.load(Ordering::SeqCst)
     }
 
-    /// A listener with this manager's buffer size, and the receiver to read it from.
-    pub fn listener(&self, id: ListenerId) -> (Listener, tokio::sync::mpsc::Receiver<protocol::StreamMessage>) {
-        Listener::channel(id, self.inner.config.listener_capacity)
+    /// A listener for the topic with this manager's buffer size, and its subscription.
+    pub fn listener(&self, id: ListenerId, topic_id: &TopicId) -> (Listener, Subscription) {
+        Listener::channel(id, topic_id.clone(), self.inner.config.listener_capacity)
+    }
+
+    /// The topic-status feed (all topics), and the hub to mark topics seen.
+    pub fn status(&self) -> &StatusHub {
+        &self.inner.status
     }
 
     /// Stops the topic's stream and forgets the topic (it is being deleted).
@@ -173,6 +209,7 @@ impl StreamManager {
                 let _ = rx.await;
             }
         }
+        self.inner.status.forget(topic_id);
     }
 
     /// Whether the topic has a turn that is still producing output.
@@ -242,6 +279,7 @@ impl StreamManager {
             self.inner.persister.clone(),
             self.inner.tracker.clone(),
             self.inner.live_turns.clone(),
+            self.inner.status.clone(),
         );
         self.inner.tracker.spawn(actor.run(rx));
         tx

@@ -1,6 +1,9 @@
 //! Subscribers of a topic's stream.
 
-use protocol::StreamMessage;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use protocol::{LaggedNotice, StreamMessage, TopicId};
 use tokio::sync::mpsc;
 
 /// Identifies a subscriber within a topic. A new listener with the same id replaces the
@@ -12,16 +15,28 @@ impl ListenerId {
     /// A process-unique id, for subscribers that have no name of their own (SSE responses).
     pub fn unique() -> Self {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        Self(format!("listener-{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)))
+        Self(format!("listener-{}", NEXT.fetch_add(1, Ordering::Relaxed)))
     }
 }
 
-/// The sending half of a subscription. Delivery never waits: a listener whose buffer
-/// is full has fallen behind and is dropped (it can reattach and catch up from a snapshot).
+/// The sending half of a subscription, held by the topic actor. Delivery never waits:
+/// a listener whose buffer is full has fallen behind and is dropped; its
+/// [`Subscription`] then ends with a [`StreamMessage::Lagged`] notice so its owner can
+/// reattach from its last `seq`.
 #[derive(Clone, Debug)]
 pub struct Listener {
     pub id: ListenerId,
     tx: mpsc::Sender<StreamMessage>,
+    lagged: Arc<AtomicBool>,
+}
+
+/// The receiving half: what a window's forwarder or an SSE response reads.
+#[derive(Debug)]
+pub struct Subscription {
+    topic_id: TopicId,
+    rx: mpsc::Receiver<StreamMessage>,
+    lagged: Arc<AtomicBool>,
+    notified: bool,
 }
 
 /// What delivery to one listener did.
@@ -33,10 +48,11 @@ pub(crate) enum Delivery {
 }
 
 impl Listener {
-    /// A listener and the receiver its owner reads from.
-    pub fn channel(id: ListenerId, capacity: usize) -> (Self, mpsc::Receiver<StreamMessage>) {
+    /// A listener for `topic_id` and the subscription its owner reads from.
+    pub fn channel(id: ListenerId, topic_id: TopicId, capacity: usize) -> (Self, Subscription) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
-        (Self { id, tx }, rx)
+        let lagged = Arc::new(AtomicBool::new(false));
+        (Self { id, tx, lagged: lagged.clone() }, Subscription { topic_id, rx, lagged, notified: false })
     }
 
     pub(crate) fn deliver(&self, message: StreamMessage) -> Delivery {
@@ -44,6 +60,7 @@ impl Listener {
             Ok(()) => Delivery::Sent,
             Err(mpsc::error::TrySendError::Full(_)) => {
                 tracing::warn!(listener = %self.id.0, "listener fell behind; dropping it");
+                self.lagged.store(true, Ordering::SeqCst);
                 Delivery::Dropped
             }
             Err(mpsc::error::TrySendError::Closed(_)) => Delivery::Dropped,
@@ -52,5 +69,30 @@ impl Listener {
 
     pub(crate) fn is_closed(&self) -> bool {
         self.tx.is_closed()
+    }
+
+    /// How many more messages fit in the buffer right now.
+    pub(crate) fn room(&self) -> usize {
+        self.tx.capacity()
+    }
+}
+
+impl Subscription {
+    /// The next message; `None` once the listener is detached, replaced or dropped. A
+    /// listener dropped for lagging yields one last [`StreamMessage::Lagged`] first.
+    pub async fn recv(&mut self) -> Option<StreamMessage> {
+        match self.rx.recv().await {
+            Some(message) => Some(message),
+            None if self.lagged.load(Ordering::SeqCst) && !self.notified => {
+                self.notified = true;
+                Some(StreamMessage::Lagged(LaggedNotice { topic_id: self.topic_id.clone() }))
+            }
+            None => None,
+        }
+    }
+
+    /// A message if one is ready now.
+    pub fn try_recv(&mut self) -> Option<StreamMessage> {
+        self.rx.try_recv().ok()
     }
 }

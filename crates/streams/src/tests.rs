@@ -2,9 +2,9 @@
 //! every token the test releases by hand (no sleeps, no races).
 
 use super::*;
-use protocol::{MessageStatus, StreamMessage, TerminalStatus, UiChunk};
+use protocol::{MessageStatus, StreamMessage, TerminalStatus, TopicStatus, UiChunk};
 use providers::{ChatMessage, ChatRole, CompletionEvent, CompletionStream, ProviderError, StopReason};
-use tokio::sync::mpsc::{Receiver, UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 /// A model that streams exactly what the test sends it.
 struct GatedModel {
@@ -37,15 +37,14 @@ impl Harness {
     async fn open(
         &self,
         listener: &str,
-    ) -> (UnboundedSender<Result<CompletionEvent, ProviderError>>, Receiver<StreamMessage>, MessageId) {
+    ) -> (UnboundedSender<Result<CompletionEvent, ProviderError>>, Subscription, MessageId) {
         let (feed, rx) = unbounded_channel();
         let model = Arc::new(GatedModel { rx: Mutex::new(Some(rx)) });
         let message_id = MessageId::new();
         let turn = PreparedTurn {
             topic_id: self.topic.clone(),
             turn_id: TurnId::new(),
-            user_message_id: MessageId::new(),
-            user_text: "hi".into(),
+            user: Some(UserInput { message_id: MessageId::new(), text: "hi".into() }),
             executions: vec![PreparedExecution {
                 message_id: message_id.clone(),
                 model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: "m".into() },
@@ -57,9 +56,10 @@ impl Harness {
                     temperature: None,
                     max_tokens: None,
                 },
+                slot: ReplySlot::New,
             }],
         };
-        let (l, rx) = self.manager.listener(ListenerId(listener.into()));
+        let (l, rx) = self.manager.listener(ListenerId(listener.into()), &self.topic);
         let reply = self.manager.open(turn, l).await.unwrap();
         assert!(reply.live);
         (feed, rx, message_id)
@@ -71,7 +71,7 @@ fn token(text: &str) -> Result<CompletionEvent, ProviderError> {
 }
 
 /// Reads messages until (and including) the first one matching `stop`.
-async fn read_until(rx: &mut Receiver<StreamMessage>, stop: impl Fn(&StreamMessage) -> bool) -> Vec<StreamMessage> {
+async fn read_until(rx: &mut Subscription, stop: impl Fn(&StreamMessage) -> bool) -> Vec<StreamMessage> {
     let mut out = Vec::new();
     while let Some(message) = rx.recv().await {
         let done = stop(&message);
@@ -102,7 +102,7 @@ fn reconstruct(messages: &[StreamMessage]) -> String {
                     text.push_str(delta);
                 }
             }
-            StreamMessage::Terminal(_) => {}
+            StreamMessage::Terminal(_) | StreamMessage::Lagged(_) => {}
         }
     }
     text
@@ -145,8 +145,8 @@ async fn attach_mid_stream_gets_snapshot_then_the_live_tail_without_gaps_or_repe
     feed.send(token("two ")).unwrap();
     read_until(&mut opener, is_delta("two ")).await;
 
-    let (late, mut late_rx) = h.manager.listener(ListenerId("w2".into()));
-    let reply = h.manager.attach(&h.topic, late).await;
+    let (late, mut late_rx) = h.manager.listener(ListenerId("w2".into()), &h.topic);
+    let reply = h.manager.attach(&h.topic, vec![], late).await;
     assert!(reply.live);
     feed.send(token("three")).unwrap();
     drop(feed);
@@ -178,14 +178,14 @@ async fn detaching_the_last_listener_does_not_stop_the_stream() {
     drop(feed);
 
     // Reattach after the end: the finished turn is still attachable (grace period).
-    let (again, mut again_rx) = h.manager.listener(ListenerId("w1".into()));
+    let (again, mut again_rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
     loop {
         if !h.manager.is_streaming(&h.topic).await {
             break;
         }
         tokio::task::yield_now().await;
     }
-    assert!(h.manager.attach(&h.topic, again).await.live);
+    assert!(h.manager.attach(&h.topic, vec![], again).await.live);
     let messages = read_until(&mut again_rx, is_topic_done).await;
     assert_eq!(reconstruct(&messages), "kept going");
     assert_eq!(h.store.get_message(&message_id).await.unwrap().status, MessageStatus::Success);
@@ -210,7 +210,7 @@ async fn abort_resolves_after_the_partial_reply_is_persisted_as_paused() {
     assert_eq!(terminal.status, TerminalStatus::Paused);
     // Nothing is delivered after the terminal, even if the model keeps talking.
     let _ = feed.send(token("late"));
-    assert!(rx.try_recv().is_err());
+    assert!(rx.try_recv().is_none());
 }
 
 #[tokio::test]
@@ -222,17 +222,17 @@ async fn a_second_open_while_streaming_is_refused() {
     let turn = PreparedTurn {
         topic_id: h.topic.clone(),
         turn_id: TurnId::new(),
-        user_message_id: MessageId::new(),
-        user_text: "again".into(),
+        user: Some(UserInput { message_id: MessageId::new(), text: "again".into() }),
         executions: vec![PreparedExecution {
             message_id: MessageId::new(),
             model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: "m".into() },
             provider_name: "Fake".into(),
             model: Arc::new(GatedModel { rx: Mutex::new(Some(rx2)) }),
             completion: CompletionRequest { model: "m".into(), messages: vec![], temperature: None, max_tokens: None },
+            slot: ReplySlot::New,
         }],
     };
-    let (l, _) = h.manager.listener(ListenerId("w2".into()));
+    let (l, _) = h.manager.listener(ListenerId("w2".into()), &h.topic);
     assert!(matches!(h.manager.open(turn, l).await, Err(StreamError::Busy)));
     // The refused turn wrote nothing.
     assert_eq!(h.store.list_messages(&h.topic).await.unwrap().len(), 2);
@@ -242,8 +242,8 @@ async fn a_second_open_while_streaming_is_refused() {
 async fn a_dead_listener_is_pruned_and_the_others_keep_receiving() {
     let h = harness(StreamConfig::default()).await;
     let (feed, mut a, _) = h.open("a").await;
-    let (b, b_rx) = h.manager.listener(ListenerId("b".into()));
-    h.manager.attach(&h.topic, b).await;
+    let (b, b_rx) = h.manager.listener(ListenerId("b".into()), &h.topic);
+    h.manager.attach(&h.topic, vec![], b).await;
     drop(b_rx);
     feed.send(token("x")).unwrap();
     drop(feed);
@@ -254,8 +254,8 @@ async fn a_dead_listener_is_pruned_and_the_others_keep_receiving() {
 #[tokio::test]
 async fn attach_to_a_topic_without_a_stream_is_not_live() {
     let h = harness(StreamConfig::default()).await;
-    let (l, _rx) = h.manager.listener(ListenerId::unique());
-    assert!(!h.manager.attach(&TopicId::new(), l).await.live);
+    let (l, _rx) = h.manager.listener(ListenerId::unique(), &h.topic);
+    assert!(!h.manager.attach(&TopicId::new(), vec![], l).await.live);
 }
 
 #[tokio::test]
@@ -271,11 +271,11 @@ async fn finished_turns_stay_attachable_for_the_grace_period_then_are_evicted() 
     // race ahead while waiting for it. From here on nothing touches the database.
     tokio::time::pause();
     tokio::time::sleep(Duration::from_secs(29)).await;
-    let (l, _rx1) = h.manager.listener(ListenerId("w2".into()));
-    assert!(h.manager.attach(&h.topic, l).await.live);
+    let (l, _rx1) = h.manager.listener(ListenerId("w2".into()), &h.topic);
+    assert!(h.manager.attach(&h.topic, vec![], l).await.live);
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let (l, _rx2) = h.manager.listener(ListenerId("w3".into()));
-    assert!(!h.manager.attach(&h.topic, l).await.live);
+    let (l, _rx2) = h.manager.listener(ListenerId("w3".into()), &h.topic);
+    assert!(!h.manager.attach(&h.topic, vec![], l).await.live);
 }
 
 #[tokio::test]
@@ -290,4 +290,272 @@ async fn shutdown_persists_live_replies_as_interrupted() {
     assert_eq!(row.status_reason.as_deref(), Some("interrupted"));
     assert_eq!(row.message.text(), "half");
     drop(feed);
+}
+
+// ---- reattach with cursors, lag, status feed, multi-model, retry, continue ----
+
+type Feed = UnboundedSender<Result<CompletionEvent, ProviderError>>;
+
+fn gated(model: &str, message_id: MessageId, slot: ReplySlot) -> (Feed, PreparedExecution) {
+    let (feed, rx) = unbounded_channel();
+    let execution = PreparedExecution {
+        message_id,
+        model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: model.into() },
+        provider_name: "Fake".into(),
+        model: Arc::new(GatedModel { rx: Mutex::new(Some(rx)) }),
+        completion: CompletionRequest { model: model.into(), messages: vec![], temperature: None, max_tokens: None },
+        slot,
+    };
+    (feed, execution)
+}
+
+fn cursor_of(messages: &[StreamMessage]) -> Vec<protocol::ExecutionCursor> {
+    let mut cursors: Vec<protocol::ExecutionCursor> = Vec::new();
+    for message in messages {
+        let (id, seq) = match message {
+            StreamMessage::Chunk(e) => (e.execution_id.clone(), e.seq),
+            StreamMessage::Snapshot(s) => (s.execution_id.clone(), s.seq),
+            _ => continue,
+        };
+        cursors.retain(|c| c.execution_id != id);
+        cursors.push(protocol::ExecutionCursor { execution_id: id, seq });
+    }
+    cursors
+}
+
+#[tokio::test]
+async fn attach_with_a_cursor_inside_the_ring_replays_continuously() {
+    let h = harness(StreamConfig::default()).await;
+    let (feed, mut rx, _) = h.open("w1").await;
+    feed.send(token("a")).unwrap();
+    let seen = read_until(&mut rx, is_delta("a")).await;
+    feed.send(token("b")).unwrap();
+    feed.send(token("c")).unwrap();
+    read_until(&mut rx, is_delta("c")).await;
+
+    // A second window that had seen up to "a" comes back.
+    let (l, mut late) = h.manager.listener(ListenerId("w2".into()), &h.topic);
+    assert!(h.manager.attach(&h.topic, cursor_of(&seen), l).await.live);
+    drop(feed);
+    let messages = read_until(&mut late, is_topic_done).await;
+    assert!(!messages.iter().any(|m| matches!(m, StreamMessage::Snapshot(_))), "continuous replay needs no snapshot");
+    let first = seqs(&messages)[0];
+    assert_eq!(first, cursor_of(&seen)[0].seq + 1);
+    assert_eq!(reconstruct(&[seen, messages].concat()), "abc");
+}
+
+#[tokio::test]
+async fn attach_with_a_cursor_older_than_the_ring_rebases_on_a_snapshot() {
+    let h = harness(StreamConfig { replay_capacity: 4, ..StreamConfig::default() }).await;
+    let (feed, mut rx, _) = h.open("w1").await;
+    feed.send(token("a")).unwrap();
+    let seen = read_until(&mut rx, is_delta("a")).await;
+    for t in ["b", "c", "d", "e", "f", "g"] {
+        feed.send(token(t)).unwrap();
+    }
+    read_until(&mut rx, is_delta("g")).await;
+
+    let (l, mut late) = h.manager.listener(ListenerId("w2".into()), &h.topic);
+    h.manager.attach(&h.topic, cursor_of(&seen), l).await;
+    drop(feed);
+    let messages = read_until(&mut late, is_topic_done).await;
+    let StreamMessage::Snapshot(snapshot) = &messages[0] else {
+        panic!("ring overflow → snapshot: {:?}", messages[0])
+    };
+    assert_eq!(snapshot.message.text(), "abcdefg");
+    assert_eq!(reconstruct(&messages), "abcdefg");
+}
+
+#[tokio::test]
+async fn a_lagging_listener_is_dropped_told_so_and_catches_up_without_gaps() {
+    let h = harness(StreamConfig { listener_capacity: 4, ..StreamConfig::default() }).await;
+    let (feed, mut opener, _) = h.open("w1").await;
+    let (slow, mut slow_rx) = h.manager.listener(ListenerId("slow".into()), &h.topic);
+    h.manager.attach(&h.topic, vec![], slow).await;
+    // The opener keeps up; the slow one reads nothing while ten chunks go by.
+    for i in 0..10 {
+        let t = format!("{i} ");
+        feed.send(token(&t)).unwrap();
+        read_until(&mut opener, is_delta(&t)).await;
+    }
+    let mut got = Vec::new();
+    while let Some(message) = slow_rx.recv().await {
+        got.push(message);
+    }
+    assert!(matches!(got.last(), Some(StreamMessage::Lagged(_))), "a dropped listener ends with a lagged notice");
+    let (again, mut again_rx) = h.manager.listener(ListenerId("slow".into()), &h.topic);
+    h.manager.attach(&h.topic, cursor_of(&got), again).await;
+    drop(feed);
+    let rest = read_until(&mut again_rx, is_topic_done).await;
+    assert_eq!(reconstruct(&[got, rest].concat()), "0 1 2 3 4 5 6 7 8 9 ");
+}
+
+async fn statuses(feed: &mut StatusFeed, until: TopicStatus) -> Vec<TopicStatus> {
+    let mut out = Vec::new();
+    while let Some(message) = feed.recv().await {
+        if let protocol::StatusMessage::Changed(event) = message {
+            out.push(event.status);
+            if event.status == until {
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn status_feed_follows_a_turn_and_marks_completion_unseen() {
+    let h = harness(StreamConfig::default()).await;
+    let mut feed = h.manager.status().subscribe();
+    let (tx, mut rx, _) = h.open("w1").await;
+    tx.send(token("x")).unwrap();
+    drop(tx);
+    read_until(&mut rx, is_topic_done).await;
+    assert_eq!(
+        statuses(&mut feed, TopicStatus::Done).await,
+        [TopicStatus::Pending, TopicStatus::Streaming, TopicStatus::Done]
+    );
+    assert!(h.manager.status().status_of(&h.topic).unwrap().unseen);
+    h.manager.status().mark_seen(&h.topic);
+    assert!(!h.manager.status().status_of(&h.topic).unwrap().unseen);
+
+    // Stop → aborted. (The first change seen is the `done` that became seen.)
+    let (tx, mut rx, _) = h.open("w1").await;
+    tx.send(token("y")).unwrap();
+    read_until(&mut rx, is_delta("y")).await;
+    h.manager.abort(&h.topic).await;
+    assert_eq!(
+        statuses(&mut feed, TopicStatus::Aborted).await,
+        [TopicStatus::Done, TopicStatus::Pending, TopicStatus::Streaming, TopicStatus::Aborted]
+    );
+    assert!(h.manager.status().status_of(&h.topic).unwrap().unseen);
+}
+
+#[tokio::test]
+async fn a_multi_model_turn_streams_every_model_and_is_done_when_one_fails() {
+    let h = harness(StreamConfig::default()).await;
+    let mut feed = h.manager.status().subscribe();
+    let (good, a) = gated("a", MessageId::new(), ReplySlot::New);
+    let (bad, b) = gated("b", MessageId::new(), ReplySlot::New);
+    let failed_id = b.message_id.clone();
+    let turn_id = TurnId::new();
+    let turn = PreparedTurn {
+        topic_id: h.topic.clone(),
+        turn_id: turn_id.clone(),
+        user: Some(UserInput { message_id: MessageId::new(), text: "both".into() }),
+        executions: vec![a, b],
+    };
+    let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
+    h.manager.open(turn, l).await.unwrap();
+    good.send(token("fine")).unwrap();
+    bad.send(Err(ProviderError {
+        kind: providers::ProviderErrorKind::Server,
+        message: "boom".into(),
+        status: Some(500),
+        retryable: true,
+    }))
+    .unwrap();
+    drop(good);
+    let messages = read_until(&mut rx, is_topic_done).await;
+    let terminals: Vec<TerminalStatus> = messages
+        .iter()
+        .filter_map(|m| if let StreamMessage::Terminal(t) = m { Some(t.status) } else { None })
+        .collect();
+    assert_eq!(terminals.len(), 2);
+    assert!(terminals.contains(&TerminalStatus::Success) && terminals.contains(&TerminalStatus::Error));
+    assert_eq!(statuses(&mut feed, TopicStatus::Done).await.last(), Some(&TopicStatus::Done));
+    // Per-execution seq is contiguous for each model.
+    for execution in messages
+        .iter()
+        .filter_map(|m| if let StreamMessage::Chunk(e) = m { Some(e.execution_id.clone()) } else { None })
+    {
+        let mine: Vec<u64> = messages
+            .iter()
+            .filter_map(|m| match m {
+                StreamMessage::Chunk(e) if e.execution_id == execution => Some(e.seq),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(mine, (1..=mine.len() as u64).collect::<Vec<_>>());
+    }
+
+    // Retry the failed model on its own row; the good reply is untouched.
+    let (retry_feed, retry) = gated("b", failed_id.clone(), ReplySlot::Restart);
+    let turn =
+        PreparedTurn { topic_id: h.topic.clone(), turn_id: turn_id.clone(), user: None, executions: vec![retry] };
+    let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
+    h.manager.open(turn, l).await.unwrap();
+    retry_feed.send(token("recovered")).unwrap();
+    drop(retry_feed);
+    read_until(&mut rx, is_topic_done).await;
+    let row = h.store.get_message(&failed_id).await.unwrap();
+    assert_eq!((row.status, row.message.text().as_str()), (MessageStatus::Success, "recovered"));
+    assert_eq!(h.store.list_messages(&h.topic).await.unwrap().len(), 3, "retry reuses the row");
+
+    // Adding a model that already answers is refused; a new one joins the turn.
+    let (_f, same) = gated("a", MessageId::new(), ReplySlot::New);
+    let (l, _rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
+    let refused = h
+        .manager
+        .open(
+            PreparedTurn { topic_id: h.topic.clone(), turn_id: turn_id.clone(), user: None, executions: vec![same] },
+            l,
+        )
+        .await;
+    assert!(matches!(refused, Err(StreamError::ModelInTurn(_))));
+    let (extra_feed, extra) = gated("c", MessageId::new(), ReplySlot::New);
+    let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
+    h.manager
+        .open(PreparedTurn { topic_id: h.topic.clone(), turn_id, user: None, executions: vec![extra] }, l)
+        .await
+        .unwrap();
+    extra_feed.send(token("third")).unwrap();
+    drop(extra_feed);
+    let messages = read_until(&mut rx, is_topic_done).await;
+    // The joiner first sees the turn as it stands: one snapshot per existing reply.
+    assert_eq!(messages.iter().filter(|m| matches!(m, StreamMessage::Snapshot(_))).count(), 3);
+    assert_eq!(h.store.list_messages(&h.topic).await.unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn a_paused_reply_continues_after_its_kept_text() {
+    let h = harness(StreamConfig::default()).await;
+    let (feed, mut rx, message_id) = h.open("w1").await;
+    feed.send(token("Once upon ")).unwrap();
+    read_until(&mut rx, is_delta("Once upon ")).await;
+    h.manager.abort(&h.topic).await;
+    let stored = h.store.get_message(&message_id).await.unwrap();
+    let turn_id = stored.turn_id.clone().unwrap();
+
+    let (more, execution) = gated("m", message_id.clone(), ReplySlot::Continue(stored.message.clone()));
+    let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
+    h.manager
+        .open(PreparedTurn { topic_id: h.topic.clone(), turn_id, user: None, executions: vec![execution] }, l)
+        .await
+        .unwrap();
+    more.send(token("a time")).unwrap();
+    drop(more);
+    let messages = read_until(&mut rx, is_topic_done).await;
+    assert!(
+        matches!(&messages[0], StreamMessage::Snapshot(s) if s.message.text() == "Once upon "),
+        "{:?}",
+        messages[0]
+    );
+    assert_eq!(reconstruct(&messages), "Once upon a time");
+    let row = h.store.get_message(&message_id).await.unwrap();
+    assert_eq!((row.status, row.message.text().as_str()), (MessageStatus::Success, "Once upon a time"));
+}
+
+#[tokio::test]
+async fn retrying_a_reply_that_is_still_streaming_is_refused() {
+    let h = harness(StreamConfig::default()).await;
+    let (_feed, _rx, message_id) = h.open("w1").await;
+    let turn_id = h.store.get_message(&message_id).await.unwrap().turn_id.unwrap();
+    let (_f, retry) = gated("m", message_id, ReplySlot::Restart);
+    let (l, _) = h.manager.listener(ListenerId("w1".into()), &h.topic);
+    let result = h
+        .manager
+        .open(PreparedTurn { topic_id: h.topic.clone(), turn_id, user: None, executions: vec![retry] }, l)
+        .await;
+    assert!(matches!(result, Err(StreamError::ReplyRunning)));
 }

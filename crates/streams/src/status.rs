@@ -1,0 +1,140 @@
+//! The topic-status feed every window subscribes to.
+//!
+//! Actors publish transitions here; the hub keeps the latest status per topic (so a
+//! status outlives the actor's turn being evicted) and fans changes out on a broadcast
+//! channel. A subscriber that falls behind on the broadcast starts over from a snapshot.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use protocol::{StatusMessage, StatusSnapshot, TopicId, TopicStatus, TopicStatusEvent};
+use tokio::sync::broadcast;
+
+#[derive(Clone)]
+pub struct StatusHub {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    latest: Mutex<HashMap<TopicId, TopicStatusEvent>>,
+    changes: broadcast::Sender<TopicStatusEvent>,
+}
+
+impl Default for StatusHub {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StatusHub {
+    pub fn new() -> Self {
+        let (changes, _) = broadcast::channel(1024);
+        Self { inner: Arc::new(Inner { latest: Mutex::new(HashMap::new()), changes }) }
+    }
+
+    /// Records a new status. A finished turn (`done`, `aborted`, `error`) is unseen until
+    /// [`StatusHub::mark_seen`]; a new turn clears the mark.
+    pub(crate) fn publish(&self, topic_id: &TopicId, status: TopicStatus) {
+        let unseen = matches!(status, TopicStatus::Done | TopicStatus::Aborted | TopicStatus::Error);
+        self.set(TopicStatusEvent { topic_id: topic_id.clone(), status, unseen });
+    }
+
+    /// The user has looked at the topic: clears its unseen-completion mark.
+    pub fn mark_seen(&self, topic_id: &TopicId) {
+        let current = self.latest().into_iter().find(|e| &e.topic_id == topic_id);
+        if let Some(event) = current.filter(|e| e.unseen) {
+            self.set(TopicStatusEvent { unseen: false, ..event });
+        }
+    }
+
+    /// Forgets a deleted topic.
+    pub(crate) fn forget(&self, topic_id: &TopicId) {
+        if let Ok(mut latest) = self.inner.latest.lock() {
+            latest.remove(topic_id);
+        }
+    }
+
+    pub fn latest(&self) -> Vec<TopicStatusEvent> {
+        self.inner.latest.lock().map(|l| l.values().cloned().collect()).unwrap_or_default()
+    }
+
+    pub fn status_of(&self, topic_id: &TopicId) -> Option<TopicStatusEvent> {
+        self.inner.latest.lock().ok().and_then(|l| l.get(topic_id).cloned())
+    }
+
+    /// A feed: the full picture first, then each change.
+    pub fn subscribe(&self) -> StatusFeed {
+        // Subscribe before reading the snapshot so no change falls between the two.
+        let rx = self.inner.changes.subscribe();
+        StatusFeed { hub: self.clone(), rx, snapshot_due: true }
+    }
+
+    fn set(&self, event: TopicStatusEvent) {
+        if let Ok(mut latest) = self.inner.latest.lock() {
+            if latest.get(&event.topic_id) == Some(&event) {
+                return;
+            }
+            latest.insert(event.topic_id.clone(), event.clone());
+        }
+        // No receivers is fine: nobody is watching.
+        let _ = self.inner.changes.send(event);
+    }
+}
+
+pub struct StatusFeed {
+    hub: StatusHub,
+    rx: broadcast::Receiver<TopicStatusEvent>,
+    snapshot_due: bool,
+}
+
+impl StatusFeed {
+    /// The next message; `None` only when the hub is gone.
+    pub async fn recv(&mut self) -> Option<StatusMessage> {
+        loop {
+            if self.snapshot_due {
+                self.snapshot_due = false;
+                let mut statuses = self.hub.latest();
+                statuses.sort_by(|a, b| a.topic_id.cmp(&b.topic_id));
+                return Some(StatusMessage::Snapshot(StatusSnapshot { statuses }));
+            }
+            match self.rx.recv().await {
+                Ok(event) => return Some(StatusMessage::Changed(event)),
+                Err(broadcast::error::RecvError::Lagged(_)) => self.snapshot_due = true,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_feed_starts_with_a_snapshot_then_sees_changes_and_seen_marks() {
+        let hub = StatusHub::new();
+        let topic = TopicId::from("t");
+        hub.publish(&topic, TopicStatus::Streaming);
+        let mut feed = hub.subscribe();
+        let Some(StatusMessage::Snapshot(snapshot)) = feed.recv().await else { panic!("snapshot first") };
+        assert_eq!(snapshot.statuses[0].status, TopicStatus::Streaming);
+        hub.publish(&topic, TopicStatus::Done);
+        let Some(StatusMessage::Changed(done)) = feed.recv().await else { panic!() };
+        assert_eq!((done.status, done.unseen), (TopicStatus::Done, true));
+        hub.mark_seen(&topic);
+        let Some(StatusMessage::Changed(seen)) = feed.recv().await else { panic!() };
+        assert_eq!((seen.status, seen.unseen), (TopicStatus::Done, false));
+    }
+
+    #[tokio::test]
+    async fn a_lagging_feed_starts_over_from_a_snapshot() {
+        let hub = StatusHub::new();
+        let mut feed = hub.subscribe();
+        let _ = feed.recv().await;
+        for i in 0..2000 {
+            hub.publish(&TopicId::from(format!("t{i}").as_str()), TopicStatus::Pending);
+        }
+        let Some(StatusMessage::Snapshot(snapshot)) = feed.recv().await else { panic!("lag → snapshot") };
+        assert_eq!(snapshot.statuses.len(), 2000);
+    }
+}
