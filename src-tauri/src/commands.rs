@@ -2,8 +2,8 @@
 //! argument (JSON) so the engine, not Tauri, validates it and names a bad field.
 
 use engine::{Engine, ListenerId};
-use protocol::api::{StreamOpenRequest, TopicRequest};
-use protocol::{ApiError, AttachReply, StreamMessage};
+use protocol::api::{AddModelRequest, ReplyRequest, StreamAttachRequest, StreamOpenRequest, TopicRequest};
+use protocol::{ApiError, AttachReply, StatusMessage, StreamMessage, TopicId};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tauri::ipc::Channel;
@@ -33,6 +33,7 @@ plain_commands!(
     topic_create,
     topic_update,
     topic_delete,
+    topic_mark_seen,
     messages_list,
     providers_list,
     provider_create,
@@ -47,11 +48,17 @@ fn window_listener(window: &WebviewWindow) -> ListenerId {
     ListenerId(format!("window:{}", window.label()))
 }
 
-/// Subscribes `channel` and forwards messages until the listener is replaced or dropped.
-fn subscribe(engine: &Engine, window: &WebviewWindow, channel: Channel<StreamMessage>) -> engine::Listener {
-    let (listener, mut rx) = engine.listener(window_listener(window));
+/// Subscribes `channel` to the topic and forwards messages until the listener is
+/// replaced, detached or dropped (a lagged notice is forwarded last).
+fn subscribe(
+    engine: &Engine,
+    window: &WebviewWindow,
+    topic_id: &TopicId,
+    channel: Channel<StreamMessage>,
+) -> engine::Listener {
+    let (listener, mut subscription) = engine.listener(window_listener(window), topic_id);
     tauri::async_runtime::spawn(async move {
-        while let Some(message) = rx.recv().await {
+        while let Some(message) = subscription.recv().await {
             if channel.send(message).is_err() {
                 break;
             }
@@ -68,8 +75,44 @@ pub async fn stream_open(
     channel: Channel<StreamMessage>,
 ) -> Reply<AttachReply> {
     let request: StreamOpenRequest = parse(request)?;
-    let listener = subscribe(&engine, &window, channel);
+    let listener = subscribe(&engine, &window, &request.topic_id, channel);
     engine.stream_open(request, listener).await
+}
+
+#[tauri::command]
+pub async fn stream_retry(
+    engine: State<'_, Engine>,
+    window: WebviewWindow,
+    request: Value,
+    channel: Channel<StreamMessage>,
+) -> Reply<AttachReply> {
+    let request: ReplyRequest = parse(request)?;
+    let listener = subscribe(&engine, &window, &request.topic_id, channel);
+    engine.stream_retry(request, listener).await
+}
+
+#[tauri::command]
+pub async fn stream_continue(
+    engine: State<'_, Engine>,
+    window: WebviewWindow,
+    request: Value,
+    channel: Channel<StreamMessage>,
+) -> Reply<AttachReply> {
+    let request: ReplyRequest = parse(request)?;
+    let listener = subscribe(&engine, &window, &request.topic_id, channel);
+    engine.stream_continue(request, listener).await
+}
+
+#[tauri::command]
+pub async fn stream_add_model(
+    engine: State<'_, Engine>,
+    window: WebviewWindow,
+    request: Value,
+    channel: Channel<StreamMessage>,
+) -> Reply<AttachReply> {
+    let request: AddModelRequest = parse(request)?;
+    let listener = subscribe(&engine, &window, &request.topic_id, channel);
+    engine.stream_add_model(request, listener).await
 }
 
 #[tauri::command]
@@ -79,9 +122,9 @@ pub async fn stream_attach(
     request: Value,
     channel: Channel<StreamMessage>,
 ) -> Reply<AttachReply> {
-    let request: TopicRequest = parse(request)?;
-    let listener = subscribe(&engine, &window, channel);
-    engine.stream_attach(&request.topic_id, listener).await
+    let request: StreamAttachRequest = parse(request)?;
+    let listener = subscribe(&engine, &window, &request.topic_id, channel);
+    engine.stream_attach(&request.topic_id, request.after, listener).await
 }
 
 #[tauri::command]
@@ -97,6 +140,20 @@ pub async fn stream_abort(engine: State<'_, Engine>, request: Value) -> Reply<()
     engine.stream_abort(&request.topic_id).await
 }
 
+/// The topic-status feed for this window: every status first, then each change.
+#[tauri::command]
+pub async fn status_subscribe(engine: State<'_, Engine>, channel: Channel<StatusMessage>) -> Reply<()> {
+    let mut feed = engine.status_subscribe();
+    tauri::async_runtime::spawn(async move {
+        while let Some(message) = feed.recv().await {
+            if channel.send(message).is_err() {
+                break;
+            }
+        }
+    });
+    Ok(())
+}
+
 pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
     tauri::generate_handler![
         app_info,
@@ -104,6 +161,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         topic_create,
         topic_update,
         topic_delete,
+        topic_mark_seen,
         messages_list,
         providers_list,
         provider_create,
@@ -112,7 +170,11 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         provider_models,
         provider_demo,
         stream_open,
+        stream_retry,
+        stream_continue,
+        stream_add_model,
         stream_attach,
+        status_subscribe,
         stream_detach,
         stream_abort,
     ]

@@ -72,7 +72,19 @@ export type ExecutionTerminal = { topicId: TopicId, turnId: TurnId, executionId:
  */
 isTopicDone: boolean, };
 
-export type StreamMessage = { "kind": "snapshot" } & ExecutionSnapshot | { "kind": "chunk" } & StreamEvent | { "kind": "terminal" } & ExecutionTerminal;
+export type LaggedNotice = { topicId: TopicId, };
+
+export type StreamMessage = { "kind": "snapshot" } & ExecutionSnapshot | { "kind": "chunk" } & StreamEvent | { "kind": "terminal" } & ExecutionTerminal | { "kind": "lagged" } & LaggedNotice;
+
+export type ExecutionCursor = { executionId: ExecutionId, seq: number, };
+
+export type TopicStatus = "pending" | "streaming" | "awaiting_approval" | "done" | "aborted" | "error";
+
+export type TopicStatusEvent = { topicId: TopicId, status: TopicStatus, unseen: boolean, };
+
+export type StatusSnapshot = { statuses: Array<TopicStatusEvent>, };
+
+export type StatusMessage = { "kind": "snapshot" } & StatusSnapshot | { "kind": "changed" } & TopicStatusEvent;
 
 export type AttachReply = { 
 /**
@@ -108,9 +120,19 @@ messageId?: MessageId,
 /**
  * Overrides the topic's model for this turn.
  */
-model?: ModelRef, };
+model?: ModelRef, 
+/**
+ * Ask several models at once (side-by-side replies); overrides `model`.
+ */
+models?: Array<ModelRef>, };
+
+export type ReplyRequest = { topicId: TopicId, messageId: MessageId, };
+
+export type AddModelRequest = { topicId: TopicId, turnId: TurnId, model: ModelRef, };
 
 export type TopicRequest = { topicId: TopicId, };
+
+export type StreamAttachRequest = { topicId: TopicId, after: Array<ExecutionCursor>, };
 
 export type ProviderKind = "openai_compatible" | "demo";
 

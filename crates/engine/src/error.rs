@@ -16,7 +16,9 @@ pub fn store_error(err: StoreError) -> ApiError {
 
 pub(crate) fn stream_error(err: StreamError) -> ApiError {
     match err {
-        StreamError::Busy => ApiError::conflict(err.to_string()),
+        StreamError::Busy | StreamError::ModelInTurn(_) | StreamError::ReplyRunning => {
+            ApiError::conflict(err.to_string())
+        }
         StreamError::Store(err) => store_error(err),
         StreamError::ShuttingDown => {
             ApiError { kind: ErrorKind::Internal, message: err.to_string(), retryable: true, field: None }

@@ -20,15 +20,14 @@ mod turns;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use protocol::api::{AppInfo, StreamOpenRequest};
-use protocol::{ApiError, AttachReply, TopicId};
+use protocol::api::{AddModelRequest, AppInfo, ReplyRequest, StreamOpenRequest};
+use protocol::{ApiError, AttachReply, ExecutionCursor, TopicId};
 use store::Store;
 use store::secrets::{FileSecretStore, SecretStore};
 use streams::{StreamConfig, StreamManager};
 
 pub use error::store_error;
-pub use streams::{Listener, ListenerId};
-pub use tokio::sync::mpsc::Receiver;
+pub use streams::{Listener, ListenerId, StatusFeed, Subscription};
 
 /// Where the engine keeps its data and how it presents itself.
 #[derive(Clone, Debug)]
@@ -100,21 +99,54 @@ impl Engine {
         }
     }
 
-    /// A subscription for [`Engine::stream_open`] / [`Engine::stream_attach`].
-    pub fn listener(&self, id: ListenerId) -> (Listener, Receiver<protocol::StreamMessage>) {
-        self.inner.streams.listener(id)
+    /// A subscription to one topic, for the streaming operations below.
+    pub fn listener(&self, id: ListenerId, topic_id: &TopicId) -> (Listener, Subscription) {
+        self.inner.streams.listener(id, topic_id)
     }
 
-    /// Starts a turn in the topic and subscribes `listener` to it.
+    /// Starts a turn in the topic (one reply per model) and subscribes `listener` to it.
     pub async fn stream_open(&self, request: StreamOpenRequest, listener: Listener) -> Result<AttachReply, ApiError> {
         let turn = self.prepare_turn(request).await?;
         self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
     }
 
-    /// Subscribes `listener` to the topic's live reply, if any.
-    pub async fn stream_attach(&self, topic_id: &TopicId, listener: Listener) -> Result<AttachReply, ApiError> {
+    /// Generates one reply again, in place, and subscribes `listener` to the turn.
+    pub async fn stream_retry(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
+        let turn = self.prepare_reply(request, false).await?;
+        self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
+    }
+
+    /// Continues a stopped or interrupted reply after the text it kept.
+    pub async fn stream_continue(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
+        let turn = self.prepare_reply(request, true).await?;
+        self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
+    }
+
+    /// Asks one more model to answer an existing turn (it joins a live turn too).
+    pub async fn stream_add_model(
+        &self,
+        request: AddModelRequest,
+        listener: Listener,
+    ) -> Result<AttachReply, ApiError> {
+        let turn = self.prepare_added_model(request).await?;
+        self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
+    }
+
+    /// Subscribes `listener` to the topic's live reply, if any, continuing after the
+    /// given cursors where possible.
+    pub async fn stream_attach(
+        &self,
+        topic_id: &TopicId,
+        after: Vec<ExecutionCursor>,
+        listener: Listener,
+    ) -> Result<AttachReply, ApiError> {
         self.inner.store.get_topic(topic_id).await.map_err(store_error)?;
-        Ok(self.inner.streams.attach(topic_id, listener).await)
+        Ok(self.inner.streams.attach(topic_id, after, listener).await)
+    }
+
+    /// Every topic's status, then each change (for the topic list in every window).
+    pub fn status_subscribe(&self) -> StatusFeed {
+        self.inner.streams.status().subscribe()
     }
 
     /// Stops delivery to one listener; the stream goes on.

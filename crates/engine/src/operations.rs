@@ -49,6 +49,11 @@ impl Engine {
                 self.inner.store.delete_topic(&request.topic_id).await.map_err(store_error)?;
                 Ok(Value::Null)
             }
+            "topic_mark_seen" => {
+                let request: TopicRequest = parse(request)?;
+                self.inner.streams.status().mark_seen(&request.topic_id);
+                Ok(Value::Null)
+            }
             "messages_list" => {
                 let request: TopicRequest = parse(request)?;
                 self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;

@@ -52,35 +52,31 @@ impl Fixture {
 
     /// Sends a message and reads the stream to its end.
     async fn send(&self, topic: &Topic, text: &str) -> Vec<StreamMessage> {
-        let (listener, mut rx) = self.engine.listener(ListenerId::unique());
-        let reply = self
-            .engine
-            .stream_open(
-                protocol::api::StreamOpenRequest {
-                    topic_id: topic.id.clone(),
-                    text: text.into(),
-                    message_id: None,
-                    model: None,
-                },
-                listener,
-            )
-            .await
-            .unwrap();
+        let (listener, mut rx) = self.engine.listener(ListenerId::unique(), &topic.id);
+        let reply = self.engine.stream_open(open_request(topic.id.clone(), text), listener).await.unwrap();
         assert!(reply.live);
-        let mut out = Vec::new();
-        while let Some(message) = rx.recv().await {
-            let done = matches!(&message, StreamMessage::Terminal(t) if t.is_topic_done);
-            out.push(message);
-            if done {
-                break;
-            }
-        }
-        out
+        drain(&mut rx).await
     }
 
     async fn messages(&self, topic: &Topic) -> Vec<StoredMessage> {
         self.call("messages_list", json!({ "topicId": topic.id })).await
     }
+}
+
+fn open_request(topic_id: protocol::TopicId, text: &str) -> protocol::api::StreamOpenRequest {
+    protocol::api::StreamOpenRequest { topic_id, text: text.into(), message_id: None, model: None, models: None }
+}
+
+async fn drain(rx: &mut Subscription) -> Vec<StreamMessage> {
+    let mut out = Vec::new();
+    while let Some(message) = rx.recv().await {
+        let done = matches!(&message, StreamMessage::Terminal(t) if t.is_topic_done);
+        out.push(message);
+        if done {
+            break;
+        }
+    }
+    out
 }
 
 fn terminal_status(messages: &[StreamMessage]) -> TerminalStatus {
@@ -184,19 +180,8 @@ async fn abort_keeps_the_partial_reply_as_stopped() {
     let topic = f.topic().await;
     let chunks: Vec<String> = (0..200).map(|i| format!("w{i} ")).collect();
     server.push_script(serde_json::from_value(json!({ "chunks": chunks, "tokenDelayMs": 20 })).unwrap());
-    let (listener, mut rx) = f.engine.listener(ListenerId::unique());
-    f.engine
-        .stream_open(
-            protocol::api::StreamOpenRequest {
-                topic_id: topic.id.clone(),
-                text: "go".into(),
-                message_id: None,
-                model: None,
-            },
-            listener,
-        )
-        .await
-        .unwrap();
+    let (listener, mut rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    f.engine.stream_open(open_request(topic.id.clone(), "go"), listener).await.unwrap();
     // Wait for some text, then stop.
     while let Some(message) = rx.recv().await {
         if matches!(&message, StreamMessage::Chunk(e) if matches!(&e.chunk, protocol::UiChunk::TextDelta { delta, .. } if delta == "w3 "))
@@ -240,23 +225,11 @@ async fn unknown_topics_are_not_found() {
     let missing = protocol::TopicId::new();
     let err = f.engine.call("messages_list", json!({ "topicId": missing })).await.unwrap_err();
     assert_eq!(err.kind, ErrorKind::NotFound);
-    let (listener, _rx) = f.engine.listener(ListenerId::unique());
-    let err = f.engine.stream_attach(&missing, listener).await.unwrap_err();
+    let (listener, _rx) = f.engine.listener(ListenerId::unique(), &missing);
+    let err = f.engine.stream_attach(&missing, vec![], listener).await.unwrap_err();
     assert_eq!(err.kind, ErrorKind::NotFound);
-    let (listener, _rx) = f.engine.listener(ListenerId::unique());
-    let err = f
-        .engine
-        .stream_open(
-            protocol::api::StreamOpenRequest {
-                topic_id: missing.clone(),
-                text: "hi".into(),
-                message_id: None,
-                model: None,
-            },
-            listener,
-        )
-        .await
-        .unwrap_err();
+    let (listener, _rx) = f.engine.listener(ListenerId::unique(), &missing);
+    let err = f.engine.stream_open(open_request(missing.clone(), "hi"), listener).await.unwrap_err();
     assert_eq!(err.kind, ErrorKind::NotFound);
     assert_eq!(f.engine.stream_abort(&missing).await.unwrap_err().kind, ErrorKind::NotFound);
 }
@@ -293,4 +266,98 @@ async fn a_model_list_comes_from_the_endpoint() {
     let err =
         f.engine.call("provider_models", json!({ "baseUrl": server.base_url(), "apiKey": "bad" })).await.unwrap_err();
     assert!(err.message.contains("authentication failed"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn several_models_answer_side_by_side_and_each_can_be_retried_or_continued() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    let first: Provider = f.provider(&server, "").await;
+    let other: Provider = f
+        .call("provider_create", json!({ "name": "Other", "baseUrl": server.base_url(), "defaultModel": "scripted" }))
+        .await;
+    let topic = f.topic().await;
+    let a = protocol::ModelRef { provider_id: first.id.clone(), model: "scripted".into() };
+    let b = protocol::ModelRef { provider_id: other.id.clone(), model: "scripted".into() };
+    server.push_script(Script { chunks: Some(vec!["from one".into()]), ..Script::default() });
+    server.push_script(
+        serde_json::from_value(json!({ "fault": { "kind": "status", "status": 500, "body": "{}" } })).unwrap(),
+    );
+    let mut request = open_request(topic.id.clone(), "Compare");
+    request.models = Some(vec![a.clone(), b.clone()]);
+    let (listener, mut rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    f.engine.stream_open(request, listener).await.unwrap();
+    drain(&mut rx).await;
+    let rows = f.messages(&topic).await;
+    assert_eq!(rows.len(), 3, "one user row, one reply per model");
+    let failed = rows.iter().find(|r| r.status == MessageStatus::Error).expect("one reply failed").clone();
+    assert!(rows.iter().any(|r| r.status == MessageStatus::Success && r.message.text() == "from one"));
+    assert_eq!(rows[1].turn_id, rows[2].turn_id);
+
+    // Retry the failed one in place; its prompt is the conversation up to the turn.
+    server.push_script(Script { chunks: Some(vec!["second try".into()]), ..Script::default() });
+    let (listener, mut rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    let retry = protocol::api::ReplyRequest { topic_id: topic.id.clone(), message_id: failed.id.clone() };
+    f.engine.stream_retry(retry, listener).await.unwrap();
+    drain(&mut rx).await;
+    let row = f.messages(&topic).await.into_iter().find(|r| r.id == failed.id).unwrap();
+    assert_eq!((row.status, row.message.text().as_str()), (MessageStatus::Success, "second try"));
+    let prompt = server.requests().last().unwrap().body["messages"].clone();
+    assert_eq!(prompt.as_array().unwrap().len(), 1, "retry sees the user message only: {prompt}");
+
+    // Asking a model twice in one message is a clear error.
+    let mut twice = open_request(topic.id.clone(), "again");
+    twice.models = Some(vec![a.clone(), a.clone()]);
+    let (listener, _rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    assert_eq!(f.engine.stream_open(twice, listener).await.unwrap_err().field.as_deref(), Some("models"));
+}
+
+#[tokio::test]
+async fn a_stopped_reply_continues_from_its_text_and_the_topic_status_is_unseen_until_looked_at() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    f.provider(&server, "").await;
+    let topic = f.topic().await;
+    let mut feed = f.engine.status_subscribe();
+    let chunks: Vec<String> = (0..200).map(|i| format!("w{i} ")).collect();
+    server.push_script(serde_json::from_value(json!({ "chunks": chunks, "tokenDelayMs": 20 })).unwrap());
+    let (listener, mut rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    f.engine.stream_open(open_request(topic.id.clone(), "story"), listener).await.unwrap();
+    while let Some(message) = rx.recv().await {
+        if matches!(&message, StreamMessage::Chunk(e) if matches!(&e.chunk, protocol::UiChunk::TextDelta { delta, .. } if delta == "w2 "))
+        {
+            break;
+        }
+    }
+    f.engine.stream_abort(&topic.id).await.unwrap();
+    let stopped = f.messages(&topic).await.pop().unwrap();
+    assert_eq!(stopped.status, MessageStatus::Paused);
+
+    server.push_script(Script { chunks: Some(vec!["THE END".into()]), ..Script::default() });
+    let (listener, mut rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    let request = protocol::api::ReplyRequest { topic_id: topic.id.clone(), message_id: stopped.id.clone() };
+    f.engine.stream_continue(request.clone(), listener).await.unwrap();
+    drain(&mut rx).await;
+    let row = f.messages(&topic).await.pop().unwrap();
+    assert_eq!(row.status, MessageStatus::Success);
+    assert!(row.message.text().starts_with(&stopped.message.text()));
+    assert!(row.message.text().ends_with("THE END"));
+    // The model was shown the kept text as its own last message.
+    let prompt = server.requests().last().unwrap().body["messages"].clone();
+    assert_eq!(prompt.as_array().unwrap().last().unwrap()["role"], "assistant");
+    // Only a paused reply can be continued.
+    let (listener, _rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    assert_eq!(f.engine.stream_continue(request, listener).await.unwrap_err().kind, ErrorKind::BadRequest);
+
+    let mut last = None;
+    while let Ok(Some(message)) = tokio::time::timeout(Duration::from_millis(200), feed.recv()).await {
+        if let protocol::StatusMessage::Changed(event) = message {
+            last = Some(event);
+        }
+    }
+    let last = last.expect("status changes were published");
+    assert_eq!((last.status, last.unseen), (protocol::TopicStatus::Done, true));
+    f.engine.call("topic_mark_seen", json!({ "topicId": topic.id })).await.unwrap();
+    let Some(protocol::StatusMessage::Changed(seen)) = feed.recv().await else { panic!("seen is published") };
+    assert!(!seen.unseen);
 }

@@ -1,20 +1,27 @@
-//! Preparing a turn: which model answers, and what it is told.
+//! Preparing turns for the stream manager: which models answer, and what they are told.
+//!
+//! A new turn appends the user's message to the conversation; retry, continue and
+//! add-model (re)start replies of an existing turn, whose prompt is the conversation up
+//! to that turn's user message (plus, for continue, the reply's kept text).
 
 use std::sync::Arc;
 
-use protocol::api::{ProviderKind, StreamOpenRequest};
-use protocol::{ApiError, MessageId, ModelRef, TurnId, UiMessage};
+use protocol::api::{AddModelRequest, ProviderKind, ReplyRequest, StoredMessage, StreamOpenRequest};
+use protocol::{ApiError, MessageId, MessageRole, MessageStatus, ModelRef, TurnId, UiMessage};
 use providers::{ChatMessage, CompletionRequest, LanguageModel, OpenAiChat, OpenAiChatConfig};
 use store::StoreError;
-use streams::{PreparedExecution, PreparedTurn};
+use streams::{PreparedExecution, PreparedTurn, ReplySlot, UserInput};
 
 use crate::operations::DEFAULT_TOPIC_TITLE;
 use crate::{Engine, store_error};
 
 /// Longest automatic topic title, in characters.
 const TITLE_CHARS: usize = 60;
+/// Most models one turn may ask at once.
+const MAX_MODELS: usize = 8;
 
 impl Engine {
+    /// A new turn: the user's message, answered by one model or several side by side.
     pub(crate) async fn prepare_turn(&self, request: StreamOpenRequest) -> Result<PreparedTurn, ApiError> {
         let text = request.text.trim();
         if text.is_empty() {
@@ -22,16 +29,98 @@ impl Engine {
         }
         let store = &self.inner.store;
         let topic = store.get_topic(&request.topic_id).await.map_err(store_error)?;
-        let model_ref = match request.model.or(topic.model.clone()) {
-            Some(model) => model,
-            None => self.default_model().await?,
+        let models = match (request.models, request.model.or(topic.model.clone())) {
+            (Some(models), _) if !models.is_empty() => models,
+            (_, Some(model)) => vec![model],
+            (_, None) => vec![self.default_model().await?],
         };
-        let provider = match store.get_provider(&model_ref.provider_id).await {
+        let models = distinct(models)?;
+
+        let history = store.list_messages(&topic.id).await.map_err(store_error)?;
+        let user_message_id = request.message_id.unwrap_or_default();
+        let user = UiMessage::user_text(user_message_id.as_str(), text);
+        let conversation: Vec<&UiMessage> = prompt_messages(&history, None).chain([&user]).collect();
+        let mut executions = Vec::with_capacity(models.len());
+        for model in models {
+            executions.push(self.execution(MessageId::new(), model, &conversation, ReplySlot::New).await?);
+        }
+
+        if topic.title == DEFAULT_TOPIC_TITLE && history.is_empty() {
+            let title = auto_title(text);
+            if let Err(err) = store.update_topic(&topic.id, Some(&title), None).await {
+                tracing::warn!(error = %err, "could not title the topic");
+            }
+        }
+        Ok(PreparedTurn {
+            topic_id: topic.id,
+            turn_id: TurnId::new(),
+            user: Some(UserInput { message_id: user_message_id, text: text.to_owned() }),
+            executions,
+        })
+    }
+
+    /// Generate one reply again from scratch (`continue_reply` false), or continue it
+    /// after the text it kept (a stopped, stalled or interrupted reply).
+    pub(crate) async fn prepare_reply(
+        &self,
+        request: ReplyRequest,
+        continue_reply: bool,
+    ) -> Result<PreparedTurn, ApiError> {
+        let history = self.inner.store.list_messages(&request.topic_id).await.map_err(store_error)?;
+        let reply = history
+            .iter()
+            .find(|m| m.id == request.message_id && m.message.role == MessageRole::Assistant)
+            .ok_or_else(|| ApiError::not_found("reply", &request.message_id))?;
+        let (Some(turn_id), Some(model)) = (reply.turn_id.clone(), reply.model.clone()) else {
+            return Err(ApiError::bad_request("messageId", "this reply has no turn or model to run again"));
+        };
+        if continue_reply && reply.status != MessageStatus::Paused {
+            return Err(ApiError::bad_request(
+                "messageId",
+                "only a stopped or interrupted reply can be continued; retry it instead",
+            ));
+        }
+        let mut conversation: Vec<&UiMessage> = prompt_messages(&history, Some(&turn_id)).collect();
+        let slot = if continue_reply {
+            conversation.push(&reply.message);
+            ReplySlot::Continue(reply.message.clone())
+        } else {
+            ReplySlot::Restart
+        };
+        let execution = self.execution(reply.id.clone(), model, &conversation, slot).await?;
+        Ok(PreparedTurn { topic_id: request.topic_id, turn_id, user: None, executions: vec![execution] })
+    }
+
+    /// One more model answers an existing turn, in a new reply beside the others.
+    pub(crate) async fn prepare_added_model(&self, request: AddModelRequest) -> Result<PreparedTurn, ApiError> {
+        let history = self.inner.store.list_messages(&request.topic_id).await.map_err(store_error)?;
+        if !history.iter().any(|m| m.turn_id.as_ref() == Some(&request.turn_id) && m.message.role == MessageRole::User)
+        {
+            return Err(ApiError::not_found("turn", &request.turn_id));
+        }
+        let conversation: Vec<&UiMessage> = prompt_messages(&history, Some(&request.turn_id)).collect();
+        let execution = self.execution(MessageId::new(), request.model, &conversation, ReplySlot::New).await?;
+        Ok(PreparedTurn {
+            topic_id: request.topic_id,
+            turn_id: request.turn_id,
+            user: None,
+            executions: vec![execution],
+        })
+    }
+
+    async fn execution(
+        &self,
+        message_id: MessageId,
+        model_ref: ModelRef,
+        conversation: &[&UiMessage],
+        slot: ReplySlot,
+    ) -> Result<PreparedExecution, ApiError> {
+        let provider = match self.inner.store.get_provider(&model_ref.provider_id).await {
             Ok(provider) => provider,
             Err(StoreError::NotFound { .. }) => {
                 return Err(ApiError::bad_request(
                     "model",
-                    "the provider for this topic was removed; pick another model",
+                    format!("no provider {} (was it removed?): pick another model", model_ref.provider_id),
                 ));
             }
             Err(err) => return Err(store_error(err)),
@@ -46,40 +135,22 @@ impl Engine {
             api_key,
             http: self.inner.http.clone(),
         }));
-
-        let history = store.list_messages(&topic.id).await.map_err(store_error)?;
-        let user_message_id = request.message_id.unwrap_or_default();
-        let user = UiMessage::user_text(user_message_id.as_str(), text);
-        let mut messages: Vec<ChatMessage> = agent::build_prompt(history.iter().map(|m| &m.message).chain([&user]));
-        // The reply answers the whole conversation, never an empty prompt.
+        let messages: Vec<ChatMessage> = agent::build_prompt(conversation.iter().copied());
         if messages.is_empty() {
-            messages.push(ChatMessage::user(text));
+            return Err(ApiError::bad_request("text", "there is nothing to answer in this conversation"));
         }
-
-        if topic.title == DEFAULT_TOPIC_TITLE && history.is_empty() {
-            let title = auto_title(text);
-            if let Err(err) = store.update_topic(&topic.id, Some(&title), None).await {
-                tracing::warn!(error = %err, "could not title the topic");
-            }
-        }
-
-        Ok(PreparedTurn {
-            topic_id: topic.id,
-            turn_id: TurnId::new(),
-            user_message_id,
-            user_text: text.to_owned(),
-            executions: vec![PreparedExecution {
-                message_id: MessageId::new(),
-                completion: CompletionRequest {
-                    model: model_ref.model.clone(),
-                    messages,
-                    temperature: None,
-                    max_tokens: None,
-                },
-                model_ref,
-                provider_name: provider.name,
-                model,
-            }],
+        Ok(PreparedExecution {
+            message_id,
+            completion: CompletionRequest {
+                model: model_ref.model.clone(),
+                messages,
+                temperature: None,
+                max_tokens: None,
+            },
+            model_ref,
+            provider_name: provider.name,
+            model,
+            slot,
         })
     }
 
@@ -90,6 +161,52 @@ impl Engine {
             ApiError::bad_request("model", "no provider is configured: add one in Settings, or try the demo provider")
         })
     }
+}
+
+/// The conversation a model sees: each earlier turn's user message and one reply (the
+/// first that has text), in order. With `upto`, stops at that turn's user message.
+fn prompt_messages<'a>(history: &'a [StoredMessage], upto: Option<&TurnId>) -> impl Iterator<Item = &'a UiMessage> {
+    let mut out: Vec<&UiMessage> = Vec::new();
+    let mut answered: Option<&TurnId> = None;
+    for stored in history {
+        let turn = stored.turn_id.as_ref();
+        match stored.message.role {
+            MessageRole::User => {
+                out.push(&stored.message);
+                if upto.is_some() && turn == upto {
+                    break;
+                }
+            }
+            MessageRole::Assistant => {
+                let has_text = stored
+                    .message
+                    .parts
+                    .iter()
+                    .any(|p| matches!(p, protocol::UiPart::Text { text, .. } if !text.trim().is_empty()));
+                if has_text && (turn.is_none() || answered != turn) {
+                    out.push(&stored.message);
+                    answered = turn;
+                }
+            }
+            MessageRole::System => out.push(&stored.message),
+        }
+    }
+    out.into_iter()
+}
+
+/// A turn asks each model once, and not too many at a time.
+fn distinct(models: Vec<ModelRef>) -> Result<Vec<ModelRef>, ApiError> {
+    let mut out: Vec<ModelRef> = Vec::with_capacity(models.len());
+    for model in models {
+        if out.contains(&model) {
+            return Err(ApiError::bad_request("models", format!("{model} is listed twice")));
+        }
+        out.push(model);
+    }
+    if out.len() > MAX_MODELS {
+        return Err(ApiError::bad_request("models", format!("at most {MAX_MODELS} models can answer one message")));
+    }
+    Ok(out)
 }
 
 /// A topic title from the first message: its first line, cut at a word boundary.

@@ -83,6 +83,27 @@ pub struct StreamOpenRequest {
     #[serde(default)]
     #[ts(optional)]
     pub model: Option<ModelRef>,
+    /// Ask several models at once (side-by-side replies); overrides `model`.
+    #[serde(default)]
+    #[ts(optional)]
+    pub models: Option<Vec<ModelRef>>,
+}
+
+/// Retry or continue one reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReplyRequest {
+    pub topic_id: TopicId,
+    pub message_id: MessageId,
+}
+
+/// Ask one more model to answer an existing turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AddModelRequest {
+    pub topic_id: TopicId,
+    pub turn_id: TurnId,
+    pub model: ModelRef,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]

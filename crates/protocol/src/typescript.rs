@@ -54,6 +54,8 @@ pub fn declarations() -> String {
         UpdateTopic::decl(&cfg),
         StoredMessage::decl(&cfg),
         StreamOpenRequest::decl(&cfg),
+        ReplyRequest::decl(&cfg),
+        AddModelRequest::decl(&cfg),
         TopicRequest::decl(&cfg),
         StreamAttachRequest::decl(&cfg),
         ProviderKind::decl(&cfg),

@@ -9,14 +9,15 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use protocol::api::{StreamOpenRequest, TopicRequest};
-use protocol::{ApiError, ErrorKind};
+use engine::Engine;
+use protocol::api::{AddModelRequest, ReplyRequest, StreamAttachRequest, StreamOpenRequest, TopicRequest};
+use protocol::{ApiError, AttachReply, ErrorKind, ExecutionCursor, ExecutionId, TopicId};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tower_http::services::{ServeDir, ServeFile};
 
 use crate::AppState;
-use crate::sse::event_stream;
+use crate::sse::{event_stream, status_stream};
 
 pub fn router(state: AppState, ui_dir: &Path) -> Router {
     let api = Router::new()
@@ -45,49 +46,102 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn operation(State(state): State<AppState>, UrlPath(name): UrlPath<String>, body: Bytes) -> Response {
+async fn operation(
+    State(state): State<AppState>,
+    UrlPath(name): UrlPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let request = match parse_body(&body) {
         Ok(request) => request,
         Err(err) => return error_response(err),
     };
-    match name.as_str() {
-        "stream_open" => match typed::<StreamOpenRequest>(request) {
-            Ok(request) => {
-                let (listener, rx) = state.engine.listener(engine::ListenerId::unique());
-                match state.engine.stream_open(request, listener).await {
-                    Ok(reply) => event_stream(reply, rx, state.shutdown.clone()),
-                    Err(err) => error_response(err),
+    let result = match name.as_str() {
+        "stream_open" => {
+            stream(
+                &state,
+                typed::<StreamOpenRequest>(request),
+                |r| r.topic_id.clone(),
+                |engine, r, l| Box::pin(async move { engine.stream_open(r, l).await }),
+            )
+            .await
+        }
+        "stream_retry" => {
+            stream(
+                &state,
+                typed::<ReplyRequest>(request),
+                |r| r.topic_id.clone(),
+                |engine, r, l| Box::pin(async move { engine.stream_retry(r, l).await }),
+            )
+            .await
+        }
+        "stream_continue" => {
+            stream(
+                &state,
+                typed::<ReplyRequest>(request),
+                |r| r.topic_id.clone(),
+                |engine, r, l| Box::pin(async move { engine.stream_continue(r, l).await }),
+            )
+            .await
+        }
+        "stream_add_model" => {
+            stream(
+                &state,
+                typed::<AddModelRequest>(request),
+                |r| r.topic_id.clone(),
+                |engine, r, l| Box::pin(async move { engine.stream_add_model(r, l).await }),
+            )
+            .await
+        }
+        "stream_attach" => {
+            let request = typed::<StreamAttachRequest>(request).map(|mut r| {
+                if r.after.is_empty() {
+                    r.after = last_event_id(&headers).into_iter().collect();
                 }
-            }
-            Err(err) => error_response(err),
-        },
-        "stream_attach" => match typed::<TopicRequest>(request) {
-            Ok(request) => {
-                let (listener, rx) = state.engine.listener(engine::ListenerId::unique());
-                match state.engine.stream_attach(&request.topic_id, listener).await {
-                    Ok(reply) => event_stream(reply, rx, state.shutdown.clone()),
-                    Err(err) => error_response(err),
-                }
-            }
-            Err(err) => error_response(err),
-        },
+                r
+            });
+            stream(
+                &state,
+                request,
+                |r| r.topic_id.clone(),
+                |engine, r, l| Box::pin(async move { engine.stream_attach(&r.topic_id, r.after, l).await }),
+            )
+            .await
+        }
+        "status_subscribe" => Ok(status_stream(state.engine.status_subscribe(), state.shutdown.clone())),
         // Over HTTP a subscription is its response: closing it detaches.
-        "stream_detach" => match typed::<TopicRequest>(request) {
-            Ok(_) => axum::Json(Value::Null).into_response(),
-            Err(err) => error_response(err),
-        },
+        "stream_detach" => typed::<TopicRequest>(request).map(|_| axum::Json(Value::Null).into_response()),
         "stream_abort" => match typed::<TopicRequest>(request) {
-            Ok(request) => match state.engine.stream_abort(&request.topic_id).await {
-                Ok(()) => axum::Json(Value::Null).into_response(),
-                Err(err) => error_response(err),
-            },
-            Err(err) => error_response(err),
+            Ok(request) => {
+                state.engine.stream_abort(&request.topic_id).await.map(|()| axum::Json(Value::Null).into_response())
+            }
+            Err(err) => Err(err),
         },
-        name => match state.engine.call(name, request).await {
-            Ok(value) => axum::Json(value).into_response(),
-            Err(err) => error_response(err),
-        },
-    }
+        name => state.engine.call(name, request).await.map(|value| axum::Json(value).into_response()),
+    };
+    result.unwrap_or_else(error_response)
+}
+
+type Started<'a> = std::pin::Pin<Box<dyn Future<Output = Result<AttachReply, ApiError>> + Send + 'a>>;
+
+/// The streaming operations: subscribe a fresh listener, start, answer with the events.
+async fn stream<R>(
+    state: &AppState,
+    request: Result<R, ApiError>,
+    topic: impl Fn(&R) -> TopicId,
+    start: impl for<'a> FnOnce(&'a Engine, R, engine::Listener) -> Started<'a>,
+) -> Result<Response, ApiError> {
+    let request = request?;
+    let (listener, subscription) = state.engine.listener(engine::ListenerId::unique(), &topic(&request));
+    let reply = start(&state.engine, request, listener).await?;
+    Ok(event_stream(reply, subscription, state.shutdown.clone()))
+}
+
+/// `Last-Event-ID: <executionId>:<seq>`, as a browser's EventSource resends it.
+fn last_event_id(headers: &HeaderMap) -> Option<ExecutionCursor> {
+    let value = headers.get("last-event-id")?.to_str().ok()?;
+    let (execution, seq) = value.rsplit_once(':')?;
+    Some(ExecutionCursor { execution_id: ExecutionId::from(execution), seq: seq.parse().ok()? })
 }
 
 fn parse_body(body: &[u8]) -> Result<Value, ApiError> {

@@ -53,9 +53,9 @@ impl LiveTurn {
     fn final_status(&self) -> TopicStatus {
         let statuses: Vec<TerminalStatus> =
             self.executions.iter().filter_map(|e| if let Phase::Done(s) = e.phase { Some(s) } else { None }).collect();
-        if statuses.iter().any(|s| *s == TerminalStatus::Success) {
+        if statuses.contains(&TerminalStatus::Success) {
             TopicStatus::Done
-        } else if statuses.iter().any(|s| *s == TerminalStatus::Error) {
+        } else if statuses.contains(&TerminalStatus::Error) {
             TopicStatus::Error
         } else {
             TopicStatus::Aborted
