@@ -2,7 +2,9 @@
 //! argument (JSON) so the engine, not Tauri, validates it and names a bad field.
 
 use engine::{Engine, ListenerId};
-use protocol::api::{AddModelRequest, ReplyRequest, StreamAttachRequest, StreamOpenRequest, TopicRequest};
+use protocol::api::{
+    AddModelRequest, ReplyRequest, StreamAttachRequest, StreamOpenRequest, TopicRequest, WindowOpenRequest,
+};
 use protocol::{ApiError, AttachReply, StatusMessage, StreamMessage, TopicId};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -35,6 +37,12 @@ plain_commands!(
     topic_delete,
     topic_mark_seen,
     messages_list,
+    inbox_list,
+    inbox_add,
+    inbox_update,
+    inbox_move,
+    inbox_cancel,
+    inbox_release,
     providers_list,
     provider_create,
     provider_update,
@@ -77,6 +85,26 @@ pub async fn stream_open(
     let request: StreamOpenRequest = parse(request)?;
     let listener = subscribe(&engine, &window, &request.topic_id, channel);
     engine.stream_open(request, listener).await
+}
+
+#[tauri::command]
+pub async fn stream_interrupt(
+    engine: State<'_, Engine>,
+    window: WebviewWindow,
+    request: Value,
+    channel: Channel<StreamMessage>,
+) -> Reply<AttachReply> {
+    let request: StreamOpenRequest = parse(request)?;
+    let listener = subscribe(&engine, &window, &request.topic_id, channel);
+    engine.stream_interrupt(request, listener).await
+}
+
+/// Opens another window, on a topic if one is given (its URL carries `#topic=<id>`).
+#[tauri::command]
+pub async fn window_open(app: tauri::AppHandle, request: Option<Value>) -> Reply<()> {
+    let request: WindowOpenRequest = parse(request.unwrap_or_else(|| Value::Object(Default::default())))?;
+    crate::desktop::open_window(&app, request.topic_id.as_ref())
+        .map_err(|e| ApiError::internal(format!("could not open a window: {e}")))
 }
 
 #[tauri::command]
@@ -163,6 +191,12 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         topic_delete,
         topic_mark_seen,
         messages_list,
+        inbox_list,
+        inbox_add,
+        inbox_update,
+        inbox_move,
+        inbox_cancel,
+        inbox_release,
         providers_list,
         provider_create,
         provider_update,
@@ -170,6 +204,8 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         provider_models,
         provider_demo,
         stream_open,
+        stream_interrupt,
+        window_open,
         stream_retry,
         stream_continue,
         stream_add_model,

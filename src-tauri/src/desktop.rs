@@ -33,8 +33,10 @@ pub fn run() -> std::process::ExitCode {
                     instance.serve(move || open_main_window(&handle));
                 }
             }
-            let engine = tauri::async_runtime::block_on(Engine::open(EngineConfig::new(data_dir.clone(), "desktop")))
-                .map_err(|e| e.message)?;
+            let engine = tauri::async_runtime::block_on(Engine::open(
+                EngineConfig::new(data_dir.clone(), "desktop").with_env_overrides(),
+            ))
+            .map_err(|e| e.message)?;
             tracing::info!(data_dir = %data_dir.display(), "engine ready");
             app.manage(engine);
             open_main_window(app.handle());
@@ -84,20 +86,33 @@ fn open_main_window(handle: &AppHandle) {
         let _ = window.set_focus();
         return;
     }
-    let mut builder =
-        tauri::WebviewWindowBuilder::new(handle, MAIN_WINDOW, tauri::WebviewUrl::App("index.html".into()))
-            .title("Colloquy")
-            .inner_size(1120.0, 780.0)
-            .min_inner_size(480.0, 400.0);
+    if let Err(err) = build_window(handle, MAIN_WINDOW, "index.html".into()) {
+        tracing::error!(error = %err, "could not open the window");
+    }
+}
+
+/// Opens one more window; on `topic` when given. Every window is an equal subscriber.
+pub fn open_window(handle: &AppHandle, topic: Option<&protocol::TopicId>) -> tauri::Result<()> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let label = format!("window-{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let url = match topic {
+        Some(topic) => format!("index.html#topic={topic}"),
+        None => "index.html".to_owned(),
+    };
+    build_window(handle, &label, url)
+}
+
+fn build_window(handle: &AppHandle, label: &str, url: String) -> tauri::Result<()> {
+    let mut builder = tauri::WebviewWindowBuilder::new(handle, label, tauri::WebviewUrl::App(url.into()))
+        .title("Colloquy")
+        .inner_size(1120.0, 780.0)
+        .min_inner_size(480.0, 400.0);
     // An explicit data folder holds the webview's storage too, so separate data folders
     // (tests, profiles) never share UI state.
     if let Some(dir) = explicit_data_dir() {
         builder = builder.data_directory(dir.join("webview"));
     }
-    let built = builder.build();
-    if let Err(err) = built {
-        tracing::error!(error = %err, "could not open the window");
-    }
+    builder.build().map(|_| ())
 }
 
 /// Exits once no reply is streaming, unless a window has been reopened meanwhile.

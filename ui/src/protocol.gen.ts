@@ -161,3 +161,19 @@ export type AppInfo = { version: string,
  * `desktop` or `server`.
  */
 mode: string, dataDir: string, };
+
+export type InboxMode = "queue" | "steer";
+
+export type InboxState = "queued" | "held";
+
+export type InboxItem = { id: string, topicId: TopicId, text: string, mode: InboxMode, state: InboxState, note?: string, createdAt: string, };
+
+export type InboxAddRequest = { topicId: TopicId, text: string, mode: InboxMode, };
+
+export type InboxUpdateRequest = { id: string, text?: string, mode?: InboxMode, };
+
+export type InboxMoveRequest = { id: string, position: number, };
+
+export type InboxItemRequest = { id: string, };
+
+export type WindowOpenRequest = { topicId?: TopicId, };

@@ -13,6 +13,7 @@
 
 mod demo;
 mod error;
+mod inbox;
 mod operations;
 pub mod telemetry;
 mod turns;
@@ -49,6 +50,30 @@ impl EngineConfig {
             demo_token_delay: std::time::Duration::from_millis(25),
         }
     }
+
+    /// Applies `COLLOQUY_GRACE_SECONDS` (how long a finished reply stays attachable) and
+    /// `COLLOQUY_IDLE_TIMEOUT_SECONDS` (how long a silent reply may wait before it is
+    /// stopped as stalled). A value that is not a whole number is reported and ignored.
+    pub fn with_env_overrides(mut self) -> Self {
+        if let Some(secs) = env_seconds("COLLOQUY_GRACE_SECONDS") {
+            self.streams.grace_period = secs;
+        }
+        if let Some(secs) = env_seconds("COLLOQUY_IDLE_TIMEOUT_SECONDS") {
+            self.streams.idle_timeout = secs;
+        }
+        self
+    }
+}
+
+fn env_seconds(name: &str) -> Option<std::time::Duration> {
+    let value = std::env::var(name).ok()?;
+    match value.trim().parse::<u64>() {
+        Ok(secs) => Some(std::time::Duration::from_secs(secs)),
+        Err(_) => {
+            tracing::warn!(name, value, "not a whole number of seconds; using the default");
+            None
+        }
+    }
 }
 
 /// The user-facing operations. Cheap to clone.
@@ -64,6 +89,9 @@ struct Inner {
     streams: StreamManager,
     http: reqwest::Client,
     demo: demo::DemoProvider,
+    /// The engine's own background tasks (the inbox dispatcher).
+    tasks: tokio_util::task::TaskTracker,
+    stop: tokio_util::sync::CancellationToken,
 }
 
 impl Engine {
@@ -85,9 +113,16 @@ impl Engine {
             .user_agent(concat!("Colloquy/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| ApiError::internal(format!("cannot start the HTTP client: {e}")))?;
+        let held = store.hold_inbox(None, inbox::HELD_AFTER_RESTART).await.map_err(store_error)?;
+        if held > 0 {
+            tracing::info!(held, "queued messages from the last run are held until released");
+        }
         let demo = demo::DemoProvider::new(config.demo_token_delay);
-        let engine = Self { inner: Arc::new(Inner { config, store, secrets, streams, http, demo }) };
+        let tasks = tokio_util::task::TaskTracker::new();
+        let stop = tokio_util::sync::CancellationToken::new();
+        let engine = Self { inner: Arc::new(Inner { config, store, secrets, streams, http, demo, tasks, stop }) };
         engine.restart_demo().await?;
+        engine.inner.tasks.spawn(engine.clone().run_dispatcher(engine.inner.stop.clone()));
         Ok(engine)
     }
 
@@ -169,6 +204,9 @@ impl Engine {
 
     /// Stops live replies (persisting them) and the demo server.
     pub async fn shutdown(&self) {
+        self.inner.stop.cancel();
+        self.inner.tasks.close();
+        self.inner.tasks.wait().await;
         self.inner.streams.shutdown().await;
         self.inner.demo.stop().await;
         self.inner.store.close().await;

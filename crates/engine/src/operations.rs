@@ -54,6 +54,23 @@ impl Engine {
                 self.inner.streams.status().mark_seen(&request.topic_id);
                 Ok(Value::Null)
             }
+            "inbox_list" => {
+                let request: TopicRequest = parse(request)?;
+                self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
+                json(self.inner.store.list_inbox(&request.topic_id).await.map_err(store_error)?)
+            }
+            "inbox_add" => json(self.inbox_add(parse(request)?).await?),
+            "inbox_update" => json(self.inbox_update(parse(request)?).await?),
+            "inbox_move" => json(self.inbox_move(parse(request)?).await?),
+            "inbox_cancel" => {
+                self.inbox_cancel(parse(request)?).await?;
+                Ok(Value::Null)
+            }
+            "inbox_release" => json(self.inbox_release(parse(request)?).await?),
+            "window_open" => Err(ApiError::bad_request(
+                "operation",
+                "only the desktop app opens windows; open the topic in a new tab instead",
+            )),
             "messages_list" => {
                 let request: TopicRequest = parse(request)?;
                 self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;

@@ -361,3 +361,99 @@ async fn a_stopped_reply_continues_from_its_text_and_the_topic_status_is_unseen_
     let Some(protocol::StatusMessage::Changed(seen)) = feed.recv().await else { panic!("seen is published") };
     assert!(!seen.unseen);
 }
+
+async fn wait_for(
+    f: &Fixture,
+    topic: &Topic,
+    what: &str,
+    done: impl Fn(&[StoredMessage]) -> bool,
+) -> Vec<StoredMessage> {
+    for _ in 0..400 {
+        let rows = f.messages(topic).await;
+        if done(&rows) {
+            return rows;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test]
+async fn queued_messages_run_after_the_live_turn_steers_first_and_failures_hold_the_rest() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    f.provider(&server, "").await;
+    let topic = f.topic().await;
+    let slow: Vec<String> = (0..30).map(|i| format!("w{i} ")).collect();
+    server.push_script(serde_json::from_value(json!({ "chunks": slow, "tokenDelayMs": 10 })).unwrap());
+    server.push_script(Script { chunks: Some(vec!["steered".into()]), ..Script::default() });
+    server.push_script(Script { chunks: Some(vec!["queued".into()]), ..Script::default() });
+    let (listener, _rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    f.engine.stream_open(open_request(topic.id.clone(), "first"), listener).await.unwrap();
+    let queued: protocol::api::InboxItem =
+        f.call("inbox_add", json!({ "topicId": topic.id, "text": "then this", "mode": "queue" })).await;
+    let _steer: protocol::api::InboxItem =
+        f.call("inbox_add", json!({ "topicId": topic.id, "text": "actually, this first", "mode": "steer" })).await;
+    let inbox: Vec<protocol::api::InboxItem> = f.call("inbox_list", json!({ "topicId": topic.id })).await;
+    assert_eq!(inbox.iter().map(|i| i.text.as_str()).collect::<Vec<_>>(), ["actually, this first", "then this"]);
+
+    // Both run, in order, each after the previous turn is done.
+    let rows = wait_for(&f, &topic, "three turns", |rows| {
+        rows.len() == 6 && rows.iter().all(|r| r.status == MessageStatus::Success)
+    })
+    .await;
+    let users: Vec<String> =
+        rows.iter().filter(|r| r.message.role == protocol::MessageRole::User).map(|r| r.message.text()).collect();
+    assert_eq!(users, ["first", "actually, this first", "then this"]);
+    assert_eq!(rows[3].message.text(), "steered");
+    let inbox: Vec<protocol::api::InboxItem> = f.call("inbox_list", json!({ "topicId": topic.id })).await;
+    assert!(inbox.is_empty(), "sent items leave the inbox: {inbox:?}");
+    let _ = queued;
+
+    // A failing turn holds what is queued behind it, with a note; releasing sends it.
+    server.push_script(
+        serde_json::from_value(
+            json!({ "chunks": ["x ", "y ", "z "], "tokenDelayMs": 30, "fault": { "kind": "reset", "after": 2 } }),
+        )
+        .unwrap(),
+    );
+    let (listener, _rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    f.engine.stream_open(open_request(topic.id.clone(), "will fail"), listener).await.unwrap();
+    let held: protocol::api::InboxItem =
+        f.call("inbox_add", json!({ "topicId": topic.id, "text": "after the failure", "mode": "queue" })).await;
+    let mut inbox: Vec<protocol::api::InboxItem> = Vec::new();
+    for _ in 0..200 {
+        inbox = f.call("inbox_list", json!({ "topicId": topic.id })).await;
+        if inbox.first().is_some_and(|i| i.state == protocol::api::InboxState::Held) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(inbox[0].state, protocol::api::InboxState::Held);
+    assert!(inbox[0].note.as_deref().unwrap_or("").contains("failed"));
+    server.push_script(Script { chunks: Some(vec!["released".into()]), ..Script::default() });
+    let _: protocol::api::InboxItem = f.call("inbox_release", json!({ "id": held.id })).await;
+    let rows =
+        wait_for(&f, &topic, "the released turn", |rows| rows.last().is_some_and(|r| r.message.text() == "released"))
+            .await;
+    assert_eq!(rows[rows.len() - 2].message.text(), "after the failure");
+}
+
+#[tokio::test]
+async fn queued_messages_are_held_not_lost_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = EngineConfig::new(dir.path().to_path_buf(), "test");
+    let engine = Engine::open(config.clone()).await.unwrap();
+    let f = Fixture { engine, _dir: tempfile::tempdir().unwrap() };
+    let topic = f.topic().await;
+    // No provider: nothing can run, but the item is stored.
+    let _: protocol::api::InboxItem =
+        f.call("inbox_add", json!({ "topicId": topic.id, "text": "later", "mode": "queue" })).await;
+    f.engine.shutdown().await;
+    let f = Fixture { engine: Engine::open(config).await.unwrap(), _dir: tempfile::tempdir().unwrap() };
+    let inbox: Vec<protocol::api::InboxItem> = f.call("inbox_list", json!({ "topicId": topic.id })).await;
+    assert_eq!(inbox.len(), 1);
+    assert_eq!(inbox[0].text, "later");
+    assert_eq!(inbox[0].state, protocol::api::InboxState::Held);
+    assert!(inbox[0].note.is_some());
+}

@@ -203,3 +203,81 @@ pub struct AppInfo {
     pub mode: String,
     pub data_dir: String,
 }
+
+/// How a message sent while a turn runs should be handled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum InboxMode {
+    /// Run as the next turn, after the live one finishes.
+    Queue,
+    /// Go first: the live turn yields at its next step boundary and a continuation turn
+    /// starts with this message.
+    Steer,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum InboxState {
+    /// Waiting for the topic to be idle.
+    Queued,
+    /// Not sent because the turn before it failed or was stopped; `note` says which.
+    /// It runs only when the user releases it.
+    Held,
+}
+
+/// A message waiting in a topic's durable inbox.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct InboxItem {
+    pub id: String,
+    pub topic_id: TopicId,
+    pub text: String,
+    pub mode: InboxMode,
+    pub state: InboxState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub note: Option<String>,
+    pub created_at: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InboxAddRequest {
+    pub topic_id: TopicId,
+    pub text: String,
+    pub mode: InboxMode,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InboxUpdateRequest {
+    pub id: String,
+    #[serde(default)]
+    #[ts(optional)]
+    pub text: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub mode: Option<InboxMode>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InboxMoveRequest {
+    pub id: String,
+    pub position: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InboxItemRequest {
+    pub id: String,
+}
+
+/// Open another window (desktop only).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WindowOpenRequest {
+    #[serde(default)]
+    #[ts(optional)]
+    pub topic_id: Option<TopicId>,
+}

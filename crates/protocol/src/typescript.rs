@@ -66,6 +66,14 @@ pub fn declarations() -> String {
         ListModelsRequest::decl(&cfg),
         ModelList::decl(&cfg),
         AppInfo::decl(&cfg),
+        InboxMode::decl(&cfg),
+        InboxState::decl(&cfg),
+        InboxItem::decl(&cfg),
+        InboxAddRequest::decl(&cfg),
+        InboxUpdateRequest::decl(&cfg),
+        InboxMoveRequest::decl(&cfg),
+        InboxItemRequest::decl(&cfg),
+        WindowOpenRequest::decl(&cfg),
     ];
     let mut out = String::from("// Generated from crates/protocol by `cargo xtask gen`. Do not edit.\n\n");
     out.push_str(

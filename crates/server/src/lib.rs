@@ -50,7 +50,7 @@ pub struct AppState {
 /// Runs the server until Ctrl-C or SIGTERM, then stops live replies cleanly.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let data_dir = args.data_dir.clone().unwrap_or_else(engine::default_data_dir);
-    let engine = Engine::open(EngineConfig::new(data_dir.clone(), "server"))
+    let engine = Engine::open(EngineConfig::new(data_dir.clone(), "server").with_env_overrides())
         .await
         .map_err(|e| anyhow::anyhow!(e.message))
         .context("opening the engine")?;

@@ -66,6 +66,15 @@ async fn operation(
             )
             .await
         }
+        "stream_interrupt" => {
+            stream(
+                &state,
+                typed::<StreamOpenRequest>(request),
+                |r| r.topic_id.clone(),
+                |engine, r, l| Box::pin(async move { engine.stream_interrupt(r, l).await }),
+            )
+            .await
+        }
         "stream_retry" => {
             stream(
                 &state,

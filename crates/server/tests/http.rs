@@ -159,3 +159,69 @@ async fn a_reply_streams_over_sse_and_a_late_attach_gets_the_stored_turn() {
     assert_eq!(events[1].1["message"]["parts"][1]["text"], "Hi there");
     assert_eq!(events.last().unwrap().1["kind"], "terminal");
 }
+
+#[tokio::test]
+async fn the_status_feed_starts_with_a_snapshot_and_attach_honours_last_event_id() {
+    let r = start().await;
+    r.post("provider_create", json!({ "name": "Mock", "baseUrl": r.mock.base_url(), "defaultModel": "scripted" }))
+        .await;
+    let (_, topic) = r.post("topic_create", json!({})).await;
+    r.mock.push_script(Script { chunks: Some(vec!["a".into(), "b".into(), "c".into()]), ..Script::default() });
+    let events = r.sse("stream_open", json!({ "topicId": topic["id"], "text": "hello" })).await;
+    let chunk =
+        events.iter().map(|(_, e)| e).find(|e| e["kind"] == "chunk" && e["chunk"]["type"] == "text-delta").unwrap();
+    let (execution, seq) = (chunk["executionId"].as_str().unwrap().to_owned(), chunk["seq"].as_u64().unwrap());
+
+    // A client that saw up to the first delta resumes right after it, without a snapshot.
+    let response = r
+        .client
+        .post(format!("{}/api/stream_attach", r.base))
+        .bearer_auth("secret")
+        .header("last-event-id", format!("{execution}:{seq}"))
+        .json(&json!({ "topicId": topic["id"] }))
+        .send()
+        .await
+        .unwrap();
+    let text = response.text().await.unwrap();
+    assert!(!text.contains("\"kind\":\"snapshot\""), "continuous replay expected: {text}");
+    assert!(text.contains(&format!("id: {execution}:{}", seq + 1)), "{text}");
+
+    // The status feed never ends on its own: read its first event and hang up.
+    let mut response =
+        r.client.post(format!("{}/api/status_subscribe", r.base)).bearer_auth("secret").send().await.unwrap();
+    let first = String::from_utf8(response.chunk().await.unwrap().unwrap().to_vec()).unwrap();
+    assert!(first.contains("\"kind\":\"snapshot\""), "{first}");
+    assert!(first.contains(topic["id"].as_str().unwrap()), "the finished topic is in the snapshot: {first}");
+}
+
+#[tokio::test]
+async fn interrupt_stops_the_live_reply_and_sends_the_new_message() {
+    let r = start().await;
+    r.post("provider_create", json!({ "name": "Mock", "baseUrl": r.mock.base_url(), "defaultModel": "scripted" }))
+        .await;
+    let (_, topic) = r.post("topic_create", json!({})).await;
+    let slow: Vec<String> = (0..500).map(|i| format!("w{i} ")).collect();
+    r.mock.push_script(serde_json::from_value(json!({ "chunks": slow, "tokenDelayMs": 20 })).unwrap());
+    r.mock.push_script(Script { chunks: Some(vec!["new answer".into()]), ..Script::default() });
+    // Start the slow reply and let it run in the background.
+    let first = r
+        .client
+        .post(format!("{}/api/stream_open", r.base))
+        .bearer_auth("secret")
+        .json(&json!({ "topicId": topic["id"], "text": "long" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status().as_u16(), 200);
+    let (status, _) = r.post("stream_open", json!({ "topicId": topic["id"], "text": "overtake?" })).await;
+    assert_eq!(status, 409, "a second open while streaming is a conflict");
+    let events = r.sse("stream_interrupt", json!({ "topicId": topic["id"], "text": "stop and do this" })).await;
+    assert_eq!(events.last().unwrap().1["status"], "success");
+    let (_, messages) = r.post("messages_list", json!({ "topicId": topic["id"] })).await;
+    let messages = messages.as_array().unwrap();
+    assert_eq!(messages.len(), 4);
+    assert_eq!(messages[1]["status"], "paused");
+    assert_eq!(messages[2]["message"]["parts"][0]["text"], "stop and do this");
+    assert_eq!(messages[3]["status"], "success");
+    drop(first);
+}

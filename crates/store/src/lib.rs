@@ -7,6 +7,7 @@
 //! Rows written by an older or damaged version never make a read fail as a whole: a
 //! message whose JSON cannot be parsed comes back with a `data-error` part saying so.
 
+pub mod inbox;
 pub mod messages;
 pub mod providers;
 pub mod secrets;

@@ -559,3 +559,17 @@ async fn retrying_a_reply_that_is_still_streaming_is_refused() {
         .await;
     assert!(matches!(result, Err(StreamError::ReplyRunning)));
 }
+
+#[tokio::test]
+async fn a_silent_model_is_cut_off_and_persisted_as_stalled() {
+    let h = harness(StreamConfig { idle_timeout: Duration::from_millis(50), ..StreamConfig::default() }).await;
+    let (feed, mut rx, message_id) = h.open("w1").await;
+    feed.send(token("before the silence")).unwrap();
+    let messages = read_until(&mut rx, is_topic_done).await;
+    let StreamMessage::Terminal(terminal) = messages.last().unwrap() else { panic!() };
+    assert_eq!(terminal.status, TerminalStatus::Paused);
+    let row = h.store.get_message(&message_id).await.unwrap();
+    assert_eq!((row.status, row.status_reason.as_deref()), (MessageStatus::Paused, Some("stalled")));
+    assert_eq!(row.message.text(), "before the silence");
+    drop(feed);
+}

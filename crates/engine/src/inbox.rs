@@ -1,0 +1,136 @@
+//! The steering inbox: messages sent while a turn runs, and the dispatcher that turns
+//! them into the next turns.
+//!
+//! The dispatcher follows the status feed. When a topic's turn finishes well, the first
+//! queued item becomes the next turn; when it fails or is stopped, queued items are held
+//! (with a note) until the user releases them — nothing queued is ever dropped or sent
+//! behind the user's back.
+
+use protocol::api::{
+    InboxAddRequest, InboxItem, InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, StreamOpenRequest,
+};
+use protocol::{ApiError, StatusMessage, TopicId, TopicStatus};
+use tokio_util::sync::CancellationToken;
+
+use crate::{Engine, ListenerId, store_error};
+
+pub(crate) const HELD_AFTER_ERROR: &str = "Not sent: the reply before it failed. Send it now or cancel it.";
+pub(crate) const HELD_AFTER_STOP: &str = "Not sent: the reply before it was stopped. Send it now or cancel it.";
+pub(crate) const HELD_AFTER_RESTART: &str = "Not sent: Colloquy was closed before its turn. Send it now or cancel it.";
+
+impl Engine {
+    pub(crate) async fn inbox_add(&self, request: InboxAddRequest) -> Result<InboxItem, ApiError> {
+        let text = request.text.trim();
+        if text.is_empty() {
+            return Err(ApiError::bad_request("text", "the message is empty"));
+        }
+        self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
+        let item = self.inner.store.add_inbox_item(&request.topic_id, text, request.mode).await.map_err(store_error)?;
+        self.dispatch_next(&request.topic_id).await;
+        self.inner.store.get_inbox_item(&item.id).await.or(Ok(item))
+    }
+
+    pub(crate) async fn inbox_update(&self, request: InboxUpdateRequest) -> Result<InboxItem, ApiError> {
+        let text = match request.text.as_deref().map(str::trim) {
+            Some("") => return Err(ApiError::bad_request("text", "the message is empty")),
+            other => other,
+        };
+        self.inner.store.update_inbox_item(&request.id, text, request.mode).await.map_err(store_error)
+    }
+
+    pub(crate) async fn inbox_move(&self, request: InboxMoveRequest) -> Result<Vec<InboxItem>, ApiError> {
+        self.inner.store.move_inbox_item(&request.id, request.position as usize).await.map_err(store_error)
+    }
+
+    pub(crate) async fn inbox_cancel(&self, request: InboxItemRequest) -> Result<(), ApiError> {
+        self.inner.store.remove_inbox_item(&request.id).await.map_err(store_error)
+    }
+
+    pub(crate) async fn inbox_release(&self, request: InboxItemRequest) -> Result<InboxItem, ApiError> {
+        let item = self.inner.store.release_inbox_item(&request.id).await.map_err(store_error)?;
+        self.dispatch_next(&item.topic_id).await;
+        self.inner.store.get_inbox_item(&item.id).await.or(Ok(item))
+    }
+
+    /// Starts the topic's next queued item if the topic is idle. Windows showing the
+    /// topic follow the new turn through the status feed.
+    pub(crate) async fn dispatch_next(&self, topic_id: &TopicId) {
+        if self.inner.streams.is_streaming(topic_id).await {
+            return;
+        }
+        let item = match self.inner.store.next_queued(topic_id).await {
+            Ok(Some(item)) => item,
+            Ok(None) => return,
+            Err(err) => {
+                tracing::error!(error = %err, "could not read the inbox");
+                return;
+            }
+        };
+        let request = StreamOpenRequest {
+            topic_id: topic_id.clone(),
+            text: item.text.clone(),
+            message_id: None,
+            model: None,
+            models: None,
+        };
+        // Nobody listens yet: subscribers attach when the status feed shows the turn.
+        let (listener, _unheard) = self.listener(ListenerId::unique(), topic_id);
+        match self.stream_open(request, listener).await {
+            Ok(_) => {
+                if let Err(err) = self.inner.store.remove_inbox_item(&item.id).await {
+                    tracing::error!(error = %err, "a dispatched inbox item could not be removed");
+                }
+            }
+            // Someone else started a turn first: the item waits for that one to end.
+            Err(err) if err.kind == protocol::ErrorKind::Conflict => {}
+            Err(err) => {
+                let note = format!("Not sent: {}", err.message);
+                if let Err(err) = self.inner.store.hold_inbox(Some(topic_id), &note).await {
+                    tracing::error!(error = %err, "could not hold the inbox");
+                }
+            }
+        }
+    }
+
+    /// Follows the status feed until shutdown: the next queued item runs after a turn
+    /// that finished well; after a failed or stopped one, the queue is held.
+    pub(crate) async fn run_dispatcher(self, stop: CancellationToken) {
+        let mut feed = self.status_subscribe();
+        loop {
+            let message = tokio::select! {
+                _ = stop.cancelled() => return,
+                message = feed.recv() => message,
+            };
+            let Some(StatusMessage::Changed(event)) = message else {
+                if message.is_none() {
+                    return;
+                }
+                continue;
+            };
+            if event.unseen {
+                match event.status {
+                    TopicStatus::Done => self.dispatch_next(&event.topic_id).await,
+                    TopicStatus::Error => self.hold(&event.topic_id, HELD_AFTER_ERROR).await,
+                    TopicStatus::Aborted => self.hold(&event.topic_id, HELD_AFTER_STOP).await,
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    async fn hold(&self, topic_id: &TopicId, note: &str) {
+        if let Err(err) = self.inner.store.hold_inbox(Some(topic_id), note).await {
+            tracing::error!(error = %err, "could not hold the inbox");
+        }
+    }
+
+    /// Interrupt: stop the live turn (persisted as paused), then send this message now.
+    pub async fn stream_interrupt(
+        &self,
+        request: StreamOpenRequest,
+        listener: crate::Listener,
+    ) -> Result<protocol::AttachReply, ApiError> {
+        self.stream_abort(&request.topic_id).await?;
+        self.stream_open(request, listener).await
+    }
+}
