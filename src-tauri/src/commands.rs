@@ -7,9 +7,13 @@ use protocol::api::{
 };
 use protocol::{ApiError, AttachReply, StatusMessage, StreamMessage, TopicId};
 use serde::de::DeserializeOwned;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use serde_json::Value;
 use tauri::ipc::Channel;
-use tauri::{State, WebviewWindow};
+use tauri::{Manager, State, WebviewWindow};
+use tokio_util::sync::CancellationToken;
 
 type Reply<T> = Result<T, ApiError>;
 
@@ -168,18 +172,66 @@ pub async fn stream_abort(engine: State<'_, Engine>, request: Value) -> Reply<()
     engine.stream_abort(&request.topic_id).await
 }
 
-/// The topic-status feed for this window: every status first, then each change.
+/// The topic-status feed for this window: every status first, then each change. A
+/// window has one feed: subscribing again (after a reload) ends the previous one.
 #[tauri::command]
-pub async fn status_subscribe(engine: State<'_, Engine>, channel: Channel<StatusMessage>) -> Reply<()> {
+pub async fn status_subscribe(
+    engine: State<'_, Engine>,
+    feeds: State<'_, StatusFeeds>,
+    window: WebviewWindow,
+    channel: Channel<StatusMessage>,
+) -> Reply<()> {
     let mut feed = engine.status_subscribe();
+    let stop = feeds.replace(window.label());
     tauri::async_runtime::spawn(async move {
-        while let Some(message) = feed.recv().await {
+        loop {
+            let message = tokio::select! {
+                _ = stop.cancelled() => return,
+                message = feed.recv() => message,
+            };
+            let Some(message) = message else { return };
             if channel.send(message).is_err() {
-                break;
+                return;
             }
         }
     });
     Ok(())
+}
+
+/// The live status-feed forwarder of each window.
+#[derive(Default)]
+pub struct StatusFeeds(Mutex<HashMap<String, CancellationToken>>);
+
+impl StatusFeeds {
+    /// A token for the window's new forwarder; the previous one is cancelled.
+    fn replace(&self, label: &str) -> CancellationToken {
+        let token = CancellationToken::new();
+        if let Ok(mut feeds) = self.0.lock()
+            && let Some(old) = feeds.insert(label.to_owned(), token.clone())
+        {
+            old.cancel();
+        }
+        token
+    }
+
+    /// The window is gone: end its forwarder.
+    pub fn remove(&self, label: &str) {
+        if let Some(old) = self.0.lock().ok().and_then(|mut feeds| feeds.remove(label)) {
+            old.cancel();
+        }
+    }
+}
+
+/// A window closed: end its status feed and detach it from every topic.
+pub fn window_destroyed(app: &tauri::AppHandle, label: &str) {
+    if let Some(feeds) = app.try_state::<StatusFeeds>() {
+        feeds.remove(label);
+    }
+    if let Some(engine) = app.try_state::<Engine>() {
+        let engine = engine.inner().clone();
+        let listener = ListenerId(format!("window:{label}"));
+        tauri::async_runtime::spawn(async move { engine.detach_everywhere(&listener).await });
+    }
 }
 
 pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {

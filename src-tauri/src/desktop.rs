@@ -17,7 +17,13 @@ const MAIN_WINDOW: &str = "main";
 
 pub fn run() -> std::process::ExitCode {
     let app = tauri::Builder::default()
+        .manage(commands::StatusFeeds::default())
         .invoke_handler(commands::handler())
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::Destroyed = event {
+                commands::window_destroyed(window.app_handle(), window.label());
+            }
+        })
         .setup(|app| {
             // Telemetry needs the runtime Tauri has just started.
             let telemetry = tauri::async_runtime::block_on(async { engine::telemetry::init("colloquy-desktop") });

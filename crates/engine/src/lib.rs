@@ -189,6 +189,11 @@ impl Engine {
         self.inner.streams.detach(topic_id, listener_id).await;
     }
 
+    /// Stops delivery to a listener on every topic (its window closed).
+    pub async fn detach_everywhere(&self, listener_id: &ListenerId) {
+        self.inner.streams.detach_everywhere(listener_id).await;
+    }
+
     /// Stops the topic's live reply; resolves once it is persisted as paused.
     pub async fn stream_abort(&self, topic_id: &TopicId) -> Result<(), ApiError> {
         self.inner.store.get_topic(topic_id).await.map_err(store_error)?;

@@ -176,6 +176,14 @@ impl StreamManager {
         let _ = self.send(topic_id, Command::Detach { listener_id: listener_id.clone() }, false).await;
     }
 
+    /// Removes a listener from every topic (its window is gone).
+    pub async fn detach_everywhere(&self, listener_id: &ListenerId) {
+        let senders: Vec<_> = self.inner.topics.lock().map(|t| t.values().cloned().collect()).unwrap_or_default();
+        for tx in senders {
+            let _ = tx.send(Command::Detach { listener_id: listener_id.clone() }).await;
+        }
+    }
+
     /// Stops the topic's live turn. Resolves once every reply is persisted as paused;
     /// a no-op when nothing is live.
     pub async fn abort(&self, topic_id: &TopicId) {
