@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use protocol::{ApiError, ErrorKind, FinishReason, UiChunk};
+use protocol::{ApiError, DataChunk, ErrorKind, FinishReason, UiChunk};
 use providers::{CompletionEvent, CompletionRequest, LanguageModel, ProviderError, ProviderErrorKind, StopReason};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -102,12 +102,15 @@ async fn stream_step(
         return stopped();
     }
     let mut finish = FinishReason::Stop;
+    // A provider waiting to retry is not silent: its announced wait extends the next deadline.
+    let mut announced_wait = Duration::ZERO;
     loop {
         let next = tokio::select! {
             biased;
             _ = cancel.cancelled() => return stopped(),
-            next = tokio::time::timeout(request.idle_timeout, stream.next()) => next,
+            next = tokio::time::timeout(request.idle_timeout + announced_wait, stream.next()) => next,
         };
+        announced_wait = Duration::ZERO;
         let event = match next {
             Err(_elapsed) => return TurnOutcome::Paused { reason: REASON_STALLED.into() },
             Ok(None) => return TurnOutcome::Finished { reason: finish },
@@ -124,8 +127,22 @@ async fn stream_step(
                 finish = finish_reason(&reason);
                 Vec::new()
             }
-            // Tool calls arrive with the tool layer; a plain chat turn ignores them.
-            CompletionEvent::ToolCallStart { .. } | CompletionEvent::ToolCallDelta { .. } => Vec::new(),
+            CompletionEvent::Retrying { attempt, delay_ms, reason } => {
+                announced_wait = Duration::from_millis(delay_ms);
+                // Transient: the UI shows "retrying in N s" while it lasts; nothing is stored.
+                vec![UiChunk::Data(DataChunk {
+                    kind: "data-retrying".into(),
+                    id: Some("retrying".into()),
+                    data: serde_json::json!({ "attempt": attempt, "delayMs": delay_ms, "reason": reason }),
+                    transient: Some(true),
+                })]
+            }
+            // Tool calls arrive with the tool layer, and signatures are echoed back once
+            // requests can carry reasoning parts; a plain chat turn ignores them.
+            CompletionEvent::ToolCallStart { .. }
+            | CompletionEvent::ToolCallDelta { .. }
+            | CompletionEvent::ReasoningSignature { .. }
+            | CompletionEvent::RedactedReasoning { .. } => Vec::new(),
         };
         for chunk in chunks {
             if sink.send(chunk).await.is_err() {

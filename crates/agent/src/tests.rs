@@ -157,3 +157,40 @@ fn prompt_skips_errors_and_empty_replies() {
     assert_eq!(prompt.len(), 1);
     assert_eq!(prompt[0].content, "question");
 }
+
+/// Announces a retry at once, then answers after `wait`.
+struct RetryingModel {
+    wait: Duration,
+}
+
+impl LanguageModel for RetryingModel {
+    fn stream(&self, _request: CompletionRequest) -> CompletionStream {
+        let wait = self.wait;
+        let retry = stream::once(async {
+            Ok(CompletionEvent::Retrying { attempt: 2, delay_ms: 50_000, reason: "rate limited (HTTP 429)".into() })
+        });
+        let answer = stream::once(async move {
+            tokio::time::sleep(wait).await;
+            text("late but fine")
+        });
+        Box::pin(retry.chain(answer))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_wait_is_announced_and_does_not_count_as_silence() {
+    // Longer than the idle timeout (30 s), shorter than idle timeout + the announced 50 s.
+    let (chunks, outcome) =
+        run(Arc::new(RetryingModel { wait: Duration::from_secs(45) }), CancellationToken::new()).await;
+    assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Stop });
+    assert!(
+        chunks.iter().any(|c| matches!(c, UiChunk::Data(d) if d.kind == "data-retrying" && d.transient == Some(true)))
+    );
+    assert_eq!(fold(&chunks).text(), "late but fine");
+}
+
+#[tokio::test(start_paused = true)]
+async fn silence_beyond_the_announced_wait_is_still_a_stall() {
+    let (_, outcome) = run(Arc::new(RetryingModel { wait: Duration::from_secs(100) }), CancellationToken::new()).await;
+    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_STALLED.into() });
+}

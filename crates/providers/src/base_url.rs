@@ -39,6 +39,14 @@ pub(crate) fn endpoint(base_url: &str, path: &str) -> String {
     format!("{}/{}", base_url.trim().trim_end_matches('/'), path.trim_start_matches('/'))
 }
 
+/// [`endpoint`] with a query string, its values percent-encoded.
+pub(crate) fn endpoint_with_query(base_url: &str, path: &str, query: &[(&str, &str)]) -> String {
+    let url = endpoint(base_url, path);
+    let Ok(mut parsed) = Url::parse(&url) else { return url };
+    parsed.query_pairs_mut().extend_pairs(query);
+    parsed.into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,5 +88,9 @@ mod tests {
     fn endpoints_join_with_exactly_one_slash() {
         assert_eq!(endpoint("http://h/v1/", "/models"), "http://h/v1/models");
         assert_eq!(endpoint("http://h/v1", "chat/completions"), "http://h/v1/chat/completions");
+        assert_eq!(
+            endpoint_with_query("http://h/v1/", "models", &[("after_id", "a b&c")]),
+            "http://h/v1/models?after_id=a+b%26c"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! decide whether to retry and the user reads what happened and what to do about it.
 //!
 //! The classification helpers here are wire-neutral: they look at the HTTP status and at
-//! the error body shapes OpenAI-compatible servers (and Anthropic, Gemini) actually send.
+//! the error body shapes OpenAI-compatible servers, Anthropic and Gemini actually send.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -130,9 +130,19 @@ impl ProviderError {
         Self::new(
             ProviderErrorKind::BadResponse,
             format!(
-                "the provider sent a malformed stream frame: {cause} (frame starts with “{}”) — try again, or check that the base URL points at an OpenAI-compatible API",
+                "the provider sent a malformed stream frame: {cause} (frame starts with “{}”) — try again, or check the base URL and the API format in the provider settings",
                 snippet(frame, 60)
             ),
+        )
+    }
+
+    /// The provider refused to answer this prompt because of its content (Gemini's
+    /// `promptFeedback.blockReason`); `reason` is the provider's word for it.
+    pub fn prompt_blocked(provider: &str, reason: &str, detail: Option<&str>) -> Self {
+        let detail = detail.map(|d| format!(": {}", snippet(d, 300))).unwrap_or_default();
+        Self::new(
+            ProviderErrorKind::ContentFiltered,
+            format!("{provider} blocked the prompt ({reason}){detail} — rephrase the message"),
         )
     }
 
@@ -225,16 +235,19 @@ impl ErrorDetail {
             _ => None,
         };
         let detail = match value.get("error") {
+            // Gemini spells the kind `status` (`RESOURCE_EXHAUSTED`) next to a numeric `code`.
             Some(Value::Object(error)) => ErrorDetail {
                 message: text(error.get("message")),
-                kind: text(error.get("type")),
+                kind: text(error.get("type")).or_else(|| text(error.get("status"))),
                 code: text(error.get("code")).or_else(|| text(error.get("status"))),
             },
             Some(Value::String(message)) if !message.trim().is_empty() => {
                 ErrorDetail { message: Some(message.trim().to_owned()), ..ErrorDetail::default() }
             }
+            // OpenAI Responses' standalone `error` event: `{"type":"error","code","message"}`.
             _ => ErrorDetail {
                 message: text(value.get("message")).or_else(|| text(value.get("detail"))),
+                code: text(value.get("code")),
                 ..ErrorDetail::default()
             },
         };
@@ -266,14 +279,19 @@ fn classify(status: Option<u16>, detail: Option<&ErrorDetail>) -> (ProviderError
         "too many tokens",
         "prompt is too long",
         "string_above_max_length",
+        "input token count",
     ]);
-    let filtered = hinted(&["content_filter", "content_policy", "content management policy"]);
+    let filtered = hinted(&["content_filter", "content_policy", "content management policy", "prohibited_content"]);
+    // Gemini answers a bad key with 400 `API_KEY_INVALID`, not 401.
+    let bad_key = hinted(&["api key not valid", "api_key_invalid", "invalid_api_key", "invalid x-api-key"]);
     let kind = match status {
         Some(401 | 403) => K::Auth,
+        Some(400..=499) if bad_key => K::Auth,
         Some(429) => K::RateLimit,
         Some(503 | 529) => K::Overloaded,
         Some(408 | 504) => K::Timeout,
         Some(413) => K::ContextTooLong,
+        Some(400..=499) if hinted(&["overloaded_error"]) => K::Overloaded,
         Some(400..=499) if too_long => K::ContextTooLong,
         Some(400..=499) if filtered => K::ContentFiltered,
         Some(400..=499) => K::InvalidRequest,
@@ -281,8 +299,11 @@ fn classify(status: Option<u16>, detail: Option<&ErrorDetail>) -> (ProviderError
         Some(500..=599) => K::Server,
         Some(_) => K::BadResponse,
         // A mid-stream error object: no status, so the body is all there is to go on.
-        None if hinted(&["invalid_api_key", "authentication", "unauthorized"]) => K::Auth,
-        None if out_of_quota || hinted(&["rate_limit", "rate limit"]) => K::RateLimit,
+        None if bad_key || hinted(&["authentication", "unauthorized", "unauthenticated", "permission_denied"]) => {
+            K::Auth
+        }
+        None if out_of_quota || hinted(&["rate_limit", "rate limit", "resource_exhausted"]) => K::RateLimit,
+        None if hinted(&["unavailable"]) => K::Overloaded,
         None if too_long => K::ContextTooLong,
         None if filtered => K::ContentFiltered,
         None => K::Server,
@@ -534,8 +555,15 @@ mod tests {
     fn error_detail_reads_the_shapes_seen_in_the_wild() {
         let cases = [
             (r#"{"error":{"message":"m","type":"t","code":"c"}}"#, Some(("m", Some("t"), Some("c")))),
-            (r#"{"error":{"message":"m","code":400,"status":"INVALID_ARGUMENT"}}"#, Some(("m", None, Some("400")))),
-            (r#"[{"error":{"message":"m","status":"INVALID_ARGUMENT"}}]"#, Some(("m", None, Some("INVALID_ARGUMENT")))),
+            (
+                r#"{"error":{"message":"m","code":400,"status":"INVALID_ARGUMENT"}}"#,
+                Some(("m", Some("INVALID_ARGUMENT"), Some("400"))),
+            ),
+            (
+                r#"[{"error":{"message":"m","status":"INVALID_ARGUMENT"}}]"#,
+                Some(("m", Some("INVALID_ARGUMENT"), Some("INVALID_ARGUMENT"))),
+            ),
+            (r#"{"type":"error","code":"server_error","message":"m"}"#, Some(("m", None, Some("server_error")))),
             (r#"{"error":"m"}"#, Some(("m", None, None))),
             (r#"{"detail":"m"}"#, Some(("m", None, None))),
             (r#"{"ok":true}"#, None),
@@ -567,6 +595,48 @@ mod tests {
     fn snippets_are_collapsed_and_cut_on_character_boundaries() {
         assert_eq!(snippet("  a \n\t b  ", 10), "a b");
         assert_eq!(snippet("éééé", 2), "éé…");
+    }
+
+    #[test]
+    fn anthropic_and_gemini_error_bodies_are_classified() {
+        let err =
+            http(401, r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#);
+        assert_eq!(err.kind, ProviderErrorKind::Auth);
+        let gemini_bad_key = r#"{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"reason":"API_KEY_INVALID"}]}}"#;
+        assert_eq!(http(400, gemini_bad_key).kind, ProviderErrorKind::Auth);
+        let err = http(
+            400,
+            r#"{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#,
+        );
+        assert_eq!(err.kind, ProviderErrorKind::ContextTooLong);
+        let err = http(
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+        );
+        assert_eq!(err.kind, ProviderErrorKind::ContextTooLong);
+
+        let mid_stream = |value: serde_json::Value| ProviderError::from_error_value("Acme", &value);
+        let overloaded =
+            mid_stream(serde_json::json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}));
+        assert_eq!((overloaded.kind, overloaded.retryable), (ProviderErrorKind::Overloaded, true));
+        assert_eq!(overloaded.message, "Acme is overloaded: Overloaded — try again in a moment");
+        let exhausted =
+            mid_stream(serde_json::json!({"error":{"code":429,"message":"Quota","status":"RESOURCE_EXHAUSTED"}}));
+        assert_eq!(exhausted.kind, ProviderErrorKind::RateLimit);
+        let unavailable =
+            mid_stream(serde_json::json!({"error":{"code":503,"message":"Try later","status":"UNAVAILABLE"}}));
+        assert_eq!(unavailable.kind, ProviderErrorKind::Overloaded);
+        let responses =
+            mid_stream(serde_json::json!({"type":"error","code":"rate_limit_exceeded","message":"Slow down"}));
+        assert_eq!(responses.kind, ProviderErrorKind::RateLimit);
+        assert!(responses.message.contains("Slow down"), "{}", responses.message);
+    }
+
+    #[test]
+    fn a_blocked_prompt_says_to_rephrase() {
+        let err = ProviderError::prompt_blocked("Gemini", "SAFETY", None);
+        assert_eq!((err.kind, err.retryable), (ProviderErrorKind::ContentFiltered, false));
+        assert_eq!(err.message, "Gemini blocked the prompt (SAFETY) — rephrase the message");
     }
 
     #[test]

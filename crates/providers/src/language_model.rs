@@ -13,8 +13,9 @@ pub type CompletionStream = Pin<Box<dyn Stream<Item = Result<CompletionEvent, Pr
 
 /// A model that can stream a completion.
 pub trait LanguageModel: Send + Sync {
-    /// Starts a completion. Connection/HTTP errors arrive as the first (and last) item.
-    /// Dropping the stream cancels the request.
+    /// Starts a completion. Connection/HTTP errors arrive as the first (and last) item,
+    /// possibly after [`CompletionEvent::Retrying`] events. Dropping the stream cancels the
+    /// request (and any pending retry).
     ///
     /// A successful stream ends with exactly one [`CompletionEvent::Finish`]; a
     /// [`CompletionEvent::Usage`], when the provider reports one, comes right before it.
@@ -75,6 +76,20 @@ pub enum CompletionEvent {
     Usage(TokenUsage),
     /// The model is done; always the last event of a successful stream.
     Finish { reason: StopReason },
+    /// An opaque signature for the reasoning streamed before it, ending that reasoning
+    /// block: an Anthropic `thinking` block's signature, or a Gemini `thoughtSignature`
+    /// (which comes right before the text or function call it rode on). It must be sent
+    /// back verbatim with the assistant message when the conversation goes on (tool loops).
+    ReasoningSignature { signature: String },
+    /// Reasoning the provider encrypted (Anthropic `redacted_thinking`): nothing to show,
+    /// but it must be sent back verbatim like a signature.
+    RedactedReasoning { data: String },
+    /// The provider refused before sending any of the answer, and the request will be sent
+    /// again after `delay_ms`. `attempt` is the number of the attempt about to be made (2
+    /// for the first retry); `reason` says why, in a few words (`rate limited (HTTP 429)`).
+    /// Only ever comes before the first event of the answer: once any of the answer has
+    /// arrived, nothing is retried.
+    Retrying { attempt: u32, delay_ms: u64, reason: String },
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -3,23 +3,47 @@
 //! - [`LanguageModel`] and its vocabulary ([`CompletionRequest`], [`CompletionEvent`], …):
 //!   what the rest of Colloquy codes against, in `language_model.rs`.
 //! - [`error`]: [`ProviderError`], every failure classified into something the user can act on.
-//! - [`sse`]: a `text/event-stream` decoder shared by the wire adapters.
-//! - [`openai_chat`]: the OpenAI Chat Completions adapter ([`OpenAiChat`]) and
-//!   [`list_models`], for OpenAI and every compatible endpoint (Ollama, LM Studio, OpenRouter, …).
+//! - [`ProviderFormat`], [`ProviderConfig`], [`model_for`], [`list_models_for`]: build a model
+//!   (or list models) for any wire format from stored settings (`format.rs`).
+//! - [`PRESETS`]: the providers people use, as data (`presets.rs`).
+//! - [`RetryPolicy`]: retries before the first byte of an answer (`retry.rs`); the HTTP
+//!   exchange every format shares is `transport.rs`.
+//! - [`sse`]: a `text/event-stream` decoder; [`StreamDecoder`]: SSE plus a format's event
+//!   mapper, bytes in and events out (`decoder.rs`).
+//! - Wire formats, one folder each (request mapping, lenient wire types, pure event mapper):
+//!   [`openai_chat`] ([`OpenAiChat`], [`list_models`]; OpenAI and every compatible endpoint),
+//!   [`openai_responses`] ([`OpenAiResponses`]), [`anthropic`] ([`AnthropicMessages`]),
+//!   [`gemini`] ([`Gemini`]).
 //! - [`validate_base_url`]: the check a provider's base URL must pass before it is saved.
 //!
 //! Architecture invariant: wire formats stay inside their module folder; parsing never
-//! panics — bad input becomes a [`ProviderError`].
+//! panics — bad input becomes a [`ProviderError`]; a request is only sent again before the
+//! first byte of a successful answer.
 
+pub mod anthropic;
 mod base_url;
+mod decoder;
 pub mod error;
+mod format;
+pub mod gemini;
 mod language_model;
 pub mod openai_chat;
+pub mod openai_responses;
+mod presets;
+mod retry;
 pub mod sse;
+mod transport;
 
+pub use anthropic::AnthropicMessages;
 pub use base_url::validate_base_url;
+pub use decoder::StreamDecoder;
 pub use error::{ProviderError, ProviderErrorKind};
+pub use format::{ProviderConfig, ProviderFormat, list_models_for, model_for};
+pub use gemini::Gemini;
 pub use language_model::{
     ChatMessage, ChatRole, CompletionEvent, CompletionRequest, CompletionStream, LanguageModel, StopReason, TokenUsage,
 };
 pub use openai_chat::{OpenAiChat, OpenAiChatConfig, list_models};
+pub use openai_responses::OpenAiResponses;
+pub use presets::{PRESETS, ProviderPreset, preset};
+pub use retry::RetryPolicy;

@@ -4,32 +4,30 @@
 //! - `request`: [`CompletionRequest`] → request body.
 //! - `types`: lenient response wire types.
 //! - `mapper`: the pure frame → [`CompletionEvent`] mapper.
-//! - here: the HTTP exchange, and [`ChatStreamDecoder`], which joins the SSE decoder and the
-//!   mapper into one byte-fed state machine.
+//! - here: the model ([`OpenAiChat`]) and [`list_models`]; the HTTP exchange itself is
+//!   shared by every format (`transport.rs`).
 
 mod mapper;
 mod request;
 mod types;
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
-use bytes::Bytes;
-use futures::stream::{self, BoxStream, StreamExt};
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 
+use crate::ProviderFormat;
 use crate::base_url::{endpoint, validate_base_url};
-use crate::error::{BodyShape, ProviderError, ProviderErrorKind};
-use crate::language_model::{CompletionEvent, CompletionRequest, CompletionStream, LanguageModel};
-use crate::sse::{SseDecoder, SseFrame};
+use crate::decoder::StreamDecoder;
+use crate::error::{ProviderError, ProviderErrorKind};
+use crate::format::ProviderConfig;
+use crate::language_model::{CompletionRequest, CompletionStream, LanguageModel};
+use crate::retry::RetryPolicy;
+use crate::transport::{self, StreamingCall, secret_header};
 
-use mapper::{ChatEventMapper, FrameOutcome};
+pub(crate) use mapper::ChatEventMapper;
 use request::ChatCompletionRequest;
-use types::{ChatCompletion, ModelList};
-
-/// How much of an error body is read to explain the error; the rest is dropped.
-const ERROR_BODY_LIMIT: usize = 64 * 1024;
+use types::ModelList;
 
 /// How to reach one OpenAI-compatible endpoint.
 #[derive(Clone)]
@@ -54,14 +52,31 @@ impl fmt::Debug for OpenAiChatConfig {
 }
 
 /// A [`LanguageModel`] backed by a Chat Completions endpoint. Cheap to clone.
+///
+/// Built with [`OpenAiChat::new`] it sends each request once; [`OpenAiChat::with_retry`]
+/// (or [`crate::model_for`]) adds retries before the first byte.
 #[derive(Clone, Debug)]
 pub struct OpenAiChat {
-    config: Arc<OpenAiChatConfig>,
+    config: Arc<ProviderConfig>,
 }
 
 impl OpenAiChat {
+    /// A model that never retries.
     pub fn new(config: OpenAiChatConfig) -> Self {
+        let OpenAiChatConfig { provider_name, base_url, api_key, http } = config;
+        Self::from_config(ProviderConfig { provider_name, base_url, api_key, http, retry: RetryPolicy::none() })
+    }
+
+    pub fn from_config(config: ProviderConfig) -> Self {
         Self { config: Arc::new(config) }
+    }
+
+    /// The same model, retrying refused requests as `policy` says.
+    #[must_use]
+    pub fn with_retry(self, policy: RetryPolicy) -> Self {
+        let mut config = Arc::unwrap_or_clone(self.config);
+        config.retry = policy;
+        Self::from_config(config)
     }
 
     pub fn provider_name(&self) -> &str {
@@ -71,22 +86,11 @@ impl OpenAiChat {
 
 impl LanguageModel for OpenAiChat {
     fn stream(&self, request: CompletionRequest) -> CompletionStream {
-        let config = Arc::clone(&self.config);
-        let opened = async move { open_stream(&config, &request).await.map(|response| (config, response)) };
-        stream::once(opened)
-            .flat_map(|opened| match opened {
-                Ok((config, response)) => response_events(&config.provider_name, response),
-                Err(err) => stream::iter([Err(err)]).boxed(),
-            })
-            .boxed()
+        transport::completion_stream(streaming_call(&self.config, &request))
     }
 }
 
-/// Sends the request and checks the status; the `Ok` response is 2xx.
-async fn open_stream(
-    config: &OpenAiChatConfig,
-    request: &CompletionRequest,
-) -> Result<reqwest::Response, ProviderError> {
+fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Result<StreamingCall, ProviderError> {
     let provider = &config.provider_name;
     let body = serde_json::to_vec(&ChatCompletionRequest::streaming(request)).map_err(|err| {
         ProviderError::new(
@@ -100,195 +104,18 @@ async fn open_stream(
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "text/event-stream")
         .body(body);
-    if let Some(key) = config.api_key.as_deref().filter(|key| !key.is_empty()) {
-        // `bearer_auth` marks the header sensitive, so it never shows in debug output.
-        builder = builder.bearer_auth(key);
+    if let Some(key) = config.key() {
+        builder = builder.header(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
     }
     tracing::debug!(provider = %provider, model = %request.model, "opening a chat completion stream");
-    let response = builder.send().await.map_err(|err| ProviderError::from_request_error(provider, &err))?;
-    let status = response.status().as_u16();
-    if !response.status().is_success() {
-        let body = read_capped(response).await;
-        let err = ProviderError::from_http_status(provider, status, &body);
-        tracing::debug!(provider = %provider, status, kind = err.kind.as_str(), "provider refused the request");
-        return Err(err);
-    }
-    Ok(response)
-}
-
-/// The events of a 2xx response: usually an event stream, but a server that ignored
-/// `stream: true` answers with one JSON completion, and a wrong base URL with a web page.
-fn response_events(
-    provider: &str,
-    response: reqwest::Response,
-) -> BoxStream<'static, Result<CompletionEvent, ProviderError>> {
-    let provider = provider.to_owned();
-    let content_type = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    if content_type.starts_with("application/json") {
-        return stream::once(whole_completion(provider, response)).flat_map(stream::iter).boxed();
-    }
-    if content_type.starts_with("text/html") {
-        let status = response.status().as_u16();
-        let error = async move {
-            let body = read_capped(response).await;
-            let mut err = ProviderError::unexpected_body(&provider, status, &BodyShape::of(&body));
-            err.message = format!("{} (it should end in something like /v1)", err.message);
-            Err(err)
-        };
-        return stream::once(error).boxed();
-    }
-    sse_events(provider, response)
-}
-
-async fn whole_completion(
-    provider: String,
-    response: reqwest::Response,
-) -> Vec<Result<CompletionEvent, ProviderError>> {
-    let status = response.status().as_u16();
-    let body = match response.bytes().await {
-        Ok(body) => body,
-        Err(err) => return vec![Err(ProviderError::from_body_error(&provider, &err))],
-    };
-    let completion: ChatCompletion = match serde_json::from_slice(&body) {
-        Ok(completion) => completion,
-        // An event stream mislabelled as JSON (some proxies do that): decode it as one.
-        Err(_) if body.trim_ascii_start().starts_with(b"data:") => {
-            let mut decoder = ChatStreamDecoder::new(&provider);
-            let mut items = decoder.push(&body);
-            items.extend(decoder.finish());
-            return items;
-        }
-        Err(_) => return vec![Err(ProviderError::unexpected_body(&provider, status, &BodyShape::of(&body)))],
-    };
-    match ChatEventMapper::new(provider).map_completion(completion) {
-        Ok(events) => events.into_iter().map(Ok).collect(),
-        Err(err) => vec![Err(err)],
-    }
-}
-
-/// Reads the body as an event stream; dropping the returned stream drops the body, which
-/// closes the connection and so cancels the request upstream.
-fn sse_events(
-    provider: String,
-    response: reqwest::Response,
-) -> BoxStream<'static, Result<CompletionEvent, ProviderError>> {
-    struct Reading {
-        provider: String,
-        body: BoxStream<'static, reqwest::Result<Bytes>>,
-        decoder: ChatStreamDecoder,
-        ready: VecDeque<Result<CompletionEvent, ProviderError>>,
-    }
-    let reading = Reading {
-        decoder: ChatStreamDecoder::new(&provider),
-        provider,
-        body: response.bytes_stream().boxed(),
-        ready: VecDeque::new(),
-    };
-    stream::unfold(reading, |mut reading| async move {
-        loop {
-            if let Some(item) = reading.ready.pop_front() {
-                return Some((item, reading));
-            }
-            if reading.decoder.is_finished() {
-                return None;
-            }
-            let events = match reading.body.next().await {
-                Some(Ok(bytes)) => reading.decoder.push(&bytes),
-                Some(Err(err)) => reading.decoder.fail(ProviderError::from_body_error(&reading.provider, &err)),
-                None => reading.decoder.finish(),
-            };
-            reading.ready.extend(events);
-        }
+    Ok(StreamingCall {
+        provider: provider.clone(),
+        http: config.http.clone(),
+        request: builder.build().map_err(|err| ProviderError::from_request_error(provider, &err))?,
+        retry: config.retry,
+        decoder: StreamDecoder::new(ProviderFormat::OpenaiChat, provider),
+        base_url_hint: " (it should end in something like /v1)",
     })
-    .boxed()
-}
-
-/// Bytes of a Chat Completions event stream in, events out: the SSE decoder and the
-/// mapper behind one explicit lifecycle. Nothing comes out after the first error or the
-/// final `Finish`.
-#[derive(Debug)]
-pub(crate) struct ChatStreamDecoder {
-    sse: SseDecoder,
-    mapper: ChatEventMapper,
-    phase: Phase,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    Streaming,
-    /// Ended by `[DONE]`, EOF or an error; later input is ignored.
-    Finished,
-}
-
-type Item = Result<CompletionEvent, ProviderError>;
-
-impl ChatStreamDecoder {
-    pub(crate) fn new(provider: &str) -> Self {
-        Self { sse: SseDecoder::new(), mapper: ChatEventMapper::new(provider), phase: Phase::Streaming }
-    }
-
-    pub(crate) fn is_finished(&self) -> bool {
-        self.phase == Phase::Finished
-    }
-
-    /// Feeds one network chunk.
-    pub(crate) fn push(&mut self, bytes: &[u8]) -> Vec<Item> {
-        let mut out = Vec::new();
-        if self.is_finished() {
-            return out;
-        }
-        for frame in self.sse.push(bytes) {
-            self.apply(&frame, &mut out);
-            if self.is_finished() {
-                break;
-            }
-        }
-        out
-    }
-
-    /// The body ended.
-    pub(crate) fn finish(&mut self) -> Vec<Item> {
-        let mut out = Vec::new();
-        if let Some(frame) = self.sse.finish().filter(|_| !self.is_finished()) {
-            self.apply(&frame, &mut out);
-        }
-        if !self.is_finished() {
-            self.phase = Phase::Finished;
-            match self.mapper.on_end_of_stream() {
-                Ok(events) => out.extend(events.into_iter().map(Ok)),
-                Err(err) => out.push(Err(err)),
-            }
-        }
-        out
-    }
-
-    /// Reading the body failed.
-    pub(crate) fn fail(&mut self, err: ProviderError) -> Vec<Item> {
-        if self.is_finished() {
-            return Vec::new();
-        }
-        self.phase = Phase::Finished;
-        vec![Err(err)]
-    }
-
-    fn apply(&mut self, frame: &SseFrame, out: &mut Vec<Item>) {
-        match self.mapper.on_frame(frame) {
-            Ok(FrameOutcome::Continue(events)) => out.extend(events.into_iter().map(Ok)),
-            Ok(FrameOutcome::Done(events)) => {
-                out.extend(events.into_iter().map(Ok));
-                self.phase = Phase::Finished;
-            }
-            Err(err) => {
-                out.push(Err(err));
-                self.phase = Phase::Finished;
-            }
-        }
-    }
 }
 
 /// Lists the model ids an OpenAI-compatible endpoint offers (`GET {base_url}/models`),
@@ -302,21 +129,12 @@ pub async fn list_models(
         .map_err(|message| ProviderError::new(ProviderErrorKind::InvalidRequest, message))?;
     let provider = url.host_str().unwrap_or("the provider").to_owned();
     let mut builder = http.get(endpoint(url.as_str(), "models")).header(ACCEPT, "application/json");
-    if let Some(key) = api_key.filter(|key| !key.is_empty()) {
-        builder = builder.bearer_auth(key);
+    if let Some(key) = api_key.map(str::trim).filter(|key| !key.is_empty()) {
+        builder = builder.header(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
     }
-    let response = builder.send().await.map_err(|err| ProviderError::from_request_error(&provider, &err))?;
-    let status = response.status().as_u16();
-    if !response.status().is_success() {
-        let body = read_capped(response).await;
-        return Err(ProviderError::from_http_status(&provider, status, &body));
-    }
-    let body = response.bytes().await.map_err(|err| ProviderError::from_body_error(&provider, &err))?;
-    let list: ModelList = serde_json::from_slice(&body).map_err(|_| {
-        let mut err = ProviderError::unexpected_body(&provider, status, &BodyShape::of(&body));
-        err.message = format!("{} instead of a model list (the base URL usually ends in /v1)", err.message);
-        err
-    })?;
+    let (status, body) = transport::get_json(&provider, builder).await?;
+    let list: ModelList = serde_json::from_slice(&body)
+        .map_err(|_| transport::not_a_model_list(&provider, status, &body, "the base URL usually ends in /v1"))?;
     let mut models: Vec<String> =
         list.data.into_iter().filter_map(|model| model.id).filter(|id| !id.trim().is_empty()).collect();
     models.sort();
@@ -324,23 +142,11 @@ pub async fn list_models(
     Ok(models)
 }
 
-/// The first [`ERROR_BODY_LIMIT`] bytes of an error body; a body that fails to read
-/// halfway is explained by what did arrive.
-async fn read_capped(mut response: reqwest::Response) -> Vec<u8> {
-    let mut body = Vec::new();
-    while body.len() < ERROR_BODY_LIMIT {
-        match response.chunk().await {
-            Ok(Some(chunk)) => body.extend_from_slice(&chunk[..chunk.len().min(ERROR_BODY_LIMIT - body.len())]),
-            Ok(None) | Err(_) => break,
-        }
-    }
-    body
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::language_model::{StopReason, TokenUsage};
+    use crate::decoder::Item;
+    use crate::language_model::{CompletionEvent, StopReason, TokenUsage};
 
     const TRANSCRIPT: &str = concat!(
         ": OPENROUTER PROCESSING\r\n\r\n",
@@ -356,7 +162,7 @@ mod tests {
     );
 
     fn decode(chunks: &[&[u8]]) -> Vec<Item> {
-        let mut decoder = ChatStreamDecoder::new("Acme");
+        let mut decoder = StreamDecoder::new(ProviderFormat::OpenaiChat, "Acme");
         let mut out: Vec<Item> = chunks.iter().flat_map(|chunk| decoder.push(chunk)).collect();
         out.extend(decoder.finish());
         out
@@ -393,7 +199,7 @@ mod tests {
 
     #[test]
     fn nothing_comes_out_after_an_error() {
-        let mut decoder = ChatStreamDecoder::new("Acme");
+        let mut decoder = StreamDecoder::new(ProviderFormat::OpenaiChat, "Acme");
         let out = decoder.push(
             b"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {oops\n\ndata: {\"choices\":[]}\n\n",
         );
@@ -424,7 +230,7 @@ mod tests {
             http: reqwest::Client::new(),
         };
         let model = OpenAiChat::new(config);
-        let shown = format!("{model:?}");
+        let shown = format!("{model:?} {:?}", model.clone().with_retry(RetryPolicy::default()));
         assert!(!shown.contains("sk-very-secret"), "{shown}");
         assert!(shown.contains("<redacted>"), "{shown}");
     }

@@ -4,15 +4,23 @@
 //! - [`MockServer`] / [`MockConfig`]: start, stop, queue scripts, read recorded requests
 //!   (`server.rs`, which also holds the `/_testkit/*` control routes).
 //! - [`Script`] / [`Fault`]: what to answer to one request (`script.rs`).
-//! - `openai_chat.rs`: the OpenAI Chat Completions wire side (`/v1/chat/completions`,
-//!   `/v1/models`).
+//! - `reply.rs`: what the formats share — the reply a script resolves to, the frames of a
+//!   streamed body, and where a fault goes among them.
+//! - One file per wire format, each writing the same script in its own shape:
+//!   `openai_chat.rs` (`/v1/chat/completions`, `/v1/models`), `openai_responses.rs`
+//!   (`/v1/responses`), `anthropic.rs` (`/v1/messages`), `gemini.rs`
+//!   (`/v1beta/models/{model}:streamGenerateContent?alt=sse`, `/v1beta/models`).
 //! - [`default_reply`]: the deterministic markdown answer used when no script is queued.
 
+mod anthropic;
 mod default_reply;
+mod gemini;
 mod openai_chat;
+mod openai_responses;
+mod reply;
 mod script;
 mod server;
 
 pub use default_reply::{default_reply, default_reply_text};
-pub use script::{Fault, Script, ScriptUsage};
+pub use script::{Fault, Script, ScriptToolCall, ScriptUsage};
 pub use server::{MockConfig, MockServer, RecordedRequest};

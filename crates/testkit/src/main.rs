@@ -7,7 +7,8 @@ use anyhow::Context;
 use clap::Parser;
 use colloquy_testkit::{MockConfig, MockServer};
 
-/// Scripted mock LLM server speaking OpenAI Chat Completions.
+/// Scripted mock LLM server speaking OpenAI Chat Completions, OpenAI Responses, Anthropic
+/// Messages and Gemini.
 #[derive(Debug, Parser)]
 #[command(name = "colloquy-testkit", version)]
 struct Args {
@@ -17,7 +18,8 @@ struct Args {
     /// Delay before each streamed chunk, in milliseconds.
     #[arg(long, default_value_t = 20)]
     token_delay_ms: u64,
-    /// Require `Authorization: Bearer KEY` on /v1 routes.
+    /// Require KEY on API routes, sent each format's way (`Authorization: Bearer`,
+    /// `x-api-key`, `x-goog-api-key`).
     #[arg(long, value_name = "KEY")]
     api_key: Option<String>,
 }

@@ -1,5 +1,6 @@
 //! [`Script`]: what the mock answers to one chat request, faults included. The JSON form
-//! (camelCase) is what `POST /_testkit/script` accepts.
+//! (camelCase) is what `POST /_testkit/script` accepts. One script means the same reply in
+//! every wire format: each format writes it in its own shape.
 
 use std::time::Duration;
 
@@ -12,9 +13,14 @@ pub struct Script {
     /// The reply text, one streamed chunk per entry; absent means the default reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunks: Option<Vec<String>>,
-    /// Thinking text, sent as `delta.reasoning_content` before the reply.
+    /// Thinking text, sent before the reply (Chat Completions: `delta.reasoning_content`;
+    /// Responses: a reasoning summary; Anthropic: a signed thinking block; Gemini: thought
+    /// parts with a `thoughtSignature`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasoning: Vec<String>,
+    /// Tool calls the model makes after its text; the reply then ends asking for tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ScriptToolCall>,
     /// Reported token counts; absent means counted from the request and the reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<ScriptUsage>,
@@ -23,6 +29,33 @@ pub struct Script {
     pub token_delay_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// With a `status` fault: a `Retry-After` header to send, as given (seconds or an HTTP
+    /// date).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<String>,
+    /// With an `errorFrame` fault: the error's type or status in the format's vocabulary
+    /// (e.g. `overloaded_error`, `rate_limit_exceeded`, `RESOURCE_EXHAUSTED`); absent means
+    /// a generic server error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+}
+
+/// One scripted tool call.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScriptToolCall {
+    pub name: String,
+    /// The arguments as JSON text, e.g. `{"city":"Paris"}`. Formats that stream arguments
+    /// send it in pieces; Gemini sends it parsed (`{}` when it is not a JSON object).
+    #[serde(default = "empty_object")]
+    pub arguments: String,
+    /// The call's id; absent means one is made up in the format's style.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+fn empty_object() -> String {
+    "{}".to_owned()
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,8 +69,9 @@ pub struct ScriptUsage {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase", deny_unknown_fields)]
 pub enum Fault {
-    /// Answer with this status instead of a completion. `body` defaults to an
-    /// OpenAI-style JSON error, `contentType` to `application/json`.
+    /// Answer with this status instead of a completion. `body` defaults to a JSON error
+    /// in the wire format's own shape (529 is Anthropic's `overloaded_error`),
+    /// `contentType` to `application/json`; the script's `retryAfter` adds a header.
     Status {
         status: u16,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -45,7 +79,8 @@ pub enum Fault {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         content_type: Option<String>,
     },
-    /// Send a `data: {not json` frame, then carry on as if nothing happened.
+    /// Send a `data: {not json` frame (with the format's `event:` line), then carry on as
+    /// if nothing happened.
     MalformedFrame {
         #[serde(default)]
         after: usize,
@@ -55,7 +90,10 @@ pub enum Fault {
         #[serde(default)]
         after: usize,
     },
-    /// Send `data: {"error":{"message": …}}`, then `[DONE]`.
+    /// After a 200, report an error in the stream the way the format does, and end it:
+    /// Chat Completions `data: {"error":{…}}` then `[DONE]`; Responses and Anthropic an
+    /// `error` event; Gemini a `data: {"error":{…}}` frame. The script's `errorCode` sets
+    /// the error's type.
     ErrorFrame {
         #[serde(default)]
         after: usize,
@@ -88,6 +126,13 @@ impl Script {
         self
     }
 
+    /// Adds a tool call made after the text.
+    #[must_use]
+    pub fn with_tool_call(mut self, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        self.tool_calls.push(ScriptToolCall { name: name.into(), arguments: arguments.into(), id: None });
+        self
+    }
+
     #[must_use]
     pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
         self.usage = Some(ScriptUsage { prompt_tokens, completion_tokens });
@@ -113,6 +158,22 @@ impl Script {
             body: Some(body.into()),
             content_type: Some(content_type.into()),
         })
+    }
+
+    /// A reply that is only an HTTP error with the format's default body, e.g. 429 or 529,
+    /// optionally with a `Retry-After` header.
+    pub fn refusal(status: u16, retry_after: Option<&str>) -> Self {
+        Self {
+            retry_after: retry_after.map(str::to_owned),
+            ..Self::default().with_fault(Fault::Status { status, body: None, content_type: None })
+        }
+    }
+
+    /// The type (or status) of a scripted in-stream error, e.g. `overloaded_error`.
+    #[must_use]
+    pub fn with_error_code(mut self, code: impl Into<String>) -> Self {
+        self.error_code = Some(code.into());
+        self
     }
 }
 
@@ -144,18 +205,21 @@ mod tests {
             "chunks": ["Hel", "lo"],
             "reasoning": ["hmm"],
             "usage": {"promptTokens": 3, "completionTokens": 2},
+            "toolCalls": [{"name": "weather", "arguments": "{\"city\":\"Paris\"}"}, {"name": "now", "id": "c2"}],
             "tokenDelayMs": 1,
-            "fault": {"kind": "errorFrame", "after": 1, "message": "boom"}
+            "fault": {"kind": "errorFrame", "after": 1, "message": "boom"},
+            "errorCode": "overloaded_error"
         }))
         .unwrap();
-        assert_eq!(
-            script,
-            Script::text(["Hel", "lo"])
-                .with_reasoning(["hmm"])
-                .with_usage(3, 2)
-                .with_token_delay(Duration::from_millis(1))
-                .with_fault(Fault::ErrorFrame { after: 1, message: "boom".into() })
-        );
+        let mut expected = Script::text(["Hel", "lo"])
+            .with_reasoning(["hmm"])
+            .with_tool_call("weather", r#"{"city":"Paris"}"#)
+            .with_usage(3, 2)
+            .with_token_delay(Duration::from_millis(1))
+            .with_fault(Fault::ErrorFrame { after: 1, message: "boom".into() })
+            .with_error_code("overloaded_error");
+        expected.tool_calls.push(ScriptToolCall { name: "now".into(), arguments: "{}".into(), id: Some("c2".into()) });
+        assert_eq!(script, expected);
     }
 
     #[test]
@@ -163,6 +227,7 @@ mod tests {
         let faults = json!([
             {"kind": "status", "status": 500, "body": "<html></html>", "contentType": "text/html"},
             {"kind": "status", "status": 429},
+
             {"kind": "malformedFrame", "after": 2},
             {"kind": "reset"},
             {"kind": "stall", "after": 1}
@@ -182,6 +247,13 @@ mod tests {
                 Fault::Stall { after: 1 },
             ]
         );
+    }
+
+    #[test]
+    fn a_refusal_carries_its_retry_after() {
+        let script: Script =
+            serde_json::from_value(json!({"fault": {"kind": "status", "status": 529}, "retryAfter": "2"})).unwrap();
+        assert_eq!(script, Script::refusal(529, Some("2")));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! [`MockServer`]: the HTTP server, its shared state, and the `/_testkit/*` control routes.
+//! [`MockServer`]: the HTTP server, its shared state, its routes (one wire format each, on
+//! the format's real path), per-format key checks, and the `/_testkit/*` control routes.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
@@ -9,7 +10,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -19,8 +20,8 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::openai_chat;
 use crate::script::{Script, ScriptBatch};
+use crate::{anthropic, gemini, openai_chat, openai_responses};
 
 /// How the mock behaves when no script says otherwise.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,9 +30,11 @@ pub struct MockConfig {
     pub port: u16,
     /// Delay before each streamed chunk.
     pub token_delay: Duration,
-    /// When set, `/v1` requests must carry `Authorization: Bearer <key>`.
+    /// When set, API requests must carry this key the way their format sends it:
+    /// `Authorization: Bearer` (OpenAI formats), `x-api-key` (Anthropic), `x-goog-api-key`
+    /// or `?key=` (Gemini).
     pub api_key: Option<String>,
-    /// What `GET /v1/models` lists.
+    /// What the model lists list.
     pub models: Vec<String>,
 }
 
@@ -108,9 +111,15 @@ impl MockServer {
         Ok(MockServer { addr, shared, serve: Some(serve) })
     }
 
-    /// `http://127.0.0.1:PORT/v1`, the base URL to configure a client with.
+    /// `http://127.0.0.1:PORT/v1`, the base URL to configure a client with (any format:
+    /// Gemini's routes are served under `/v1` too).
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/v1beta`, Gemini's real base path.
+    pub fn gemini_base_url(&self) -> String {
+        format!("http://{}/v1beta", self.addr)
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -172,8 +181,9 @@ impl Shared {
         self.scripts().pop_front().unwrap_or_default()
     }
 
-    pub(crate) fn next_completion_id(&self) -> String {
-        format!("chatcmpl-testkit-{}", self.next_id.fetch_add(1, Ordering::Relaxed))
+    /// A number unique to this server, for reply ids.
+    pub(crate) fn next_number(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Counts a stream as open until the returned guard is dropped.
@@ -201,22 +211,67 @@ impl Shared {
         requests.push_back(request);
     }
 
-    /// `Some(401 response)` when a key is configured and the request lacks it.
-    fn reject_unauthorized(&self, headers: &HeaderMap) -> Option<Response> {
+    /// `Some(error response)`, shaped as `wire` answers it, when a key is configured and
+    /// the request does not carry it the way `wire` sends keys.
+    fn reject_unauthorized(&self, wire: Wire, headers: &HeaderMap, uri: &Uri) -> Option<Response> {
         let expected = self.config.api_key.as_deref()?;
-        let given = headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let bearer = header("authorization").and_then(|v| v.strip_prefix("Bearer "));
+        let given = match wire {
+            Wire::OpenAi => bearer,
+            // Anthropic also takes OAuth tokens as bearer tokens.
+            Wire::Anthropic => header("x-api-key").or(bearer),
+            Wire::Gemini => header("x-goog-api-key").or_else(|| query_key(uri)),
+        };
         if given == Some(expected) {
             return None;
         }
-        Some(openai_chat::error_response(
-            StatusCode::UNAUTHORIZED,
-            "Incorrect API key provided",
-            "invalid_request_error",
-            Some("invalid_api_key"),
-        ))
+        Some(match wire {
+            Wire::OpenAi => openai_chat::error_response(
+                StatusCode::UNAUTHORIZED,
+                "Incorrect API key provided",
+                "invalid_request_error",
+                Some("invalid_api_key"),
+            ),
+            Wire::Anthropic => {
+                anthropic::error_response(StatusCode::UNAUTHORIZED, "authentication_error", "invalid x-api-key")
+            }
+            Wire::Gemini if given.is_none() => gemini::error_response(
+                StatusCode::FORBIDDEN,
+                "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+                "PERMISSION_DENIED",
+            ),
+            Wire::Gemini => gemini::error_response(
+                StatusCode::BAD_REQUEST,
+                "API key not valid. Please pass a valid API key.",
+                "INVALID_ARGUMENT",
+            ),
+        })
+    }
+}
+
+/// How a route's format sends keys and shapes errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wire {
+    /// Chat Completions and Responses.
+    OpenAi,
+    Anthropic,
+    Gemini,
+}
+
+/// The `key` query parameter (Gemini's other way to send a key).
+fn query_key(uri: &Uri) -> Option<&str> {
+    uri.query()?.split('&').find_map(|pair| pair.strip_prefix("key="))
+}
+
+/// Which format's model list a `GET /v1/models` asks for, judging by how it authenticates.
+fn list_format(headers: &HeaderMap, uri: &Uri) -> Wire {
+    if headers.contains_key("anthropic-version") || headers.contains_key("x-api-key") {
+        Wire::Anthropic
+    } else if headers.contains_key("x-goog-api-key") || query_key(uri).is_some() {
+        Wire::Gemini
+    } else {
+        Wire::OpenAi
     }
 }
 
@@ -233,7 +288,12 @@ impl Drop for OpenStream {
 fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/responses", post(responses))
+        .route("/v1/messages", post(messages))
         .route("/v1/models", get(list_models))
+        .route("/v1/models/{call}", post(generate_content))
+        .route("/v1beta/models", get(list_gemini_models))
+        .route("/v1beta/models/{call}", post(generate_content))
         .route("/_testkit/script", post(queue_scripts))
         .route("/_testkit/requests", get(recorded_requests))
         .route("/_testkit/reset", post(reset))
@@ -251,7 +311,7 @@ async fn chat_completions(
     body: Bytes,
 ) -> Response {
     shared.record(&method, &uri, &headers, &body);
-    if let Some(rejection) = shared.reject_unauthorized(&headers) {
+    if let Some(rejection) = shared.reject_unauthorized(Wire::OpenAi, &headers, &uri) {
         return rejection;
     }
     let Ok(request) = serde_json::from_slice::<openai_chat::ChatRequest>(&body) else {
@@ -266,12 +326,113 @@ async fn chat_completions(
     openai_chat::respond(&shared, &request, script)
 }
 
-async fn list_models(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, headers: HeaderMap) -> Response {
-    shared.record(&method, &uri, &headers, &[]);
-    if let Some(rejection) = shared.reject_unauthorized(&headers) {
+async fn responses(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    shared.record(&method, &uri, &headers, &body);
+    if let Some(rejection) = shared.reject_unauthorized(Wire::OpenAi, &headers, &uri) {
         return rejection;
     }
-    openai_chat::model_list(&shared.config.models)
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return openai_chat::error_response(
+            StatusCode::BAD_REQUEST,
+            "We could not parse the JSON body of your request.",
+            "invalid_request_error",
+            None,
+        );
+    };
+    openai_responses::respond(&shared, &request, shared.next_script())
+}
+
+async fn messages(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    shared.record(&method, &uri, &headers, &body);
+    if let Some(rejection) = shared.reject_unauthorized(Wire::Anthropic, &headers, &uri) {
+        return rejection;
+    }
+    if !headers.contains_key("anthropic-version") {
+        return anthropic::error_response(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "anthropic-version: header is required",
+        );
+    }
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return anthropic::error_response(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "There was an issue with the JSON body of your request",
+        );
+    };
+    anthropic::respond(&shared, &request, shared.next_script())
+}
+
+/// `POST …/models/{model}:streamGenerateContent` (or `:generateContent`).
+async fn generate_content(
+    State(shared): State<Arc<Shared>>,
+    Path(call): Path<String>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    shared.record(&method, &uri, &headers, &body);
+    if let Some(rejection) = shared.reject_unauthorized(Wire::Gemini, &headers, &uri) {
+        return rejection;
+    }
+    let sse = uri.query().is_some_and(|query| query.split('&').any(|pair| pair == "alt=sse"));
+    let (model, form) = match call.rsplit_once(':') {
+        Some((model, "streamGenerateContent")) if sse => (model, gemini::Form::Sse),
+        Some((model, "streamGenerateContent")) => (model, gemini::Form::JsonArray),
+        Some((model, "generateContent")) => (model, gemini::Form::Whole),
+        _ => {
+            return gemini::error_response(
+                StatusCode::NOT_FOUND,
+                &format!("Unknown method in {}.", uri.path()),
+                "NOT_FOUND",
+            );
+        }
+    };
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return gemini::error_response(StatusCode::BAD_REQUEST, "Invalid JSON payload received.", "INVALID_ARGUMENT");
+    };
+    gemini::respond(&shared, model, &request, shared.next_script(), form)
+}
+
+/// `GET /v1/models`: OpenAI's list, or Anthropic's or Gemini's when asked their way.
+async fn list_models(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, headers: HeaderMap) -> Response {
+    shared.record(&method, &uri, &headers, &[]);
+    let wire = list_format(&headers, &uri);
+    if let Some(rejection) = shared.reject_unauthorized(wire, &headers, &uri) {
+        return rejection;
+    }
+    match wire {
+        Wire::OpenAi => openai_chat::model_list(&shared.config.models),
+        Wire::Anthropic => anthropic::model_list(&shared.config.models),
+        Wire::Gemini => gemini::model_list(&shared.config.models),
+    }
+}
+
+async fn list_gemini_models(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    shared.record(&method, &uri, &headers, &[]);
+    if let Some(rejection) = shared.reject_unauthorized(Wire::Gemini, &headers, &uri) {
+        return rejection;
+    }
+    gemini::model_list(&shared.config.models)
 }
 
 async fn queue_scripts(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {

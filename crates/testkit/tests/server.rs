@@ -47,6 +47,26 @@ impl Raw {
         self.body.split("\n\n").filter_map(|frame| frame.strip_prefix("data: ")).map(str::to_owned).collect()
     }
 
+    /// `(event, data)` of each frame of an event stream.
+    fn events(&self) -> Vec<(Option<String>, String)> {
+        self.body
+            .split("\n\n")
+            .filter(|frame| !frame.is_empty())
+            .map(|frame| {
+                let mut event = None;
+                let mut data = String::new();
+                for line in frame.lines() {
+                    if let Some(name) = line.strip_prefix("event: ") {
+                        event = Some(name.to_owned());
+                    } else if let Some(value) = line.strip_prefix("data: ") {
+                        data.push_str(value);
+                    }
+                }
+                (event, data)
+            })
+            .collect()
+    }
+
     /// The concatenated `delta.content` of an event stream.
     fn text(&self) -> String {
         self.frames()
@@ -329,4 +349,137 @@ async fn the_binary_announces_its_url_and_stops_on_sigterm() {
     assert!(killed.success());
     let status = timeout(PATIENCE, child.wait()).await.expect("exits after SIGTERM").unwrap();
     assert!(status.success(), "{status}");
+}
+
+fn messages_body(prompt: &str) -> String {
+    json!({"model": "claude", "max_tokens": 64, "stream": true, "messages": [{"role": "user", "content": prompt}]})
+        .to_string()
+}
+
+#[tokio::test]
+async fn anthropic_messages_stream_typed_events_and_need_a_version_and_key() {
+    let server = server_with(MockConfig {
+        token_delay: Duration::from_millis(1),
+        api_key: Some("sk-ant".into()),
+        ..MockConfig::default()
+    })
+    .await;
+    let key = ("x-api-key", "sk-ant");
+    let version = ("anthropic-version", "2023-06-01");
+
+    let raw = send(server.addr(), "POST", "/v1/messages", &[key], &messages_body("hi")).await;
+    assert_eq!(raw.status, 400);
+    assert_eq!(raw.json()["error"]["message"], "anthropic-version: header is required");
+
+    let raw =
+        send(server.addr(), "POST", "/v1/messages", &[("x-api-key", "nope"), version], &messages_body("hi")).await;
+    assert_eq!(raw.status, 401);
+    assert_eq!(
+        raw.json(),
+        json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+    );
+
+    server.push_script(Script::text(["Hel", "lo"]).with_usage(3, 2));
+    let raw = send(server.addr(), "POST", "/v1/messages", &[key, version], &messages_body("hi")).await;
+    assert_eq!((raw.status, raw.header("content-type")), (200, Some("text/event-stream")));
+    let events = raw.events();
+    for (event, data) in &events {
+        let data: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(Some(data["type"].as_str().unwrap()), event.as_deref(), "the event line names the data's type");
+    }
+    let names: Vec<&str> = events.iter().filter_map(|(event, _)| event.as_deref()).collect();
+    assert_eq!(
+        names,
+        [
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ]
+    );
+    let delta: Value = serde_json::from_str(&events[5].1).unwrap();
+    assert_eq!(delta["usage"]["output_tokens"], 2);
+}
+
+#[tokio::test]
+async fn responses_stream_typed_events_ending_with_completed() {
+    let server = server().await;
+    server.push_script(Script::text(["a", "b"]).with_reasoning(["hmm"]).with_tool_call("f", r#"{"x":1}"#));
+    let body = json!({"model": "gpt", "stream": true, "input": "hi"}).to_string();
+    let raw = send(server.addr(), "POST", "/v1/responses", &[], &body).await;
+    assert_eq!(raw.status, 200);
+    let events = raw.events();
+    let last: Value = serde_json::from_str(&events.last().unwrap().1).unwrap();
+    assert_eq!(last["type"], "response.completed");
+    assert_eq!(last["response"]["status"], "completed");
+    let text: String = events
+        .iter()
+        .filter(|(event, _)| event.as_deref() == Some("response.output_text.delta"))
+        .map(|(_, data)| serde_json::from_str::<Value>(data).unwrap()["delta"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(text, "ab");
+}
+
+#[tokio::test]
+async fn gemini_streams_on_its_real_path_and_checks_its_key() {
+    let server = server_with(MockConfig {
+        token_delay: Duration::from_millis(1),
+        api_key: Some("AIza-test".into()),
+        ..MockConfig::default()
+    })
+    .await;
+    let body = json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}).to_string();
+    let path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse";
+
+    let raw = send(server.addr(), "POST", path, &[("x-goog-api-key", "wrong")], &body).await;
+    assert_eq!((raw.status, raw.json()["error"]["status"].clone()), (400, json!("INVALID_ARGUMENT")));
+    let raw = send(server.addr(), "POST", path, &[], &body).await;
+    assert_eq!((raw.status, raw.json()["error"]["status"].clone()), (403, json!("PERMISSION_DENIED")));
+
+    server.push_script(Script::text(["Hel", "lo"]));
+    let raw = send(server.addr(), "POST", path, &[("x-goog-api-key", "AIza-test")], &body).await;
+    assert_eq!(raw.status, 200);
+    let frames: Vec<Value> = raw.frames().iter().map(|f| serde_json::from_str(f).unwrap()).collect();
+    let text: String =
+        frames.iter().filter_map(|f| f["candidates"][0]["content"]["parts"][0]["text"].as_str()).collect();
+    assert_eq!(text, "Hello");
+    assert_eq!(frames.last().unwrap()["candidates"][0]["finishReason"], "STOP");
+    assert_eq!(frames[0]["modelVersion"], "gemini-2.5-flash");
+
+    server.push_script(Script::text(["whole"]));
+    let path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?key=AIza-test";
+    let raw = send(server.addr(), "POST", path, &[], &body).await;
+    assert!(raw.json().is_array(), "without alt=sse the answer is one JSON array: {}", raw.body);
+
+    let raw = send(server.addr(), "GET", "/v1beta/models", &[("x-goog-api-key", "AIza-test")], "").await;
+    assert_eq!(raw.json()["models"][0]["name"], "models/scripted");
+}
+
+#[tokio::test]
+async fn refusals_carry_retry_after_and_the_formats_error_shape() {
+    let server = server().await;
+    server.push_script(Script::refusal(529, Some("2")));
+    let headers = [("anthropic-version", "2023-06-01")];
+    let raw = send(server.addr(), "POST", "/v1/messages", &headers, &messages_body("hi")).await;
+    assert_eq!((raw.status, raw.header("retry-after")), (529, Some("2")));
+    assert_eq!(raw.json(), json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
+
+    server.push_script(Script::refusal(429, None));
+    let raw = send(server.addr(), "POST", "/v1beta/models/m:streamGenerateContent?alt=sse", &[], "{}").await;
+    assert_eq!((raw.status, raw.header("retry-after")), (429, None));
+    assert_eq!(raw.json()["error"]["status"], "RESOURCE_EXHAUSTED");
+}
+
+#[tokio::test]
+async fn the_model_list_answers_in_the_shape_the_client_asks_for() {
+    let server = server().await;
+    let openai = send(server.addr(), "GET", "/v1/models", &[], "").await.json();
+    assert_eq!(openai["object"], "list");
+    let anthropic = send(server.addr(), "GET", "/v1/models", &[("anthropic-version", "2023-06-01")], "").await.json();
+    assert_eq!((anthropic["data"][0]["type"].clone(), anthropic["has_more"].clone()), (json!("model"), json!(false)));
+    let gemini = send(server.addr(), "GET", "/v1/models?key=k", &[], "").await.json();
+    assert_eq!(gemini["models"][0]["name"], "models/scripted");
 }

@@ -4,20 +4,12 @@
 //! Usage and the finish reason are held back until the stream is done (`[DONE]`, or EOF
 //! after a finish reason), so a successful stream always ends `…, Usage?, Finish`.
 
+use crate::decoder::{EventMapper, FrameOutcome, parse_frame};
 use crate::error::ProviderError;
 use crate::language_model::{CompletionEvent, StopReason, TokenUsage};
 use crate::sse::SseFrame;
 
 use super::types::{ChatCompletion, ChatCompletionChunk, Delta, ToolCallFragment, WireUsage};
-
-/// What a frame meant for the stream as a whole.
-#[derive(Debug, PartialEq, Eq)]
-pub enum FrameOutcome {
-    /// More frames will follow.
-    Continue(Vec<CompletionEvent>),
-    /// The provider said the completion is over; ignore anything after it.
-    Done(Vec<CompletionEvent>),
-}
 
 #[derive(Debug)]
 pub struct ChatEventMapper {
@@ -53,8 +45,7 @@ impl ChatEventMapper {
         if data.is_empty() {
             return Ok(FrameOutcome::Continue(Vec::new()));
         }
-        let chunk: ChatCompletionChunk =
-            serde_json::from_str(data).map_err(|err| ProviderError::malformed_frame(&err, data))?;
+        let chunk: ChatCompletionChunk = parse_frame(data)?;
         if let Some(error) = &chunk.error {
             return Err(ProviderError::from_error_value(&self.provider, &serde_json::json!({ "error": error })));
         }
@@ -188,6 +179,21 @@ impl ChatEventMapper {
         events.extend(self.usage.take().map(CompletionEvent::Usage));
         events.push(CompletionEvent::Finish { reason: self.finish_reason.take().unwrap_or(StopReason::Stop) });
         events
+    }
+}
+
+impl EventMapper for ChatEventMapper {
+    fn on_frame(&mut self, frame: &SseFrame) -> Result<FrameOutcome, ProviderError> {
+        ChatEventMapper::on_frame(self, frame)
+    }
+
+    fn on_end_of_stream(&mut self) -> Result<Vec<CompletionEvent>, ProviderError> {
+        ChatEventMapper::on_end_of_stream(self)
+    }
+
+    fn on_whole_body(&mut self, body: &[u8]) -> Option<Result<Vec<CompletionEvent>, ProviderError>> {
+        let completion: ChatCompletion = serde_json::from_slice(body).ok()?;
+        Some(self.map_completion(completion))
     }
 }
 

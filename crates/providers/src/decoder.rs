@@ -1,0 +1,171 @@
+//! [`StreamDecoder`]: bytes of a provider's answer in, [`CompletionEvent`]s out — the SSE
+//! decoder and a wire format's pure event mapper behind one explicit lifecycle.
+//!
+//! Each wire format implements [`EventMapper`]; this module owns what they share: frame
+//! dispatch, "nothing after the first error or the end", and answers that came as one
+//! JSON body instead of an event stream.
+
+use crate::ProviderFormat;
+use crate::error::{BodyShape, ErrorDetail, ProviderError};
+use crate::language_model::CompletionEvent;
+use crate::sse::{SseDecoder, SseFrame};
+
+/// One item of a completion stream.
+pub(crate) type Item = Result<CompletionEvent, ProviderError>;
+
+/// What a frame meant for the stream as a whole.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum FrameOutcome {
+    /// More frames will follow.
+    Continue(Vec<CompletionEvent>),
+    /// The provider said the completion is over; ignore anything after it.
+    Done(Vec<CompletionEvent>),
+}
+
+/// A wire format's pure mapper: SSE frames in, events out. An `Err` is final.
+pub(crate) trait EventMapper: Send + std::fmt::Debug {
+    fn on_frame(&mut self, frame: &SseFrame) -> Result<FrameOutcome, ProviderError>;
+
+    /// The body ended: the closing events if the model had finished, an error if not.
+    fn on_end_of_stream(&mut self) -> Result<Vec<CompletionEvent>, ProviderError>;
+
+    /// A whole (non-streamed) answer in this format's JSON, for servers that ignore the
+    /// request to stream. `None` when the body is not that shape.
+    fn on_whole_body(&mut self, body: &[u8]) -> Option<Result<Vec<CompletionEvent>, ProviderError>> {
+        let _ = body;
+        None
+    }
+}
+
+/// Decodes one answer in a given wire format, fed with network chunks of any size: the
+/// chunking never changes the events. Nothing comes out after the first error or the end.
+#[derive(Debug)]
+pub struct StreamDecoder {
+    provider: String,
+    sse: SseDecoder,
+    mapper: Box<dyn EventMapper>,
+    phase: Phase,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Streaming,
+    /// Ended by the provider's end marker, EOF or an error; later input is ignored.
+    Finished,
+}
+
+impl StreamDecoder {
+    /// A decoder for `format`; `provider` names the provider in error messages.
+    pub fn new(format: ProviderFormat, provider: &str) -> Self {
+        Self::with_mapper(provider, format.event_mapper(provider))
+    }
+
+    pub(crate) fn with_mapper(provider: &str, mapper: Box<dyn EventMapper>) -> Self {
+        Self { provider: provider.to_owned(), sse: SseDecoder::new(), mapper, phase: Phase::Streaming }
+    }
+
+    /// Whether the answer is over (nothing more will come out).
+    pub fn is_finished(&self) -> bool {
+        self.phase == Phase::Finished
+    }
+
+    /// Feeds one network chunk of an event stream.
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<Result<CompletionEvent, ProviderError>> {
+        let mut out = Vec::new();
+        if self.is_finished() {
+            return out;
+        }
+        for frame in self.sse.push(bytes) {
+            self.apply(&frame, &mut out);
+            if self.is_finished() {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The body ended.
+    pub fn finish(&mut self) -> Vec<Result<CompletionEvent, ProviderError>> {
+        let mut out = Vec::new();
+        if let Some(frame) = self.sse.finish().filter(|_| !self.is_finished()) {
+            self.apply(&frame, &mut out);
+        }
+        if !self.is_finished() {
+            self.phase = Phase::Finished;
+            match self.mapper.on_end_of_stream() {
+                Ok(events) => out.extend(events.into_iter().map(Ok)),
+                Err(err) => out.push(Err(err)),
+            }
+        }
+        out
+    }
+
+    /// Reading the body failed.
+    pub fn fail(&mut self, err: ProviderError) -> Vec<Result<CompletionEvent, ProviderError>> {
+        if self.is_finished() {
+            return Vec::new();
+        }
+        self.phase = Phase::Finished;
+        vec![Err(err)]
+    }
+
+    /// A whole 2xx body that was labelled JSON: the format's non-streamed answer, an event
+    /// stream mislabelled as JSON (some proxies do that), or an error object.
+    pub fn decode_whole(&mut self, status: u16, body: &[u8]) -> Vec<Result<CompletionEvent, ProviderError>> {
+        if self.is_finished() {
+            return Vec::new();
+        }
+        let start = body.trim_ascii_start();
+        if [b"data:".as_slice(), b"event:", b":"].iter().any(|prefix| start.starts_with(prefix)) {
+            let mut out = self.push(body);
+            out.extend(self.finish());
+            return out;
+        }
+        self.phase = Phase::Finished;
+        match self.mapper.on_whole_body(body) {
+            Some(Ok(events)) => events.into_iter().map(Ok).collect(),
+            Some(Err(err)) => vec![Err(err)],
+            None => match serde_json::from_slice::<serde_json::Value>(body) {
+                Ok(value) if ErrorDetail::from_value(&value).is_some() => {
+                    vec![Err(ProviderError::from_error_value(&self.provider, &value))]
+                }
+                _ => vec![Err(ProviderError::unexpected_body(&self.provider, status, &BodyShape::of(body)))],
+            },
+        }
+    }
+
+    fn apply(&mut self, frame: &SseFrame, out: &mut Vec<Item>) {
+        match self.mapper.on_frame(frame) {
+            Ok(FrameOutcome::Continue(events)) => out.extend(events.into_iter().map(Ok)),
+            Ok(FrameOutcome::Done(events)) => {
+                out.extend(events.into_iter().map(Ok));
+                self.phase = Phase::Finished;
+            }
+            Err(err) => {
+                out.push(Err(err));
+                self.phase = Phase::Finished;
+            }
+        }
+    }
+}
+
+/// Parses a frame's JSON into the format's lenient wire type; bad JSON is a malformed frame.
+pub(crate) fn parse_frame<'a, T: serde::Deserialize<'a>>(data: &'a str) -> Result<T, ProviderError> {
+    serde_json::from_str(data).map_err(|err| ProviderError::malformed_frame(&err, data))
+}
+
+/// For lenient wire types: a list whose unreadable elements are skipped, and which reads
+/// `null` (or anything but a list) as empty.
+pub(crate) fn lenient_list<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    use serde::Deserialize;
+    Ok(match serde_json::Value::deserialize(deserializer)? {
+        serde_json::Value::Array(items) => {
+            items.into_iter().filter_map(|item| serde_json::from_value(item).ok()).collect()
+        }
+        _ => Vec::new(),
+    })
+}

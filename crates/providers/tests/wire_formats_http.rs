@@ -1,0 +1,427 @@
+//! Every wire format against the real testkit server over HTTP: the same script streamed
+//! in each format, each format's request shape, every scripted fault classified the same
+//! way, and retries only before the first byte.
+
+use std::time::Duration;
+
+use colloquy_providers::{
+    ChatMessage, CompletionEvent, CompletionRequest, CompletionStream, ProviderConfig, ProviderError,
+    ProviderErrorKind, ProviderFormat, RetryPolicy, StopReason, TokenUsage, list_models_for, model_for,
+};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use testkit::{Fault, MockConfig, MockServer, Script};
+
+const PATIENCE: Duration = Duration::from_secs(10);
+
+type Item = Result<CompletionEvent, ProviderError>;
+
+async fn mock(config: MockConfig) -> MockServer {
+    MockServer::start(MockConfig { token_delay: Duration::from_millis(1), ..config }).await.expect("start the mock")
+}
+
+/// Gemini is tested on its real `/v1beta` path; the others on `/v1`.
+fn base_url(server: &MockServer, format: ProviderFormat) -> String {
+    match format {
+        ProviderFormat::Gemini => server.gemini_base_url(),
+        _ => server.base_url(),
+    }
+}
+
+/// Quick retries, so tests stay fast.
+fn quick_retries(max_attempts: u32) -> RetryPolicy {
+    RetryPolicy {
+        max_attempts,
+        initial_backoff: Duration::from_millis(1),
+        max_backoff: Duration::from_millis(4),
+        ..RetryPolicy::default()
+    }
+}
+
+thread_local! {
+    /// One client per test thread: building one (TLS setup) costs more than a whole case.
+    static HTTP: reqwest::Client = reqwest::Client::new();
+}
+
+fn config(server: &MockServer, format: ProviderFormat, api_key: Option<&str>, retry: RetryPolicy) -> ProviderConfig {
+    let http = HTTP.with(reqwest::Client::clone);
+    ProviderConfig { retry, ..ProviderConfig::new("Mock", base_url(server, format), api_key.map(str::to_owned), http) }
+}
+
+fn ask(prompt: &str) -> CompletionRequest {
+    CompletionRequest {
+        model: "scripted".into(),
+        messages: vec![ChatMessage::system("Be helpful."), ChatMessage::user(prompt)],
+        temperature: Some(0.2),
+        max_tokens: Some(256),
+    }
+}
+
+async fn collect(stream: CompletionStream) -> Vec<Item> {
+    tokio::time::timeout(PATIENCE, stream.collect::<Vec<_>>()).await.expect("the stream ends in time")
+}
+
+async fn run(server: &MockServer, format: ProviderFormat, retry: RetryPolicy) -> Vec<Item> {
+    collect(model_for(format, config(server, format, None, retry)).stream(ask("hi"))).await
+}
+
+fn text(items: &[Item]) -> String {
+    items
+        .iter()
+        .filter_map(|item| match item {
+            Ok(CompletionEvent::TextDelta(text)) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The stream's single error, which must be its last item.
+fn final_error(format: ProviderFormat, items: &[Item]) -> ProviderError {
+    let errors: Vec<_> = items.iter().filter_map(|item| item.as_ref().err()).collect();
+    assert_eq!(errors.len(), 1, "{format}: exactly one error: {items:?}");
+    assert!(items.last().is_some_and(Result::is_err), "{format}: the error ends the stream: {items:?}");
+    errors[0].clone()
+}
+
+fn retries(items: &[Item]) -> Vec<(u32, u64, String)> {
+    items
+        .iter()
+        .filter_map(|item| match item {
+            Ok(CompletionEvent::Retrying { attempt, delay_ms, reason }) => Some((*attempt, *delay_ms, reason.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// One line per item, as in the transcript snapshots.
+fn render(items: &[Item]) -> String {
+    items
+        .iter()
+        .map(|item| match item {
+            Ok(event) => format!("{event:?}"),
+            Err(err) => format!("Err({} retryable={}: {})", err.kind.as_str(), err.retryable, err.message),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn one_script_streams_the_same_reply_in_every_format() {
+    for format in ProviderFormat::ALL {
+        let server = mock(MockConfig::default()).await;
+        server.push_script(
+            Script::text(["Hel", "lo ", "wörld 🎉"])
+                .with_reasoning(["Let me ", "think."])
+                .with_tool_call("weather", r#"{"city":"Paris","days":[1,2,3]}"#)
+                .with_usage(12, 5),
+        );
+        let items = run(&server, format, RetryPolicy::none()).await;
+        insta::assert_snapshot!(format!("stream__{format}"), render(&items));
+
+        assert_eq!(text(&items), "Hello wörld 🎉", "{format}");
+        let arguments: String = items
+            .iter()
+            .filter_map(|item| match item {
+                Ok(CompletionEvent::ToolCallDelta { index: 0, arguments }) => Some(arguments.as_str()),
+                _ => None,
+            })
+            .collect();
+        let arguments: Value = serde_json::from_str(&arguments).unwrap_or_else(|err| panic!("{format}: {err}"));
+        assert_eq!(arguments, json!({"city": "Paris", "days": [1, 2, 3]}), "{format}");
+        assert_eq!(
+            items[items.len() - 2..],
+            [
+                Ok(CompletionEvent::Usage(TokenUsage { input_tokens: 12, output_tokens: 5 })),
+                Ok(CompletionEvent::Finish { reason: StopReason::ToolCalls })
+            ],
+            "{format}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn each_format_sends_its_own_request_shape_and_key() {
+    for format in ProviderFormat::ALL {
+        let server = mock(MockConfig { api_key: Some("sk-test".into()), ..MockConfig::default() }).await;
+        server.push_script(Script::text(["ok"]));
+        let model = model_for(format, config(&server, format, Some("sk-test"), RetryPolicy::none()));
+        let items = collect(model.stream(ask("hello there"))).await;
+        assert_eq!(text(&items), "ok", "{format}: {items:?}");
+
+        let request = &server.requests()[0];
+        let headers: serde_json::Map<String, Value> =
+            ["authorization", "x-api-key", "x-goog-api-key", "anthropic-version", "accept", "content-type"]
+                .into_iter()
+                .filter_map(|name| Some((name.to_owned(), json!(request.header(name)?))))
+                .collect();
+        insta::assert_json_snapshot!(
+            format!("request__{format}"),
+            json!({ "method": request.method, "path": request.path, "headers": headers, "body": request.body })
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_or_missing_key_says_to_check_the_key_in_every_format() {
+    for format in ProviderFormat::ALL {
+        let server = mock(MockConfig { api_key: Some("sk-right".into()), ..MockConfig::default() }).await;
+        for key in [None, Some("sk-wrong")] {
+            let model = model_for(format, config(&server, format, key, quick_retries(3)));
+            let items = collect(model.stream(ask("hi"))).await;
+            let err = final_error(format, &items);
+            assert_eq!(
+                (err.kind, err.retryable),
+                (ProviderErrorKind::Auth, false),
+                "{format} {key:?}: {}",
+                err.message
+            );
+            assert_eq!(err.message, "authentication failed — check the API key for Mock");
+        }
+        assert_eq!(server.requests().len(), 2, "{format}: auth failures are not retried");
+    }
+}
+
+/// `(script, expected kind, expected text before the error)` for each scripted fault.
+fn faults() -> Vec<(&'static str, Script, ProviderErrorKind, &'static str)> {
+    let html = "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>";
+    vec![
+        ("429", Script::refusal(429, None), ProviderErrorKind::RateLimit, ""),
+        ("529", Script::refusal(529, None), ProviderErrorKind::Overloaded, ""),
+        ("503", Script::refusal(503, None), ProviderErrorKind::Overloaded, ""),
+        ("500", Script::refusal(500, None), ProviderErrorKind::Server, ""),
+        ("404", Script::refusal(404, None), ProviderErrorKind::InvalidRequest, ""),
+        ("html 502", Script::status(502, html, "text/html"), ProviderErrorKind::BadResponse, ""),
+        (
+            "malformed frame",
+            Script::text(["kept ", "also kept", "lost"]).with_fault(Fault::MalformedFrame { after: 2 }),
+            ProviderErrorKind::BadResponse,
+            "kept also kept",
+        ),
+        (
+            "reset",
+            Script::text(["one ", "two ", "three"]).with_fault(Fault::Reset { after: 2 }),
+            ProviderErrorKind::Network,
+            "one two ",
+        ),
+        (
+            "error frame",
+            Script::text(["partial", "lost"])
+                .with_fault(Fault::ErrorFrame { after: 1, message: "upstream model crashed".into() }),
+            ProviderErrorKind::Server,
+            "partial",
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn every_scripted_fault_is_classified_the_same_in_every_format() {
+    for format in ProviderFormat::ALL {
+        for (name, script, kind, kept) in faults() {
+            let server = mock(MockConfig::default()).await;
+            server.push_script(script);
+            let items = run(&server, format, RetryPolicy::none()).await;
+            let err = final_error(format, &items);
+            assert_eq!(err.kind, kind, "{format} {name}: {}", err.message);
+            assert_eq!(text(&items), kept, "{format} {name}: the text before the fault is kept");
+            assert!(err.message.contains(" — "), "{format} {name}: says what to do: {}", err.message);
+            if name == "error frame" {
+                assert!(err.message.contains("upstream model crashed"), "{format}: {}", err.message);
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn error_events_after_200_carry_their_type_in_every_format() {
+    let cases = [
+        (ProviderFormat::OpenaiChat, "rate_limit_exceeded", ProviderErrorKind::RateLimit),
+        (ProviderFormat::OpenaiResponses, "context_length_exceeded", ProviderErrorKind::ContextTooLong),
+        (ProviderFormat::Anthropic, "overloaded_error", ProviderErrorKind::Overloaded),
+        (ProviderFormat::Gemini, "RESOURCE_EXHAUSTED", ProviderErrorKind::RateLimit),
+    ];
+    for (format, code, kind) in cases {
+        let server = mock(MockConfig::default()).await;
+        server.push_script(
+            Script::text(["a", "b"])
+                .with_fault(Fault::ErrorFrame { after: 1, message: "scripted".into() })
+                .with_error_code(code),
+        );
+        server.push_script(Script::text(["never sent"]));
+        let items = run(&server, format, quick_retries(3)).await;
+        assert_eq!(final_error(format, &items).kind, kind, "{format}");
+        assert!(retries(&items).is_empty() && server.requests().len() == 1, "{format}: no retry after the first byte");
+    }
+}
+
+#[tokio::test]
+async fn a_stalled_stream_times_out_with_the_clients_timeout_in_every_format() {
+    for format in ProviderFormat::ALL {
+        let server = mock(MockConfig::default()).await;
+        server.push_script(Script::text(["a", "b"]).with_fault(Fault::Stall { after: 1 }));
+        let http = reqwest::Client::builder().timeout(Duration::from_millis(250)).build().unwrap();
+        let config = ProviderConfig { http, ..config(&server, format, None, quick_retries(3)) };
+        let items = collect(model_for(format, config).stream(ask("hi"))).await;
+        assert_eq!(text(&items), "a", "{format}");
+        assert_eq!(final_error(format, &items).kind, ProviderErrorKind::Timeout, "{format}");
+    }
+}
+
+#[tokio::test]
+async fn dropping_the_stream_cancels_the_request_upstream_in_every_format() {
+    for format in ProviderFormat::ALL {
+        let server = mock(MockConfig::default()).await;
+        server.push_script(Script::text(["first", "second"]).with_fault(Fault::Stall { after: 1 }));
+        let mut stream = model_for(format, config(&server, format, None, RetryPolicy::none())).stream(ask("hi"));
+        let first = tokio::time::timeout(PATIENCE, stream.next()).await.expect("the first chunk in time");
+        assert_eq!(first.and_then(Result::ok), Some(CompletionEvent::TextDelta("first".into())), "{format}");
+        assert_eq!(server.open_streams(), 1);
+        drop(stream);
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        while server.open_streams() != 0 {
+            assert!(tokio::time::Instant::now() < deadline, "{format}: the server never saw the client leave");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_refusal_then_success_is_retried_with_backoff_in_every_format() {
+    for format in ProviderFormat::ALL {
+        for status in [429, 529] {
+            let server = mock(MockConfig::default()).await;
+            server.push_script(Script::refusal(status, None));
+            server.push_script(Script::text(["after ", "retry"]));
+            let items = run(&server, format, quick_retries(3)).await;
+            let reason = if status == 429 { "rate limited (HTTP 429)" } else { "overloaded (HTTP 529)" };
+            assert_eq!(retries(&items), [(2, 1, reason.to_owned())], "{format} {status}");
+            assert!(matches!(items[0], Ok(CompletionEvent::Retrying { .. })), "retrying comes first");
+            assert_eq!(text(&items), "after retry", "{format} {status}");
+            assert_eq!(items.last(), Some(&Ok(CompletionEvent::Finish { reason: StopReason::Stop })));
+            assert_eq!(server.requests().len(), 2, "{format} {status}: two attempts");
+        }
+    }
+}
+
+/// On tokio's paused clock, so the 7 s wait costs no real time.
+#[tokio::test(start_paused = true)]
+async fn retry_after_is_honoured() {
+    for (format, status) in [(ProviderFormat::Anthropic, 529), (ProviderFormat::OpenaiChat, 429)] {
+        let server = mock(MockConfig::default()).await;
+        server.push_script(Script::refusal(status, Some("7")));
+        server.push_script(Script::text(["ok"]));
+        let started = tokio::time::Instant::now();
+        // No patience timer here: with the clock paused, tokio would fire it while the
+        // (real) socket is busy.
+        let model = model_for(format, config(&server, format, None, quick_retries(3)));
+        let items: Vec<Item> = model.stream(ask("hi")).collect().await;
+        assert_eq!(retries(&items).iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(2, 7000)], "{format}");
+        assert!(started.elapsed() >= Duration::from_secs(7), "{format}: waited as asked");
+        assert_eq!(text(&items), "ok");
+    }
+}
+
+#[tokio::test]
+async fn a_retry_after_beyond_the_limit_goes_to_the_user() {
+    let server = mock(MockConfig::default()).await;
+    server.push_script(Script::refusal(429, Some("3600")));
+    let items = run(&server, ProviderFormat::Gemini, quick_retries(3)).await;
+    let err = final_error(ProviderFormat::Gemini, &items);
+    assert_eq!(err.kind, ProviderErrorKind::RateLimit);
+    assert!(err.message.ends_with("(it asks to wait 3600 s)"), "{}", err.message);
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn retries_stop_after_the_last_attempt() {
+    let server = mock(MockConfig::default()).await;
+    for _ in 0..3 {
+        server.push_script(Script::refusal(503, None));
+    }
+    server.push_script(Script::text(["too late"]));
+    let items = run(&server, ProviderFormat::OpenaiResponses, quick_retries(3)).await;
+    assert_eq!(retries(&items).iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(2, 1), (3, 2)], "doubling backoff");
+    let err = final_error(ProviderFormat::OpenaiResponses, &items);
+    assert_eq!((err.kind, err.retryable), (ProviderErrorKind::Overloaded, true));
+    assert!(err.message.ends_with("(gave up after 3 attempts)"), "{}", err.message);
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn what_waiting_cannot_fix_is_not_retried() {
+    let quota = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+    let bad_request =
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 99999 > 64000"}}"#;
+    for (format, script) in [
+        (ProviderFormat::OpenaiChat, Script::status(429, quota, "application/json")),
+        (ProviderFormat::Anthropic, Script::status(400, bad_request, "application/json")),
+    ] {
+        let server = mock(MockConfig::default()).await;
+        server.push_script(script);
+        server.push_script(Script::text(["never"]));
+        let items = run(&server, format, quick_retries(3)).await;
+        assert!(final_error(format, &items).message.contains(" — "));
+        assert_eq!((retries(&items).len(), server.requests().len()), (0, 1), "{format}");
+    }
+}
+
+#[tokio::test]
+async fn nothing_is_retried_after_the_first_byte() {
+    for format in ProviderFormat::ALL {
+        let server = mock(MockConfig::default()).await;
+        server.push_script(Script::text(["one ", "two"]).with_fault(Fault::Reset { after: 1 }));
+        server.push_script(Script::text(["a second answer"]));
+        let items = run(&server, format, quick_retries(4)).await;
+        assert_eq!(text(&items), "one ", "{format}");
+        assert_eq!(final_error(format, &items).kind, ProviderErrorKind::Network, "{format}");
+        assert_eq!((retries(&items).len(), server.requests().len()), (0, 1), "{format}");
+    }
+}
+
+#[tokio::test]
+async fn stopping_while_waiting_to_retry_sends_nothing_more() {
+    let server = mock(MockConfig::default()).await;
+    server.push_script(Script::refusal(429, Some("30")));
+    server.push_script(Script::text(["never"]));
+    let mut stream =
+        model_for(ProviderFormat::Anthropic, config(&server, ProviderFormat::Anthropic, None, quick_retries(3)))
+            .stream(ask("hi"));
+    let first = tokio::time::timeout(PATIENCE, stream.next()).await.expect("in time");
+    assert!(matches!(first, Some(Ok(CompletionEvent::Retrying { attempt: 2, delay_ms: 30_000, .. }))), "{first:?}");
+    drop(stream);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn lists_models_in_every_format() {
+    let models = vec!["zeta".to_owned(), "alpha".to_owned(), "zeta".to_owned()];
+    for format in ProviderFormat::ALL {
+        let server =
+            mock(MockConfig { api_key: Some("sk-list".into()), models: models.clone(), ..MockConfig::default() }).await;
+        let http = HTTP.with(reqwest::Client::clone);
+        let base_url = format!("{}/", base_url(&server, format));
+        assert_eq!(
+            list_models_for(format, &http, &base_url, Some("sk-list")).await,
+            Ok(vec!["alpha".to_owned(), "zeta".to_owned()]),
+            "{format}"
+        );
+        let path = &server.requests()[0].path;
+        assert!(
+            path == "/v1/models" || path.starts_with("/v1/models?") || path.starts_with("/v1beta/models?"),
+            "{path}"
+        );
+
+        let err = list_models_for(format, &http, &base_url, Some("sk-wrong")).await.unwrap_err();
+        assert_eq!(err.kind, ProviderErrorKind::Auth, "{format}: {}", err.message);
+    }
+}
+
+#[tokio::test]
+async fn gemini_is_also_served_under_v1_and_answers_without_alt_sse() {
+    let server = mock(MockConfig::default()).await;
+    server.push_script(Script::text(["via ", "v1"]));
+    let config = ProviderConfig::new("Mock", server.base_url(), None, HTTP.with(reqwest::Client::clone));
+    let items = collect(model_for(ProviderFormat::Gemini, config).stream(ask("hi"))).await;
+    assert_eq!(text(&items), "via v1");
+    assert_eq!(server.requests()[0].path, "/v1/models/scripted:streamGenerateContent?alt=sse");
+}
