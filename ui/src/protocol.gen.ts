@@ -136,19 +136,31 @@ export type StreamAttachRequest = { topicId: TopicId, after: Array<ExecutionCurs
 
 export type ProviderKind = "openai_compatible" | "demo";
 
-export type Provider = { id: ProviderId, name: string, kind: ProviderKind, baseUrl: string, 
+export type ApiFormat = "openai_chat" | "openai_responses" | "anthropic" | "gemini";
+
+export type ProviderPresetInfo = { id: string, name: string, format: ApiFormat, 
+/**
+ * Empty when the user must type one.
+ */
+baseUrl: string, needsApiKey: boolean, };
+
+export type Provider = { id: ProviderId, name: string, kind: ProviderKind, format: ApiFormat, baseUrl: string, 
 /**
  * Whether a key is stored. The key itself never leaves the backend.
  */
 hasApiKey: boolean, models: Array<string>, defaultModel: string, createdAt: string, };
 
-export type ProviderInput = { name: string, baseUrl: string, apiKey?: string, models: Array<string>, defaultModel: string, };
+export type ProviderInput = { name: string, 
+/**
+ * Defaults to OpenAI Chat Completions.
+ */
+format?: ApiFormat, baseUrl: string, apiKey?: string, models: Array<string>, defaultModel: string, };
 
 export type UpdateProvider = { id: ProviderId, provider: ProviderInput, };
 
 export type ProviderRequest = { providerId: ProviderId, };
 
-export type ListModelsRequest = { baseUrl: string, apiKey?: string, 
+export type ListModelsRequest = { baseUrl: string, format?: ApiFormat, apiKey?: string, 
 /**
  * Use the stored key of this provider when `api_key` is absent.
  */

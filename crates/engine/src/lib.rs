@@ -39,6 +39,8 @@ pub struct EngineConfig {
     pub streams: StreamConfig,
     /// Delay between tokens of the demo provider.
     pub demo_token_delay: std::time::Duration,
+    /// How refused provider requests are retried (before the first byte only).
+    pub retry: providers::RetryPolicy,
 }
 
 impl EngineConfig {
@@ -48,6 +50,7 @@ impl EngineConfig {
             mode: mode.to_owned(),
             streams: StreamConfig::default(),
             demo_token_delay: std::time::Duration::from_millis(25),
+            retry: providers::RetryPolicy::default(),
         }
     }
 

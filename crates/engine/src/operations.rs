@@ -4,8 +4,8 @@
 //! parsing and validating it lives here, once.
 
 use protocol::api::{
-    CreateTopic, ListModelsRequest, ModelList, Provider, ProviderInput, ProviderKind, ProviderRequest, Topic,
-    TopicRequest, UpdateProvider, UpdateTopic,
+    ApiFormat, CreateTopic, ListModelsRequest, ModelList, Provider, ProviderInput, ProviderKind, ProviderPresetInfo,
+    ProviderRequest, Topic, TopicRequest, UpdateProvider, UpdateTopic,
 };
 use protocol::{ApiError, ErrorKind, ModelRef, ProviderId};
 use serde::Serialize;
@@ -89,6 +89,7 @@ impl Engine {
             }
             "provider_models" => json(self.provider_models(parse(request)?).await?),
             "provider_demo" => json(self.demo_provider().await?),
+            "provider_presets" => json(presets()),
             other => Err(ApiError::bad_request("operation", format!("unknown operation `{other}`"))),
         }
     }
@@ -128,6 +129,7 @@ impl Engine {
             id: row.id,
             name: row.name,
             kind: row.kind,
+            format: row.format,
             base_url: row.base_url,
             has_api_key,
             models: row.models,
@@ -209,6 +211,7 @@ impl Engine {
         let fields = ProviderFields {
             name: DEMO_NAME,
             kind: ProviderKind::Demo,
+            format: ApiFormat::OpenaiChat,
             base_url: &url,
             default_model: DEMO_MODEL,
             models: &models,
@@ -232,9 +235,24 @@ impl Engine {
     }
 }
 
+/// The known services, for the "Add provider" form.
+fn presets() -> Vec<ProviderPresetInfo> {
+    providers::PRESETS
+        .iter()
+        .map(|p| ProviderPresetInfo {
+            id: p.id.to_owned(),
+            name: p.name.to_owned(),
+            format: crate::turns::api_format(p.format),
+            base_url: p.base_url.to_owned(),
+            needs_api_key: p.needs_api_key,
+        })
+        .collect()
+}
+
 /// A provider input that passed validation.
 struct CheckedProvider<'a> {
     name: &'a str,
+    format: ApiFormat,
     base_url: String,
     default_model: &'a str,
     models: Vec<String>,
@@ -251,13 +269,20 @@ impl<'a> CheckedProvider<'a> {
         if !models.iter().any(|m| m == default_model) {
             models.insert(0, default_model.to_owned());
         }
-        Ok(Self { name, base_url: base_url.as_str().trim_end_matches('/').to_owned(), default_model, models })
+        Ok(Self {
+            name,
+            format: input.format.unwrap_or_default(),
+            base_url: base_url.as_str().trim_end_matches('/').to_owned(),
+            default_model,
+            models,
+        })
     }
 
     fn fields(&self, kind: ProviderKind) -> ProviderFields<'_> {
         ProviderFields {
             name: self.name,
             kind,
+            format: self.format,
             base_url: &self.base_url,
             default_model: self.default_model,
             models: &self.models,

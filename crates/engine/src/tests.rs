@@ -19,6 +19,8 @@ async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let mut config = EngineConfig::new(dir.path().to_path_buf(), "test");
     config.demo_token_delay = Duration::from_millis(1);
+    // Fault tests script one refusal per request; retries are covered in crates/providers.
+    config.retry = providers::RetryPolicy::none();
     Fixture { engine: Engine::open(config).await.unwrap(), _dir: dir }
 }
 
@@ -456,4 +458,36 @@ async fn queued_messages_are_held_not_lost_across_a_restart() {
     assert_eq!(inbox[0].text, "later");
     assert_eq!(inbox[0].state, protocol::api::InboxState::Held);
     assert!(inbox[0].note.is_some());
+}
+
+#[tokio::test]
+async fn anthropic_and_gemini_providers_chat_through_their_own_wire_formats() {
+    let f = fixture().await;
+    let server = mock(Some("k")).await;
+    let presets: Vec<protocol::api::ProviderPresetInfo> = f.call("provider_presets", Value::Null).await;
+    assert!(presets.iter().any(|p| p.format == protocol::api::ApiFormat::Gemini));
+    let anthropic: Provider = f
+        .call(
+            "provider_create",
+            json!({ "name": "Claude", "format": "anthropic", "baseUrl": server.base_url(), "apiKey": "k", "defaultModel": "scripted" }),
+        )
+        .await;
+    assert_eq!(anthropic.format, protocol::api::ApiFormat::Anthropic);
+    let gemini: Provider = f
+        .call(
+            "provider_create",
+            json!({ "name": "Gemini", "format": "gemini", "baseUrl": server.gemini_base_url(), "apiKey": "k", "defaultModel": "scripted" }),
+        )
+        .await;
+    for (provider, path) in [(&anthropic, "/v1/messages"), (&gemini, ":streamGenerateContent")] {
+        let topic: Topic =
+            f.call("topic_create", json!({ "model": { "providerId": provider.id, "model": "scripted" } })).await;
+        server.push_script(Script { chunks: Some(vec![format!("hello from {}", provider.name)]), ..Script::default() });
+        assert_eq!(terminal_status(&f.send(&topic, "hi").await), TerminalStatus::Success);
+        assert_eq!(f.messages(&topic).await[1].message.text(), format!("hello from {}", provider.name));
+        assert!(server.requests().last().unwrap().path.contains(path), "{:?}", server.requests().last().unwrap().path);
+    }
+    let models: protocol::api::ModelList =
+        f.call("provider_models", json!({ "baseUrl": server.base_url(), "apiKey": "k", "format": "anthropic" })).await;
+    assert_eq!(models.models, vec!["scripted"]);
 }

@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
-use protocol::api::{AddModelRequest, ProviderKind, ReplyRequest, StoredMessage, StreamOpenRequest};
+use protocol::api::{AddModelRequest, ApiFormat, ProviderKind, ReplyRequest, StoredMessage, StreamOpenRequest};
 use protocol::{ApiError, MessageId, MessageRole, MessageStatus, ModelRef, TurnId, UiMessage};
-use providers::{ChatMessage, CompletionRequest, LanguageModel, OpenAiChat, OpenAiChatConfig};
+use providers::{ChatMessage, CompletionRequest, LanguageModel, ProviderConfig, ProviderFormat};
 use store::StoreError;
 use streams::{PreparedExecution, PreparedTurn, ReplySlot, UserInput};
 
@@ -129,12 +129,10 @@ impl Engine {
             ProviderKind::Demo => None,
             ProviderKind::OpenaiCompatible => self.api_key(&provider.id)?,
         };
-        let model: Arc<dyn LanguageModel> = Arc::new(OpenAiChat::new(OpenAiChatConfig {
-            provider_name: provider.name.clone(),
-            base_url: provider.base_url.clone(),
-            api_key,
-            http: self.inner.http.clone(),
-        }));
+        let mut config =
+            ProviderConfig::new(provider.name.clone(), provider.base_url.clone(), api_key, self.inner.http.clone());
+        config.retry = self.inner.config.retry;
+        let model: Arc<dyn LanguageModel> = providers::model_for(wire_format(provider.format), config);
         let messages: Vec<ChatMessage> = agent::build_prompt(conversation.iter().copied());
         if messages.is_empty() {
             return Err(ApiError::bad_request("text", "there is nothing to answer in this conversation"));
@@ -160,6 +158,24 @@ impl Engine {
         providers.into_iter().next().map(|p| ModelRef { provider_id: p.id, model: p.default_model }).ok_or_else(|| {
             ApiError::bad_request("model", "no provider is configured: add one in Settings, or try the demo provider")
         })
+    }
+}
+
+pub(crate) fn wire_format(format: ApiFormat) -> ProviderFormat {
+    match format {
+        ApiFormat::OpenaiChat => ProviderFormat::OpenaiChat,
+        ApiFormat::OpenaiResponses => ProviderFormat::OpenaiResponses,
+        ApiFormat::Anthropic => ProviderFormat::Anthropic,
+        ApiFormat::Gemini => ProviderFormat::Gemini,
+    }
+}
+
+pub(crate) fn api_format(format: ProviderFormat) -> ApiFormat {
+    match format {
+        ProviderFormat::OpenaiChat => ApiFormat::OpenaiChat,
+        ProviderFormat::OpenaiResponses => ApiFormat::OpenaiResponses,
+        ProviderFormat::Anthropic => ApiFormat::Anthropic,
+        ProviderFormat::Gemini => ApiFormat::Gemini,
     }
 }
 

@@ -132,12 +132,58 @@ pub enum ProviderKind {
     Demo,
 }
 
+/// The wire format a provider's API speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ApiFormat {
+    /// OpenAI Chat Completions, and every compatible server.
+    #[default]
+    OpenaiChat,
+    OpenaiResponses,
+    Anthropic,
+    Gemini,
+}
+
+impl ApiFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiFormat::OpenaiChat => "openai_chat",
+            ApiFormat::OpenaiResponses => "openai_responses",
+            ApiFormat::Anthropic => "anthropic",
+            ApiFormat::Gemini => "gemini",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "openai_chat" => ApiFormat::OpenaiChat,
+            "openai_responses" => ApiFormat::OpenaiResponses,
+            "anthropic" => ApiFormat::Anthropic,
+            "gemini" => ApiFormat::Gemini,
+            _ => return None,
+        })
+    }
+}
+
+/// A known service, to prefill the "Add provider" form.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderPresetInfo {
+    pub id: String,
+    pub name: String,
+    pub format: ApiFormat,
+    /// Empty when the user must type one.
+    pub base_url: String,
+    pub needs_api_key: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Provider {
     pub id: ProviderId,
     pub name: String,
     pub kind: ProviderKind,
+    pub format: ApiFormat,
     pub base_url: String,
     /// Whether a key is stored. The key itself never leaves the backend.
     pub has_api_key: bool,
@@ -152,6 +198,10 @@ pub struct Provider {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProviderInput {
     pub name: String,
+    /// Defaults to OpenAI Chat Completions.
+    #[serde(default)]
+    #[ts(optional)]
+    pub format: Option<ApiFormat>,
     pub base_url: String,
     #[serde(default)]
     #[ts(optional)]
@@ -179,6 +229,9 @@ pub struct ProviderRequest {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListModelsRequest {
     pub base_url: String,
+    #[serde(default)]
+    #[ts(optional)]
+    pub format: Option<ApiFormat>,
     #[serde(default)]
     #[ts(optional)]
     pub api_key: Option<String>,

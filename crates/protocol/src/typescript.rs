@@ -59,6 +59,8 @@ pub fn declarations() -> String {
         TopicRequest::decl(&cfg),
         StreamAttachRequest::decl(&cfg),
         ProviderKind::decl(&cfg),
+        ApiFormat::decl(&cfg),
+        ProviderPresetInfo::decl(&cfg),
         Provider::decl(&cfg),
         ProviderInput::decl(&cfg),
         UpdateProvider::decl(&cfg),

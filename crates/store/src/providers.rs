@@ -1,7 +1,7 @@
 //! Providers and their model lists. API keys are not here: see [`crate::secrets`].
 
 use protocol::ProviderId;
-use protocol::api::ProviderKind;
+use protocol::api::{ApiFormat, ProviderKind};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -13,6 +13,7 @@ pub struct ProviderRow {
     pub id: ProviderId,
     pub name: String,
     pub kind: ProviderKind,
+    pub format: ApiFormat,
     pub base_url: String,
     pub default_model: String,
     pub models: Vec<String>,
@@ -24,6 +25,7 @@ pub struct ProviderRow {
 pub struct ProviderFields<'a> {
     pub name: &'a str,
     pub kind: ProviderKind,
+    pub format: ApiFormat,
     pub base_url: &'a str,
     pub default_model: &'a str,
     pub models: &'a [String],
@@ -45,6 +47,9 @@ fn from_row(row: &SqliteRow, models: Vec<String>) -> Result<ProviderRow> {
         id: ProviderId(row.try_get("id")?),
         name: row.try_get("name")?,
         kind,
+        // A format this version does not know (written by a newer one) reads as the
+        // common default rather than failing the whole list.
+        format: ApiFormat::parse(&row.try_get::<String, _>("format")?).unwrap_or_default(),
         base_url: row.try_get("base_url")?,
         default_model: row.try_get("default_model")?,
         models,
@@ -56,7 +61,7 @@ impl Store {
     /// Oldest first: the first provider is the default for new topics.
     pub async fn list_providers(&self) -> Result<Vec<ProviderRow>> {
         let rows = sqlx::query(
-            "SELECT id, name, kind, base_url, default_model, created_at FROM providers ORDER BY created_at, id",
+            "SELECT id, name, kind, format, base_url, default_model, created_at FROM providers ORDER BY created_at, id",
         )
         .fetch_all(self.pool())
         .await?;
@@ -70,10 +75,12 @@ impl Store {
     }
 
     pub async fn get_provider(&self, id: &ProviderId) -> Result<ProviderRow> {
-        let row = sqlx::query("SELECT id, name, kind, base_url, default_model, created_at FROM providers WHERE id = ?")
-            .bind(id.as_str())
-            .fetch_optional(self.pool())
-            .await?;
+        let row = sqlx::query(
+            "SELECT id, name, kind, format, base_url, default_model, created_at FROM providers WHERE id = ?",
+        )
+        .bind(id.as_str())
+        .fetch_optional(self.pool())
+        .await?;
         match row {
             Some(row) => from_row(&row, self.models_of(id.as_str()).await?),
             None => Err(StoreError::NotFound { what: "provider", id: id.to_string() }),
@@ -91,10 +98,11 @@ impl Store {
         let id = ProviderId::new();
         let now = now();
         let mut tx = self.pool().begin().await?;
-        sqlx::query("INSERT INTO providers (id, name, kind, base_url, default_model, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        sqlx::query("INSERT INTO providers (id, name, kind, format, base_url, default_model, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
             .bind(id.as_str())
             .bind(fields.name)
             .bind(kind_text(fields.kind))
+            .bind(fields.format.as_str())
             .bind(fields.base_url)
             .bind(fields.default_model)
             .bind(&now)
@@ -109,10 +117,11 @@ impl Store {
     pub async fn update_provider(&self, id: &ProviderId, fields: &ProviderFields<'_>) -> Result<ProviderRow> {
         let mut tx = self.pool().begin().await?;
         let result = sqlx::query(
-            "UPDATE providers SET name = ?, kind = ?, base_url = ?, default_model = ?, updated_at = ? WHERE id = ?",
+            "UPDATE providers SET name = ?, kind = ?, format = ?, base_url = ?, default_model = ?, updated_at = ? WHERE id = ?",
         )
         .bind(fields.name)
         .bind(kind_text(fields.kind))
+        .bind(fields.format.as_str())
         .bind(fields.base_url)
         .bind(fields.default_model)
         .bind(now())
@@ -173,12 +182,14 @@ mod tests {
         let fields = ProviderFields {
             name: "Local",
             kind: ProviderKind::OpenaiCompatible,
+            format: ApiFormat::Anthropic,
             base_url: "http://x/v1",
             default_model: "a",
             models: &models,
         };
         let row = store.create_provider(&fields).await.unwrap();
         assert_eq!(row.models, vec!["b", "a"]);
+        assert_eq!(row.format, ApiFormat::Anthropic);
         let updated =
             store.update_provider(&row.id, &ProviderFields { name: "Renamed", models: &[], ..fields }).await.unwrap();
         assert_eq!(updated.name, "Renamed");
