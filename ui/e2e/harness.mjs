@@ -176,16 +176,23 @@ export function useStack({ testkit: testkitOptions, setup } = {}) {
       stack.server = await startServer(stack.dataDir);
       return stack.server;
     },
-    /** A fresh browser context (own localStorage) with the app open. */
-    async openApp(url = stack.server.appUrl) {
-      const context = await stack.browser.newContext({ viewport: { width: 1200, height: 800 } });
+    /**
+     * A fresh browser context (own localStorage) with the app open. `viewport` defaults
+     * to a wide window; below 900 px replies of several models show as tabs.
+     */
+    async openApp(url = stack.server.appUrl, { viewport = { width: 1200, height: 800 } } = {}) {
+      const context = await stack.browser.newContext({ viewport });
       const page = await context.newPage();
+      await page.goto(url);
+      return stack.track(page);
+    },
+    /** Registers a page (e.g. one the app opened) for failure artifacts and clean-up. */
+    track(page) {
       page.setDefaultTimeout(20_000);
       const consoleLines = [];
       page.on('console', (message) => consoleLines.push(`[${message.type()}] ${message.text()}`));
       page.on('pageerror', (error) => consoleLines.push(`[pageerror] ${error.message}`));
       page.consoleLines = consoleLines;
-      await page.goto(url);
       stack.pages.push(page);
       return page;
     },
@@ -292,12 +299,49 @@ export async function addTestkitProvider(server, testkit, { apiKey } = {}) {
   return server.api('provider_create', input);
 }
 
-/** Opens a new topic in the UI and sends `text` with Enter. */
-export async function newTopicAndSend(page, text) {
-  await byTestId(page, 'new-topic-button').click();
+/** Adds one more provider on the testkit with its own model name (the testkit answers any model). */
+export async function addNamedTestkitProvider(server, testkit, name, model) {
+  return server.api('provider_create', { name, baseUrl: testkit.url, models: [model], defaultModel: model });
+}
+
+/** The topic open in the page (the app keeps it in the address as `#topic=<id>`). */
+export async function currentTopicId(page) {
+  return waitUntil('a topic is open', async () => new URLSearchParams(new URL(page.url()).hash.slice(1)).get('topic'));
+}
+
+/** The topic's entry in the sidebar. */
+export function topicItem(page, topicId) {
+  return page.locator(`[data-testid="topic-item"][data-topic-id="${topicId}"]`);
+}
+
+/** Types `text` into the composer and presses Enter (send when idle, queue while a reply runs). */
+export async function typeAndEnter(page, text) {
   const input = byTestId(page, 'composer-input');
-  await input.waitFor();
   await input.fill(text);
   await input.press('Enter');
+}
+
+/** Text of a reply element (a `message` or a `model-column`), whether shown or hidden behind a tab. */
+export async function replyText(locator) {
+  const text = locator.locator('[data-testid="message-text"]');
+  return (await text.count()) === 0 ? '' : normalize((await text.first().textContent()) ?? '');
+}
+
+/** Creates a topic with "New topic" and waits until it is the one on screen; returns its id. */
+export async function openNewTopic(page) {
+  const before = new Set(await page.locator('[data-testid="topic-item"]').evaluateAll((items) => items.map((i) => i.dataset.topicId)));
+  await byTestId(page, 'new-topic-button').click();
+  const id = await waitUntil('the new topic is open', async () => {
+    const hash = new URLSearchParams(new URL(page.url()).hash.slice(1)).get('topic');
+    return hash && !before.has(hash) ? hash : undefined;
+  });
+  await page.locator('.chat .empty-chat').waitFor();
+  return id;
+}
+
+/** Opens a new topic in the UI and sends `text` with Enter. */
+export async function newTopicAndSend(page, text) {
+  await openNewTopic(page);
+  await typeAndEnter(page, text);
   await page.locator('[data-testid="message"][data-role="user"]').last().waitFor();
 }

@@ -1,24 +1,83 @@
-import type { ApiFailure, Backend, StreamOperation, Subscription } from '../src/backend/backend';
-import type { AttachReply, StoredMessage, StreamMessage } from '../src/protocol.gen';
+import type { ApiFailure, Backend, FeedSubscription, StreamOperation, Subscription } from '../src/backend/backend';
+import type { AttachReply, StatusMessage, StoredMessage, StreamMessage } from '../src/protocol.gen';
 
 export interface ScriptedStream {
   reply: AttachReply;
+  /** Delivered right after the subscription is made, as a live backend would. */
   messages: StreamMessage[];
+}
+
+/** One listener the fake backend handed out; tests push to it and end it. */
+export class FakeStream {
+  closed = false;
+  constructor(
+    readonly name: StreamOperation,
+    readonly request: unknown,
+    private readonly onMessage: (message: StreamMessage) => void,
+    private readonly onEnd: ((error?: ApiFailure) => void) | undefined,
+  ) {}
+
+  push(...messages: StreamMessage[]): void {
+    for (const message of messages) if (!this.closed) this.onMessage(message);
+  }
+
+  /** The backend side ends (a dropped connection, with `error`). */
+  end(error?: ApiFailure): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onEnd?.(error);
+  }
+}
+
+/** One status feed the fake backend handed out. */
+export class FakeFeed {
+  closed = false;
+  constructor(
+    private readonly onMessage: (message: StatusMessage) => void,
+    private readonly onEnd: (error?: ApiFailure) => void,
+  ) {}
+
+  push(...messages: StatusMessage[]): void {
+    for (const message of messages) if (!this.closed) this.onMessage(message);
+  }
+
+  /** A message that was already on its way when the feed was closed. */
+  pushLate(message: StatusMessage): void {
+    this.onMessage(message);
+  }
+
+  drop(error?: ApiFailure): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onEnd(error);
+  }
 }
 
 /** A Backend that answers from scripts and records what it was asked. */
 export class FakeBackend implements Backend {
   readonly calls: { name: string; request: unknown }[] = [];
+  /** Replies for the next subscriptions, in order; without one the topic is not live. */
   readonly streams: ScriptedStream[] = [];
+  readonly opened: FakeStream[] = [];
+  readonly feeds: FakeFeed[] = [];
+  readonly windows: string[] = [];
   stored: StoredMessage[] = [];
-  closed = 0;
-  /** Ends the backend side of the next subscription early, e.g. a dropped connection. */
-  endEarly: ApiFailure | undefined;
-  /** Makes the next subscribe reject, e.g. a conflict before streaming starts. */
+  /** Answers for plain calls by name (messages_list answers `stored` unless set here). */
+  readonly answers = new Map<string, (request: unknown) => unknown>();
+  /** Makes the next subscribe (or the next call of that name) reject. */
   failNext: ApiFailure | undefined;
+  readonly failCall = new Map<string, ApiFailure>();
+  failFeedNext: ApiFailure | undefined;
 
   async call<T>(name: string, request?: unknown): Promise<T> {
     this.calls.push({ name, request });
+    const failure = this.failCall.get(name);
+    if (failure) {
+      this.failCall.delete(name);
+      throw failure;
+    }
+    const answer = this.answers.get(name);
+    if (answer) return (await answer(request)) as T;
     if (name === 'messages_list') return structuredClone(this.stored) as T;
     return null as T;
   }
@@ -34,21 +93,48 @@ export class FakeBackend implements Backend {
     this.failNext = undefined;
     if (failure) throw failure;
     const script = this.streams.shift() ?? { reply: { live: false }, messages: [] };
-    let closed = false;
-    setTimeout(() => {
-      for (const message of script.messages) if (!closed) onMessage(message);
-      if (this.endEarly && !closed) onEnd?.(this.endEarly);
-    }, 0);
+    const stream = new FakeStream(name, request, onMessage, onEnd);
+    this.opened.push(stream);
+    await Promise.resolve();
+    stream.push(...script.messages);
     return {
       reply: script.reply,
       close: () => {
-        if (!closed) this.closed++;
-        closed = true;
+        stream.closed = true;
       },
     };
   }
 
+  async subscribeStatus(onMessage: (message: StatusMessage) => void, onEnd: (error?: ApiFailure) => void): Promise<FeedSubscription> {
+    this.calls.push({ name: 'status_subscribe', request: {} });
+    const failure = this.failFeedNext;
+    this.failFeedNext = undefined;
+    if (failure) throw failure;
+    const feed = new FakeFeed(onMessage, onEnd);
+    this.feeds.push(feed);
+    return {
+      close: () => {
+        feed.closed = true;
+      },
+    };
+  }
+
+  async openWindow(topicId: string): Promise<void> {
+    this.windows.push(topicId);
+  }
+
   names(): string[] {
     return this.calls.map((call) => call.name);
+  }
+
+  requestsOf(name: string): unknown[] {
+    return this.calls.filter((call) => call.name === name).map((call) => call.request);
+  }
+
+  /** The newest listener that is still open. */
+  live(): FakeStream {
+    const stream = [...this.opened].reverse().find((s) => !s.closed);
+    if (!stream) throw new Error('no open stream');
+    return stream;
   }
 }

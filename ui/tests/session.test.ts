@@ -1,125 +1,237 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ApiFailure } from '../src/backend/backend';
-import { chatHistory, messageText, type ChatMessage } from '../src/chat/messages';
-import { TopicSession } from '../src/chat/session';
-import type { StoredMessage, UiMessage } from '../src/protocol.gen';
+import { messageText } from '../src/chat/messages';
+import { TopicSession, type SessionState } from '../src/chat/session';
+import type { ModelRef, StoredMessage, StreamMessage, UiMessage } from '../src/protocol.gen';
 import { FakeBackend } from './fake-backend';
-import { chunk, snapshot, terminal } from './stream-messages';
+import { lagged, snapshot, terminal, textReply, type Execution } from './stream-messages';
 
 const NOW = '2025-01-01T00:00:00Z';
+const ALPHA: ModelRef = { providerId: 'p1', model: 'alpha' };
+const BETA: ModelRef = { providerId: 'p2', model: 'beta' };
+const A: Execution = { executionId: 'exec-a', messageId: 'msg-a', model: ALPHA };
+const B: Execution = { executionId: 'exec-b', messageId: 'msg-b', model: BETA };
 
-function stored(id: string, message: Omit<UiMessage, 'id'>, status: StoredMessage['status'], statusReason?: string): StoredMessage {
-  const row: StoredMessage = { id, topicId: 'topic-1', status, message: { ...message, id }, createdAt: NOW, updatedAt: NOW };
-  if (statusReason) row.statusReason = statusReason;
-  return row;
+function row(id: string, message: Omit<UiMessage, 'id'>, status: StoredMessage['status'], extra: Partial<StoredMessage> = {}): StoredMessage {
+  return { id, topicId: 'topic-1', turnId: 'turn-1', status, message: { ...message, id }, createdAt: NOW, updatedAt: NOW, ...extra };
+}
+const text = (t: string) => ({ role: 'assistant' as const, parts: [{ type: 'step-start' as const }, { type: 'text' as const, text: t, state: 'done' as const }] });
+const userRow = row('user-1', { role: 'user', parts: [{ type: 'text', text: 'Compare' }] }, 'success');
+
+function newSession(backend: FakeBackend) {
+  const session = new TopicSession(backend, 'topic-1', { throttleMs: 0, reconnectDelaysMs: [0, 0, 0] });
+  const seen: SessionState[] = [];
+  session.subscribe(() => seen.push(session.getState()));
+  return { session, seen };
 }
 
-const userRow = stored('user-1', { role: 'user', parts: [{ type: 'text', text: 'Tell me' }] }, 'success');
-const partialReply = stored('msg-1', { role: 'assistant', parts: [{ type: 'step-start' }, { type: 'text', text: 'one ', state: 'streaming' }] }, 'streaming');
-const finishedReply = stored(
-  'msg-1',
-  { role: 'assistant', parts: [{ type: 'step-start' }, { type: 'text', text: 'one two three', state: 'done' }] },
-  'success',
-);
+/** The replies on screen, by message id → text. */
+function shown(state: SessionState): Record<string, string> {
+  return Object.fromEntries(state.turns.flatMap((turn) => turn.replies.map((reply) => [reply.messageId, messageText(reply.message)])));
+}
 
-/** Records every state of the chat's messages, to catch a reply shown twice even briefly. */
-function watch(session: TopicSession) {
-  const seen: ChatMessage[][] = [];
-  session.chat['~registerMessagesCallback'](() => seen.push(session.chat.messages));
-  return seen;
+function interleave(a: StreamMessage[], b: StreamMessage[]): StreamMessage[] {
+  return Array.from({ length: Math.max(a.length, b.length) }, (_, i) => [a[i], b[i]]).flat().filter((m): m is StreamMessage => !!m);
 }
 
 describe('TopicSession', () => {
-  it('after a reload mid-stream, rebuilds the reply from snapshot + tail exactly once', async () => {
+  it('follows a two-model turn, reattaches with cursors after lagging, and never shows a chunk twice', async () => {
     const backend = new FakeBackend();
-    const history = chatHistory([userRow, partialReply]);
-    expect(history.liveReplyDropped).toBe(true);
-    backend.streams.push({
-      reply: { live: true, turnId: 'turn-1' },
-      messages: [
-        snapshot(3, { ...partialReply.message, parts: [{ type: 'step-start' }, { type: 'text', text: 'one two ', state: 'streaming' }] }),
-        chunk(3, { type: 'text-delta', id: 't1', delta: 'two ' }),
-        chunk(4, { type: 'text-delta', id: 't1', delta: 'three' }),
-        chunk(5, { type: 'text-end', id: 't1' }),
-        chunk(6, { type: 'finish', messageMetadata: { status: 'success' } }),
-        terminal(),
+    const a = textReply(['a1 ', 'a2 ', 'a3 ', 'a4'], A);
+    const b = textReply(['b1 ', 'b2 ', 'b3'], B);
+    backend.stored = [userRow, row('msg-a', text(''), 'streaming', { model: ALPHA }), row('msg-b', text(''), 'streaming', { model: BETA })];
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1' }, messages: interleave(a.slice(0, 5), b.slice(0, 4)) });
+    const { session, seen } = newSession(backend);
+    session.open();
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-a': 'a1 a2 ', 'msg-b': 'b1 ' }));
+    expect(backend.requestsOf('stream_attach')).toEqual([{ topicId: 'topic-1', after: [] }]);
+
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1' }, messages: [] });
+    backend.live().push(lagged());
+    await vi.waitFor(() => expect(backend.requestsOf('stream_attach')).toHaveLength(2));
+    expect(backend.requestsOf('stream_attach')[1]).toEqual({
+      topicId: 'topic-1',
+      after: [
+        { executionId: 'exec-a', seq: 5 },
+        { executionId: 'exec-b', seq: 4 },
       ],
     });
-    backend.stored = [userRow, finishedReply];
-    const session = new TopicSession(backend, 'topic-1', history.messages);
-    const seen = watch(session);
-    session.open();
-    await vi.waitFor(() => expect(backend.names()).toContain('messages_list'));
-    await vi.waitFor(() => expect(session.chat.messages[1]?.metadata?.status).toBe('success'));
+    await vi.waitFor(() => expect(backend.opened).toHaveLength(2));
+    expect(backend.opened[0]?.closed).toBe(true);
 
-    for (const messages of seen) {
-      expect(messages.length).toBeLessThanOrEqual(2);
-      const reply = messages[1];
-      if (reply) expect('one two three'.startsWith(messageText(reply))).toBe(true);
+    // The replay overlaps what we had; then both finish.
+    backend.stored = [userRow, row('msg-a', text('a1 a2 a3 a4'), 'success', { model: ALPHA }), row('msg-b', text('b1 b2 b3'), 'success', { model: BETA })];
+    backend.live().push(...interleave(a.slice(3), b.slice(2)), terminal('success', A, false), terminal('success', B, true));
+    await vi.waitFor(() => expect(session.getState().running).toBe(false));
+    await vi.waitFor(() => expect(backend.names().filter((n) => n === 'messages_list')).toHaveLength(2));
+    expect(shown(session.getState())).toEqual({ 'msg-a': 'a1 a2 a3 a4', 'msg-b': 'b1 b2 b3' });
+
+    for (const state of seen) {
+      for (const [id, value] of Object.entries(shown(state))) {
+        const full = id === 'msg-a' ? 'a1 a2 a3 a4' : 'b1 b2 b3';
+        expect(full.startsWith(value), `${id} showed "${value}"`).toBe(true);
+      }
+      expect(state.turns.length).toBeLessThanOrEqual(1);
+      expect(state.turns[0]?.replies.length ?? 2).toBe(2);
     }
-    expect(session.chat.messages.map(messageText)).toEqual(['Tell me', 'one two three']);
-    expect(backend.names().filter((n) => n === 'stream_attach')).toHaveLength(1);
+    expect(backend.live).toThrow();
   });
 
-  it('shows a stored live row as it is when there is nothing to attach to (no reattach loop)', async () => {
+  it('reattaches from its cursors when the connection drops mid-reply', async () => {
     const backend = new FakeBackend();
-    backend.streams.push({ reply: { live: false }, messages: [] });
-    backend.stored = [userRow, partialReply];
-    const session = new TopicSession(backend, 'topic-1', chatHistory(backend.stored).messages);
+    const a = textReply(['one ', 'two ', 'three'], A);
+    backend.stored = [userRow, row('msg-a', text(''), 'streaming')];
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1' }, messages: a.slice(0, 5) });
+    const { session } = newSession(backend);
     session.open();
-    await vi.waitFor(() => expect(session.chat.messages).toHaveLength(2));
-    expect(backend.names()).toEqual(['stream_attach', 'messages_list']);
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-a': 'one two ' }));
+
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1' }, messages: a.slice(5) });
+    backend.live().end(new ApiFailure({ kind: 'internal', message: 'connection reset', retryable: true }));
+    await vi.waitFor(() => expect(backend.requestsOf('stream_attach')).toHaveLength(2));
+    expect(backend.requestsOf('stream_attach')[1]).toEqual({ topicId: 'topic-1', after: [{ executionId: 'exec-a', seq: 5 }] });
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-a': 'one two three' }));
+    expect(session.getState().error).toBeUndefined();
   });
 
-  it('sends with the user message id and the model, then takes stored state as the truth', async () => {
+  it('follows a turn another window started when the status feed says so', async () => {
     const backend = new FakeBackend();
-    backend.streams.push({ reply: { live: false }, messages: [] }); // the attach on open
-    backend.streams.push({
-      reply: { live: true, turnId: 'turn-1' },
-      messages: [chunk(1, { type: 'start', messageId: 'msg-1' }), chunk(2, { type: 'finish' }), terminal()],
-    });
-    const session = new TopicSession(backend, 'topic-1', []);
+    backend.stored = [];
+    const { session } = newSession(backend);
     session.open();
-    await vi.waitFor(() => expect(backend.names()).toContain('messages_list'));
-    backend.stored = [userRow, finishedReply];
-    const result = await session.send('Tell me', { providerId: 'p1', model: 'scripted' });
-    expect(result).toEqual({});
-    const open = backend.calls.find((c) => c.name === 'stream_open');
-    expect(open?.request).toMatchObject({ topicId: 'topic-1', text: 'Tell me', model: { providerId: 'p1', model: 'scripted' } });
-    expect((open?.request as { messageId?: string }).messageId).toEqual(expect.any(String));
-    expect(session.chat.messages.map((m) => m.metadata?.status)).toEqual(['success', 'success']);
+    await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
+    expect(backend.names()).toEqual(['messages_list', 'stream_attach']);
+
+    // Another window sent "Compare": its rows exist by the time the status says pending.
+    backend.stored = [userRow, row('msg-a', text(''), 'pending')];
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1' }, messages: [snapshot(2, { id: 'msg-a', role: 'assistant', parts: [{ type: 'step-start' }] }, A)] });
+    session.setStatus('pending');
+    await vi.waitFor(() => expect(backend.requestsOf('stream_attach')).toHaveLength(2));
+    // A turn this window had not read: it reads the history for its user message.
+    await vi.waitFor(() => expect(session.getState().turns[0]?.user?.id).toBe('user-1'));
+    expect(session.getState().turns[0]?.replies[0]).toMatchObject({ messageId: 'msg-a', executionId: 'exec-a', live: true });
+    expect(session.getState().running).toBe(true);
   });
 
-  it('gives the text back when the message never reached the backend', async () => {
+  it('follows the next turn when the status feed announced it before this stream ended', async () => {
     const backend = new FakeBackend();
-    const session = new TopicSession(backend, 'topic-1', []);
-    backend.failNext = new ApiFailure({ kind: 'conflict', message: 'topic is busy', retryable: true });
-    expect(await session.send('Try me')).toEqual({ unsent: 'Try me' });
-    expect(session.chat.error?.message).toBe('topic is busy');
+    backend.stored = [userRow, row('msg-a', text(''), 'streaming')];
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1' }, messages: textReply(['one'], A).slice(0, 4) });
+    const { session } = newSession(backend);
+    session.open();
+    session.setStatus('streaming');
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-a': 'one' }));
+    // Done, then the queued message's turn starts: both reach the feed before our terminal.
+    session.setStatus('done');
+    session.setStatus('pending');
+    expect(backend.requestsOf('stream_attach')).toHaveLength(1);
+    const next: Execution = { executionId: 'exec-n', messageId: 'msg-n', turnId: 'turn-2' };
+    backend.streams.push({ reply: { live: true, turnId: 'turn-2' }, messages: textReply(['next'], next).slice(0, 4) });
+    backend.live().push(...textReply(['one'], A).slice(4), terminal('success', A, true));
+    await vi.waitFor(() => expect(backend.requestsOf('stream_attach')).toHaveLength(2));
+    await vi.waitFor(() => expect(shown(session.getState())['msg-n']).toBe('next'));
+    expect(session.getState().running).toBe(true);
+  });
+
+  it('sends to several models and shows the message before the backend has it', async () => {
+    const backend = new FakeBackend();
+    const { session } = newSession(backend);
+    session.open();
+    await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1' }, messages: [] });
+    const sent = session.send('Compare', [ALPHA, BETA]);
+    expect(session.getState().turns.map((turn) => turn.user && messageText(turn.user))).toEqual(['Compare']);
+    expect(session.getState().sending).toBe(true);
+    expect(await sent).toEqual({});
+    const open = backend.requestsOf('stream_open')[0] as { messageId: string };
+    expect(open).toEqual({ topicId: 'topic-1', text: 'Compare', messageId: expect.any(String), models: [ALPHA, BETA] });
+
+    backend.stored = [{ ...userRow, id: open.messageId }];
+    backend.live().push(...interleave(textReply(['x'], A).slice(0, 4), textReply(['y'], B).slice(0, 4)));
+    await vi.waitFor(() => expect(session.getState().turns[0]?.replies.map((r) => r.message.id)).toEqual(['msg-a', 'msg-b']));
+    const turns = session.getState().turns;
+    expect(turns).toHaveLength(1);
+    expect(turns[0]?.user?.id).toBe(open.messageId);
+    expect(shown(session.getState())).toEqual({ 'msg-a': 'x', 'msg-b': 'y' });
+  });
+
+  it('gives the text back and says why when the topic is busy', async () => {
+    const backend = new FakeBackend();
+    const { session } = newSession(backend);
+    session.open();
+    await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
+    backend.failNext = new ApiFailure({ kind: 'conflict', message: 'a reply is still streaming in this topic', retryable: true });
+    expect(await session.send('Too soon', [ALPHA])).toEqual({ unsent: 'Too soon' });
+    expect(session.getState().error?.kind).toBe('conflict');
+    expect(session.getState().turns).toEqual([]);
   });
 
   it('Stop asks the backend to abort, then shows the stored paused reply', async () => {
     const backend = new FakeBackend();
-    backend.streams.push({ reply: { live: true }, messages: [snapshot(1, partialReply.message)] }); // never ends by itself
-    const session = new TopicSession(backend, 'topic-1', [chatHistory([userRow]).messages[0] as ChatMessage]);
+    backend.stored = [userRow, row('msg-a', text('one '), 'streaming')];
+    backend.streams.push({ reply: { live: true }, messages: textReply(['one ', 'two ', 'three'], A).slice(0, 4) });
+    const { session } = newSession(backend);
     session.open();
-    await vi.waitFor(() => expect(session.chat.messages).toHaveLength(2));
-    backend.stored = [userRow, { ...partialReply, status: 'paused', statusReason: 'user_stop' }];
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-a': 'one ' }));
+    backend.answers.set('stream_abort', () => {
+      backend.stored = [userRow, row('msg-a', text('one '), 'paused', { statusReason: 'user_stop' })];
+      backend.live().push(terminal('paused', A, true));
+      return null;
+    });
     await session.stop();
-    const names = backend.names();
-    expect(names.slice(0, 3)).toEqual(['stream_attach', 'stream_abort', 'messages_list']);
-    expect(new Set(names.slice(3))).toEqual(new Set(names.length > 3 ? ['messages_list'] : []));
-    expect(session.chat.messages[1]?.metadata).toMatchObject({ status: 'paused', statusReason: 'user_stop' });
+    await vi.waitFor(() => expect(session.getState().turns[0]?.replies[0]?.message.metadata).toMatchObject({ status: 'paused', statusReason: 'user_stop' }));
+    expect(session.getState().running).toBe(false);
+    expect(backend.names()).toContain('stream_abort');
+  });
+
+  it('retries a reply on its own listener, and on a conflict reports it and takes the live turn up again', async () => {
+    const backend = new FakeBackend();
+    backend.stored = [userRow, row('msg-a', text('done'), 'success'), row('msg-b', text(''), 'streaming')];
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1' }, messages: textReply(['b1 '], B).slice(0, 4) });
+    const { session } = newSession(backend);
+    session.open();
+    await vi.waitFor(() => expect(shown(session.getState())['msg-b']).toBe('b1 '));
+
+    backend.failNext = new ApiFailure({ kind: 'conflict', message: 'this reply is streaming right now; stop it first', retryable: false });
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1' }, messages: [] });
+    const failure = await session.retry('msg-b');
+    expect(failure?.kind).toBe('conflict');
+    expect(backend.requestsOf('stream_retry')).toEqual([{ topicId: 'topic-1', messageId: 'msg-b' }]);
+    await vi.waitFor(() => expect(backend.requestsOf('stream_attach')).toHaveLength(2));
+    expect(backend.requestsOf('stream_attach')[1]).toEqual({ topicId: 'topic-1', after: [{ executionId: 'exec-b', seq: 4 }] });
+  });
+
+  it('continues a paused reply: the snapshot with the kept text replaces the stored row, the rest follows', async () => {
+    const backend = new FakeBackend();
+    backend.stored = [userRow, row('msg-a', text('kept '), 'paused', { statusReason: 'user_stop' })];
+    const { session } = newSession(backend);
+    session.open();
+    await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
+    const again: Execution = { ...A, executionId: 'exec-a2' };
+    const kept: UiMessage = { id: 'msg-a', role: 'assistant', parts: [{ type: 'step-start' }, { type: 'text', text: 'kept ', state: 'done' }] };
+    backend.streams.push({
+      reply: { live: true, turnId: 'turn-1' },
+      messages: [
+        snapshot(0, kept, again),
+        ...textReply(['and ', 'more'], again)
+          .slice(0, 6)
+          .map((m) => (m.kind === 'chunk' && m.chunk.type === 'start' ? { ...m, chunk: { type: 'start' as const } } : m)),
+      ],
+    });
+    expect(await session.continueReply('msg-a')).toBeUndefined();
+    expect(backend.requestsOf('stream_continue')).toEqual([{ topicId: 'topic-1', messageId: 'msg-a' }]);
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-a': 'kept and more' }));
+    expect(session.getState().turns[0]?.replies[0]?.live).toBe(true);
   });
 
   it('leaving the topic detaches without stopping the reply', async () => {
     const backend = new FakeBackend();
-    backend.streams.push({ reply: { live: true }, messages: [snapshot(1, partialReply.message)] });
-    const session = new TopicSession(backend, 'topic-1', []);
+    backend.streams.push({ reply: { live: true }, messages: textReply(['x'], A).slice(0, 2) });
+    const { session } = newSession(backend);
     session.open();
-    await vi.waitFor(() => expect(session.chat.messages).toHaveLength(1));
+    await vi.waitFor(() => expect(backend.opened).toHaveLength(1));
     session.close();
-    await vi.waitFor(() => expect(backend.closed).toBe(1));
-    expect(backend.names()).toEqual(['stream_attach']);
+    await vi.waitFor(() => expect(backend.opened[0]?.closed).toBe(true));
+    expect(backend.names()).not.toContain('stream_abort');
   });
 });

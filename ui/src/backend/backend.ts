@@ -1,7 +1,13 @@
-import type { ApiError, AttachReply, ErrorKind, StreamMessage } from '../protocol.gen';
+import type { ApiError, AttachReply, ErrorKind, StatusMessage, StreamMessage } from '../protocol.gen';
 
-/** The streaming operations: both make the caller a listener of one topic. */
-export type StreamOperation = 'stream_open' | 'stream_attach';
+/** The streaming operations: each makes the caller a listener of one topic. */
+export type StreamOperation =
+  | 'stream_open'
+  | 'stream_attach'
+  | 'stream_retry'
+  | 'stream_continue'
+  | 'stream_add_model'
+  | 'stream_interrupt';
 
 export interface Subscription {
   /** The backend's answer; `live: false` means nothing will arrive. */
@@ -29,6 +35,19 @@ export interface Backend {
     onMessage: (message: StreamMessage) => void,
     onEnd?: (error?: ApiFailure) => void,
   ): Promise<Subscription>;
+  /**
+   * The topic-status feed of this window (`status_subscribe`): a snapshot, then changes.
+   * It never ends by design; `onEnd` fires if the connection breaks anyway, so the
+   * caller can subscribe again.
+   */
+  subscribeStatus(onMessage: (message: StatusMessage) => void, onEnd: (error?: ApiFailure) => void): Promise<FeedSubscription>;
+  /** Shows the topic in another window: a desktop window, or a browser tab. */
+  openWindow(topicId: string): Promise<void>;
+}
+
+export interface FeedSubscription {
+  /** Stops delivery. Safe to call more than once. */
+  close(): void;
 }
 
 /**

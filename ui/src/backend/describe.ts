@@ -23,8 +23,8 @@ export function errorHint(error: ApiError): string {
   switch (error.kind) {
     case 'provider':
       return error.retryable
-        ? 'This may be temporary: send your message again in a moment.'
-        : "Check the provider's API key, base URL and model in Settings, then send again.";
+        ? 'This may be temporary: retry in a moment.'
+        : "Check the provider's API key, base URL and model in Settings, then retry.";
     case 'unauthorized':
       return 'Open the URL printed by `colloquy serve` again to sign in.';
     case 'not_found':

@@ -1,5 +1,13 @@
-import type { ApiError, AttachReply, StreamMessage } from '../protocol.gen';
-import { ApiFailure, isApiError, toApiFailure, type Backend, type StreamOperation, type Subscription } from './backend';
+import type { ApiError, AttachReply, StatusMessage, StreamMessage } from '../protocol.gen';
+import {
+  ApiFailure,
+  isApiError,
+  toApiFailure,
+  type Backend,
+  type FeedSubscription,
+  type StreamOperation,
+  type Subscription,
+} from './backend';
 import { SseParser, type SseEvent } from './sse';
 
 export interface HttpBackendOptions {
@@ -113,6 +121,57 @@ export class HttpBackend implements Backend {
     };
     void pump();
     return { reply, close };
+  }
+
+  async subscribeStatus(onMessage: (message: StatusMessage) => void, onEnd: (error?: ApiFailure) => void): Promise<FeedSubscription> {
+    const abort = new AbortController();
+    const response = await this.post('status_subscribe', {}, abort.signal);
+    const body = response.body;
+    if (!body) {
+      throw new ApiFailure({ kind: 'internal', message: 'The server sent no status feed.', retryable: true });
+    }
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      abort.abort();
+    };
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    const parser = new SseParser();
+    const pump = async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          for (const event of done ? parser.end() : parser.push(value)) {
+            if (event.event === 'message' && !closed) onMessage(JSON.parse(event.data) as StatusMessage);
+          }
+          if (done) break;
+        }
+        if (!closed) {
+          closed = true;
+          onEnd();
+        }
+      } catch (error) {
+        if (closed) return;
+        closed = true;
+        onEnd(toApiFailure(error, 'The connection to the status feed was lost'));
+      }
+    };
+    void pump();
+    return { close };
+  }
+
+  /** A browser opens the topic in a new tab; the token stays in this origin's localStorage. */
+  async openWindow(topicId: string): Promise<void> {
+    const url = `${window.location.origin}${window.location.pathname}#topic=${encodeURIComponent(topicId)}`;
+    const opened = window.open(url, '_blank');
+    if (!opened) {
+      throw new ApiFailure({
+        kind: 'bad_request',
+        message: 'The browser blocked the new tab. Allow pop-ups for this page, or open the topic from its link.',
+        retryable: true,
+      });
+    }
   }
 
   private async post(name: string, request: unknown, signal?: AbortSignal): Promise<Response> {

@@ -1,6 +1,6 @@
 import { Channel, invoke } from '@tauri-apps/api/core';
-import type { StreamMessage, TopicRequest } from '../protocol.gen';
-import { toApiFailure, type Backend, type StreamOperation, type Subscription } from './backend';
+import type { StatusMessage, StreamMessage, TopicRequest, WindowOpenRequest } from '../protocol.gen';
+import { toApiFailure, type Backend, type FeedSubscription, type StreamOperation, type Subscription } from './backend';
 
 /** True inside the Tauri webview. */
 export function isTauri(): boolean {
@@ -15,6 +15,12 @@ export class IpcBackend implements Backend {
    * so only the newest subscription of a topic may send `stream_detach`.
    */
   private readonly newest = new Map<string, symbol>();
+  /**
+   * The last subscribe or detach still on its way, per topic. The next one waits for it:
+   * commands run concurrently, and the backend keeps whichever listener of the window it
+   * registered last, so an older request that overtook a newer one would win.
+   */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
 
   async call<T>(name: string, request?: unknown): Promise<T> {
     try {
@@ -32,6 +38,8 @@ export class IpcBackend implements Backend {
     const topicId = (request as TopicRequest).topicId;
     const token = Symbol(topicId);
     this.newest.set(topicId, token);
+    const done = this.after(topicId);
+    await done.previous;
     let closed = false;
     const channel = new Channel<StreamMessage>();
     channel.onmessage = (message) => {
@@ -44,9 +52,13 @@ export class IpcBackend implements Backend {
       if (this.newest.get(topicId) !== token) return;
       this.newest.delete(topicId);
       const detach: TopicRequest = { topicId };
-      invoke('stream_detach', { request: detach }).catch(() => {
-        // Detaching a topic that already finished is harmless.
-      });
+      const detached = this.after(topicId);
+      void detached.previous
+        .then(() => invoke('stream_detach', { request: detach }))
+        .catch(() => {
+          // Detaching a topic that already finished is harmless.
+        })
+        .finally(detached.finish);
     };
     try {
       const reply = await invoke<Subscription['reply']>(name, { request, channel });
@@ -55,6 +67,47 @@ export class IpcBackend implements Backend {
       closed = true;
       if (this.newest.get(topicId) === token) this.newest.delete(topicId);
       throw toApiFailure(error, `${name} failed`);
+    } finally {
+      done.finish();
     }
+  }
+
+  /** Queues a topic's request behind the one before it; call `finish` once it is answered. */
+  private after(topicId: string): { previous: Promise<unknown>; finish: () => void } {
+    const previous = this.inFlight.get(topicId) ?? Promise.resolve();
+    let finish!: () => void;
+    const current = new Promise<void>((resolve) => (finish = resolve));
+    this.inFlight.set(topicId, current);
+    return {
+      previous,
+      finish: () => {
+        finish();
+        if (this.inFlight.get(topicId) === current) this.inFlight.delete(topicId);
+      },
+    };
+  }
+
+  /** The window's status feed. Subscribing again (e.g. after a reload) replaces the previous one. */
+  async subscribeStatus(onMessage: (message: StatusMessage) => void): Promise<FeedSubscription> {
+    let closed = false;
+    const channel = new Channel<StatusMessage>();
+    channel.onmessage = (message) => {
+      if (!closed) onMessage(message);
+    };
+    try {
+      await invoke<null>('status_subscribe', { channel });
+    } catch (error) {
+      throw toApiFailure(error, 'Could not subscribe to topic statuses');
+    }
+    return {
+      close: () => {
+        closed = true;
+        channel.onmessage = () => {};
+      },
+    };
+  }
+
+  async openWindow(topicId: string): Promise<void> {
+    await this.call<null>('window_open', { topicId } satisfies WindowOpenRequest);
   }
 }

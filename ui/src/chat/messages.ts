@@ -1,41 +1,29 @@
-import type { UIMessage } from 'ai';
-import type { MessageMetadata, MessageStatus, StoredMessage } from '../protocol.gen';
+import type { MessageMetadata, MessageStatus, StoredMessage, UiMessage } from '../protocol.gen';
 
-/** A message as `useChat` holds it: the AI SDK's shape with our metadata. */
-export type ChatMessage = UIMessage<MessageMetadata>;
+/** A message as the conversation shows it: the AI SDK's UI message shape, with our metadata. */
+export type ChatMessage = UiMessage & { metadata?: MessageMetadata };
+
+const shown = new WeakMap<StoredMessage, ChatMessage>();
 
 /**
  * A stored row as a chat message. The row's status and reason are the truth, so they
- * overwrite whatever the message's own metadata last said.
+ * overwrite whatever the message's own metadata last said. The same row object always
+ * gives the same message object, so finished messages are not re-rendered.
  */
 export function storedToChat(stored: StoredMessage): ChatMessage {
+  const cached = shown.get(stored);
+  if (cached) return cached;
   const metadata: MessageMetadata = { ...(stored.message.metadata ?? {}), status: stored.status };
   if (stored.statusReason !== undefined) metadata.statusReason = stored.statusReason;
   if (metadata.model === undefined && stored.model) metadata.model = stored.model.model;
-  return {
-    id: stored.id,
-    role: stored.message.role,
-    parts: stored.message.parts as ChatMessage['parts'],
-    metadata,
-  };
+  if (metadata.turnId === undefined && stored.turnId) metadata.turnId = stored.turnId;
+  const message: ChatMessage = { id: stored.id, role: stored.message.role, parts: stored.message.parts, metadata };
+  shown.set(stored, message);
+  return message;
 }
 
-export function isLiveStatus(status: MessageStatus): boolean {
+export function isLiveStatus(status: MessageStatus | undefined): boolean {
   return status === 'pending' || status === 'streaming';
-}
-
-/**
- * History for `useChat`. A trailing assistant reply that is still pending or streaming
- * is left out: reattaching rebuilds it from the snapshot plus the live tail, and the AI
- * SDK would otherwise append the resumed chunks to the stale copy.
- */
-export function chatHistory(stored: readonly StoredMessage[]): { messages: ChatMessage[]; liveReplyDropped: boolean } {
-  const messages = stored.map(storedToChat);
-  const last = stored[stored.length - 1];
-  if (last && last.message.role === 'assistant' && isLiveStatus(last.status)) {
-    return { messages: messages.slice(0, -1), liveReplyDropped: true };
-  }
-  return { messages, liveReplyDropped: false };
 }
 
 /** What `data-status` shows: the stored or streamed status, or a guess for the live reply. */
@@ -63,11 +51,11 @@ export function stoppedLabel(reason: string | undefined): string {
 export function stoppedHint(reason: string | undefined): string {
   switch (reason) {
     case 'interrupted':
-      return 'The app closed while this reply was being written. Send a new message to continue.';
+      return 'The app closed while this reply was being written. Continue it, or retry it from the start.';
     case 'stalled':
-      return 'The model stopped sending text. Send a new message to try again.';
+      return 'The model stopped sending text. Continue it, or retry it from the start.';
     default:
-      return 'You stopped this reply. The text so far is kept.';
+      return 'You stopped this reply. The text so far is kept; Continue picks up where it ended.';
   }
 }
 

@@ -1,116 +1,440 @@
-import { Chat } from '@ai-sdk/react';
-import { toApiFailure, type ApiFailure, type Backend } from '../backend/backend';
-import type { ModelRef, StoredMessage, TopicRequest } from '../protocol.gen';
-import { chatHistory, storedToChat, type ChatMessage } from './messages';
-import { ColloquyChatTransport, type SendBody } from './transport';
+import { toApiFailure, type ApiFailure, type Backend, type StreamOperation, type Subscription } from '../backend/backend';
+import type {
+  AddModelRequest,
+  AttachReply,
+  ModelRef,
+  ReplyRequest,
+  StoredMessage,
+  StreamAttachRequest,
+  StreamMessage,
+  StreamOpenRequest,
+  TopicRequest,
+  TopicStatus,
+} from '../protocol.gen';
+import { buildConversation, type TurnView } from './conversation';
+import type { ChatMessage } from './messages';
+import { LiveReplies } from './replies';
 
-export interface TopicSessionHooks {
-  /** Stored state was re-read after a reply ended (titles or statuses may have changed). */
+/** What the chat view renders; a new object whenever something visible changed. */
+export interface SessionState {
+  /** The stored history has been read at least once. */
+  loaded: boolean;
+  /** Reading the history failed before anything could be shown. */
+  loadError: ApiFailure | undefined;
+  turns: TurnView[];
+  /** A turn is live in this topic (this window's stream, or the status feed, says so). */
+  running: boolean;
+  /** A message was sent and its turn has not started streaming yet. */
+  sending: boolean;
+  stopping: boolean;
+  /** Something failed outside any one reply (stop, a lost connection). */
+  error: ApiFailure | undefined;
+}
+
+export interface TopicSessionOptions {
+  /** A reply ended and the history was re-read: titles or the topic list may have changed. */
   onSettled?: () => void;
-  /** Something failed outside the AI SDK's own request (e.g. re-reading history). */
-  onError?: (error: ApiFailure) => void;
+  /** Coalesces re-renders while chunks stream; 0 renders on every change. */
+  throttleMs?: number;
+  /** Delays between reattach attempts after a dropped connection. */
+  reconnectDelaysMs?: readonly number[];
+}
+
+const RECONNECT_DELAYS_MS = [0, 250, 500, 1000, 2000, 4000, 4000, 4000];
+
+export function isRunningStatus(status: TopicStatus | undefined): boolean {
+  return status === 'pending' || status === 'streaming' || status === 'awaiting_approval';
 }
 
 /**
- * One open topic: owns the AI SDK `Chat` for it and the rules around it. The backend
- * is the truth: whenever a reply ends, the stored messages replace what the stream
- * built, so statuses (`paused` and its reason) and error parts come from storage.
+ * One topic as this window shows it. It owns the topic's single listener (open, retry,
+ * continue, add model, interrupt and attach all replace it), reads its stream with
+ * {@link LiveReplies}, and merges that with the stored history in
+ * {@link buildConversation}: the one place that decides what is on screen.
+ *
+ * The backend is the truth: when a reply ends, the history is read again and the
+ * stream's copies of finished replies are dropped. Leaving the topic only detaches.
  */
 export class TopicSession {
-  readonly chat: Chat<ChatMessage>;
-  private readonly transport: ColloquyChatTransport;
-  private disposed = false;
+  private stored: StoredMessage[] | undefined;
+  private readonly replies = new LiveReplies();
+  private pendingUser: ChatMessage | undefined;
+  private subscription: Subscription | undefined;
+  /** Bumped whenever the listener is replaced or dropped; older callbacks are ignored. */
+  private generation = 0;
+  /** Streaming requests on their way (open, attach, retry, …). */
+  private requests = 0;
+  private sendingTurn = false;
+  private stopping = false;
+  private topicStatus: TopicStatus | undefined;
+  private error: ApiFailure | undefined;
+  private loadError: ApiFailure | undefined;
+  private active = false;
+  private reconnectAttempts = 0;
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private reading: Promise<void> | undefined;
+  /** The finished turn after which this window last looked for a next one. */
+  private lookedAfter: string | undefined;
+  private readAgain = false;
+
+  private state: SessionState;
+  private readonly listeners = new Set<() => void>();
+  private renderTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly throttleMs: number;
+  private readonly reconnectDelays: readonly number[];
 
   constructor(
     private readonly backend: Backend,
     readonly topicId: string,
-    history: ChatMessage[],
-    private readonly hooks: TopicSessionHooks = {},
+    private readonly options: TopicSessionOptions = {},
   ) {
-    this.transport = new ColloquyChatTransport(backend);
-    this.chat = new Chat<ChatMessage>({ id: topicId, messages: history, transport: this.transport });
+    this.throttleMs = options.throttleMs ?? 40;
+    this.reconnectDelays = options.reconnectDelaysMs ?? RECONNECT_DELAYS_MS;
+    this.state = this.buildState();
   }
 
-  get busy(): boolean {
-    return this.chat.status === 'submitted' || this.chat.status === 'streaming';
-  }
+  // ---- React binding ----
 
-  /**
-   * Attaches to the topic's live reply, if any: it may have been started by another
-   * window or before a reload.
-   */
-  private async resume(): Promise<void> {
-    await this.chat.resumeStream();
-    await this.settle(this.transport.lastReply?.live === true);
-  }
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
 
-  /**
-   * Sends a user message and streams the reply. Resolves when the reply has ended; with
-   * the text back when the message never reached the backend (so it can be retried).
-   */
-  async send(text: string, model?: ModelRef): Promise<{ unsent?: string }> {
-    const body: SendBody = model ? { model } : {};
-    await this.chat.sendMessage({ text }, { body });
-    const failedBeforeReply = this.chat.status === 'error';
-    const stored = await this.settle(true);
-    if (failedBeforeReply && stored && !stored.some((m) => m.message.role === 'user' && textOf(m) === text)) {
-      return { unsent: text };
-    }
-    return {};
-  }
+  getState = (): SessionState => this.state;
 
-  /** Stop: the backend aborts and persists the reply as paused; then stop reading. */
-  async stop(): Promise<void> {
-    const request: TopicRequest = { topicId: this.topicId };
-    try {
-      await this.backend.call<null>('stream_abort', request);
-    } catch (error) {
-      this.hooks.onError?.(toApiFailure(error, 'Could not stop the reply'));
-    }
-    await this.chat.stop();
-    await this.settle(false);
-  }
+  // ---- Lifecycle ----
 
-  /** The topic is shown: attach to its live reply, if any. */
+  /** The topic is shown: read its history and attach to its live turn, if any. */
   open(): void {
-    this.disposed = false;
-    void this.resume();
+    if (this.active) return;
+    this.active = true;
+    this.readHistory();
+    void this.attach();
   }
 
-  /** The window leaves the topic: stop reading (detach). The reply itself goes on. */
+  /** The window leaves the topic: stop listening (detach). The reply itself goes on. */
   close(): void {
-    this.disposed = true;
-    void this.chat.stop();
+    this.active = false;
+    this.detach();
+    if (this.renderTimer !== undefined) clearTimeout(this.renderTimer);
+    this.renderTimer = undefined;
+  }
+
+  /** The topic's status from the window's status feed. */
+  setStatus(status: TopicStatus | undefined): void {
+    const before = this.topicStatus;
+    this.topicStatus = status;
+    if (!this.active || before === status) return;
+    if (isRunningStatus(status) && !this.listening()) {
+      // Another window (or the inbox) started a turn here: follow it.
+      void this.attach();
+    } else if (!isRunningStatus(status) && isRunningStatus(before) && !this.listening()) {
+      this.readHistory();
+    }
+    this.render();
+  }
+
+  /** Reads the history again, e.g. after it failed to load. */
+  reload(): void {
+    this.loadError = undefined;
+    this.render();
+    this.readHistory();
+  }
+
+  dismissError(): void {
+    this.error = undefined;
+    this.render();
+  }
+
+  // ---- What the user does ----
+
+  /**
+   * Sends a message to one model or several. Resolves once the turn has started (or
+   * failed to); with the text back when it never reached the backend.
+   */
+  send(text: string, models: readonly ModelRef[]): Promise<{ unsent?: string }> {
+    return this.startTurn('stream_open', text, models);
+  }
+
+  /** Stops the live turn (kept as paused) and sends this message at once. */
+  interrupt(text: string, models: readonly ModelRef[]): Promise<{ unsent?: string }> {
+    return this.startTurn('stream_interrupt', text, models);
+  }
+
+  /** Stop: resolves once the backend has persisted the turn as paused. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.render();
+    try {
+      await this.backend.call<null>('stream_abort', { topicId: this.topicId } satisfies TopicRequest);
+    } catch (error) {
+      this.error = toApiFailure(error, 'Could not stop the reply');
+    } finally {
+      this.stopping = false;
+    }
+    // The terminals arrive on the stream; without one, read the stored state now.
+    if (!this.listening()) this.readHistory();
+    this.render();
+  }
+
+  /** Generates a reply again, in place. Resolves with the error to show beside it, if any. */
+  retry(messageId: string): Promise<ApiFailure | undefined> {
+    const request: ReplyRequest = { topicId: this.topicId, messageId };
+    return this.replyOperation('stream_retry', request, 'Could not retry this reply');
+  }
+
+  /** Continues a paused reply after the text it kept. */
+  continueReply(messageId: string): Promise<ApiFailure | undefined> {
+    const request: ReplyRequest = { topicId: this.topicId, messageId };
+    return this.replyOperation('stream_continue', request, 'Could not continue this reply');
+  }
+
+  /** Asks one more model to answer a turn. */
+  addModel(turnId: string, model: ModelRef): Promise<ApiFailure | undefined> {
+    const request: AddModelRequest = { topicId: this.topicId, turnId, model };
+    return this.replyOperation('stream_add_model', request, 'Could not ask another model');
+  }
+
+  // ---- Listening ----
+
+  private listening(): boolean {
+    return this.subscription !== undefined || this.requests > 0 || this.reconnectTimer !== undefined;
+  }
+
+  private async startTurn(operation: 'stream_open' | 'stream_interrupt', text: string, models: readonly ModelRef[]) {
+    const messageId = newMessageId();
+    this.pendingUser = { id: messageId, role: 'user', parts: [{ type: 'text', text }], metadata: { status: 'success' } };
+    this.error = undefined;
+    this.sendingTurn = true;
+    this.render();
+    const request: StreamOpenRequest = { topicId: this.topicId, text, messageId };
+    if (models.length > 1) request.models = [...models];
+    else if (models[0]) request.model = models[0];
+    const wasListening = this.subscription !== undefined;
+    try {
+      await this.listen(operation, request);
+      return {};
+    } catch (error) {
+      this.pendingUser = undefined;
+      this.error = toApiFailure(error, 'Your message was not sent');
+      if (wasListening || isRunningStatus(this.topicStatus)) void this.attach();
+      return { unsent: text };
+    } finally {
+      this.sendingTurn = false;
+      this.render();
+    }
+  }
+
+  private async replyOperation(operation: StreamOperation, request: ReplyRequest | AddModelRequest, what: string) {
+    const wasListening = this.subscription !== undefined;
+    try {
+      await this.listen(operation, request);
+      return undefined;
+    } catch (error) {
+      // The listener was given up for this request: take the live turn up again.
+      if (wasListening || isRunningStatus(this.topicStatus)) void this.attach();
+      return toApiFailure(error, what);
+    }
+  }
+
+  /** Attaches to the topic's live turn, continuing after what this window already has. */
+  private async attach(): Promise<void> {
+    if (!this.active) return;
+    const request: StreamAttachRequest = { topicId: this.topicId, after: this.replies.cursors() };
+    let reply: AttachReply;
+    try {
+      reply = await this.listen('stream_attach', request);
+    } catch (error) {
+      const failure = toApiFailure(error, 'Could not follow the reply');
+      if (failure.retryable) this.reconnect(failure);
+      else {
+        this.error = failure;
+        this.render();
+      }
+      return;
+    }
+    if (!reply.live) this.turnOver();
   }
 
   /**
-   * Re-reads stored messages and makes them the chat's messages. When the stored list
-   * still ends in a live reply (e.g. a turn another window started) and `mayReattach`,
-   * attaches again instead of showing the stale row.
+   * Makes `operation` this window's one listener of the topic. Messages that arrive
+   * before the request resolves (IPC delivers them early) are read already.
    */
-  private async settle(mayReattach: boolean): Promise<StoredMessage[] | undefined> {
-    if (this.disposed) return undefined;
-    let stored: StoredMessage[];
+  private async listen(operation: StreamOperation, request: unknown): Promise<AttachReply> {
+    this.detach();
+    const generation = this.generation;
+    this.requests++;
     try {
-      stored = await this.backend.call<StoredMessage[]>('messages_list', { topicId: this.topicId } satisfies TopicRequest);
-    } catch (error) {
-      if (!this.disposed) this.hooks.onError?.(toApiFailure(error, 'Could not reload this topic'));
-      return undefined;
+      const subscription = await this.backend.subscribe(
+        operation,
+        request,
+        (message) => {
+          if (generation === this.generation) this.onMessage(message);
+        },
+        (error) => {
+          if (generation === this.generation) this.onDropped(error);
+        },
+      );
+      if (generation !== this.generation || !subscription.reply.live) {
+        // Replaced meanwhile, finished already, or nothing live to follow.
+        subscription.close();
+      } else {
+        this.subscription = subscription;
+      }
+      return subscription.reply;
+    } finally {
+      this.requests--;
     }
-    // A new turn that began meanwhile settles on its own when it ends.
-    if (this.disposed || this.busy) return stored;
-    const history = chatHistory(stored);
-    if (history.liveReplyDropped && mayReattach) {
-      this.chat.messages = history.messages;
-      void this.resume();
-      return stored;
+  }
+
+  /** Drops the current listener (if any); its late messages are ignored. */
+  private detach(): void {
+    this.generation++;
+    this.subscription?.close();
+    this.subscription = undefined;
+    if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+  }
+
+  private onMessage(message: StreamMessage): void {
+    const effect = this.replies.read(message);
+    if (message.kind === 'chunk' || message.kind === 'snapshot') this.reconnectAttempts = 0;
+    if (effect.reattach) {
+      // Lagged, or a chunk is missing: attach again from our cursors right away.
+      void this.attach();
+    } else if (effect.topicDone) {
+      const finished = this.replies.turnId;
+      this.detach();
+      this.readHistory();
+      // The status feed can announce the next turn (e.g. the inbox's next message) before
+      // this stream's end arrives: look once whether one is live now.
+      if (isRunningStatus(this.topicStatus) && this.lookedAfter !== finished) {
+        this.lookedAfter = finished;
+        void this.attach();
+      }
+    } else if (effect.discovered && this.hasUnreadRows()) {
+      this.readHistory();
     }
-    this.chat.messages = stored.map(storedToChat);
-    this.hooks.onSettled?.();
-    return stored;
+    if (effect.changed) this.render(true);
+  }
+
+  /** The connection ended before the turn did. */
+  private onDropped(error: ApiFailure | undefined): void {
+    this.subscription = undefined;
+    this.generation++;
+    this.reconnect(error);
+  }
+
+  private reconnect(error: ApiFailure | undefined): void {
+    if (!this.active) return;
+    const delay = this.reconnectDelays[this.reconnectAttempts];
+    if (delay === undefined) {
+      this.error =
+        error ?? toApiFailure(undefined, 'The connection to the reply was lost. Reopen the topic to follow it again');
+      this.reconnectAttempts = 0;
+      this.render();
+      return;
+    }
+    this.reconnectAttempts++;
+    if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.attach();
+    }, delay);
+  }
+
+  /** Nothing is live any more: whatever this window followed has ended. */
+  private turnOver(): void {
+    if (!this.replies.running()) return;
+    this.replies.leaveTurn();
+    this.readHistory();
+  }
+
+  private hasUnreadRows(): boolean {
+    const stored = this.stored;
+    if (!stored) return false;
+    const ids = new Set(stored.map((row) => row.id));
+    return this.replies.replies().some((reply) => !ids.has(reply.messageId));
+  }
+
+  // ---- History ----
+
+  /** Reads the stored history; the stream's copies of replies it now covers are dropped. */
+  private readHistory(): void {
+    if (this.reading) {
+      this.readAgain = true;
+      return;
+    }
+    this.reading = (async () => {
+      do {
+        this.readAgain = false;
+        const settled = this.replies.settled();
+        try {
+          const stored = await this.backend.call<StoredMessage[]>('messages_list', { topicId: this.topicId } satisfies TopicRequest);
+          this.stored = stored;
+          this.loadError = undefined;
+          this.replies.prune(settled);
+          if (this.pendingUser && stored.some((row) => row.id === this.pendingUser?.id)) this.pendingUser = undefined;
+          this.render();
+          this.options.onSettled?.();
+        } catch (error) {
+          const failure = toApiFailure(error, 'Could not load this topic');
+          if (this.stored) this.error = failure;
+          else this.loadError = failure;
+          this.render();
+        }
+      } while (this.readAgain && this.active);
+      this.reading = undefined;
+    })();
+  }
+
+  // ---- Rendering ----
+
+  private buildState(previous?: SessionState): SessionState {
+    const turns = this.stored
+      ? buildConversation(
+          {
+            stored: this.stored,
+            live: this.replies.replies(),
+            liveTurnId: this.replies.turnId,
+            pendingUser: this.pendingUser,
+            executionIds: this.replies.executionIds,
+          },
+          previous?.turns,
+        )
+      : [];
+    return {
+      loaded: this.stored !== undefined,
+      loadError: this.loadError,
+      turns,
+      running: this.sendingTurn || this.replies.running() || isRunningStatus(this.topicStatus),
+      sending: this.sendingTurn,
+      stopping: this.stopping,
+      error: this.error,
+    };
+  }
+
+  /** Publishes a new state; stream chunks (`coalesce`) at most once per throttle interval. */
+  private render(coalesce = false): void {
+    if (coalesce && this.throttleMs > 0) {
+      this.renderTimer ??= setTimeout(() => {
+        this.renderTimer = undefined;
+        this.publish();
+      }, this.throttleMs);
+      return;
+    }
+    if (this.renderTimer !== undefined) clearTimeout(this.renderTimer);
+    this.renderTimer = undefined;
+    this.publish();
+  }
+
+  private publish(): void {
+    this.state = this.buildState(this.state);
+    for (const listener of this.listeners) listener();
   }
 }
 
-function textOf(stored: StoredMessage): string {
-  return stored.message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
+function newMessageId(): string {
+  if (typeof crypto !== 'undefined' && typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  return `msg-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 }

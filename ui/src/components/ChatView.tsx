@@ -1,144 +1,113 @@
-import { useChat } from '@ai-sdk/react';
-import { useCallback, useEffect, useState } from 'react';
-import { toApiFailure, type ApiFailure } from '../backend/backend';
-import { chatHistory, type ChatMessage } from '../chat/messages';
+import { useEffect, useMemo, useState, useSyncExternalStore } from 'react';
+import { InboxStore } from '../chat/inbox';
 import { TopicSession } from '../chat/session';
-import type { ModelRef, Provider, StoredMessage, Topic, TopicRequest } from '../protocol.gen';
+import type { ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
 import { useBackend } from './BackendContext';
 import { Composer } from './Composer';
 import { ErrorNotice } from './ErrorNotice';
+import { InboxList } from './InboxList';
 import { MessageList } from './MessageList';
-import { effectiveModel, ModelPicker } from './ModelPicker';
+import { effectiveModel, modelKey, ModelPicker } from './ModelPicker';
+import type { ReplyCommands } from './Turn';
 
 interface ChatViewProps {
   topic: Topic;
   providers: Provider[];
+  /** The topic's status from the window's status feed. */
+  status: TopicStatus | undefined;
   onTopicModelChange: (model: ModelRef) => void;
   /** A reply ended and stored state was re-read: the topic list may have changed. */
   onSettled: () => void;
 }
 
-/** Loads a topic's history, then shows the conversation. Keyed by topic id by its parent. */
-export function ChatView({ topic, providers, onTopicModelChange, onSettled }: ChatViewProps) {
+/** One open topic: its conversation, its inbox and the composer. Keyed by topic id by its parent. */
+export function ChatView({ topic, providers, status, onTopicModelChange, onSettled }: ChatViewProps) {
   const backend = useBackend();
-  const [history, setHistory] = useState<ChatMessage[]>();
-  const [error, setError] = useState<ApiFailure>();
-  const [attempt, setAttempt] = useState(0);
-
-  useEffect(() => {
-    let current = true;
-    backend
-      .call<StoredMessage[]>('messages_list', { topicId: topic.id } satisfies TopicRequest)
-      .then((stored) => {
-        if (current) setHistory(chatHistory(stored).messages);
-      })
-      .catch((failure: unknown) => {
-        if (current) setError(toApiFailure(failure, 'Could not load this topic'));
-      });
-    return () => {
-      current = false;
-    };
-  }, [backend, topic.id, attempt]);
-
-  const header = (
-    <header className="chat-header">
-      <h2 title={topic.title}>{topic.title || 'Untitled'}</h2>
-      <ModelPicker providers={providers} value={topic.model} onChange={onTopicModelChange} />
-    </header>
-  );
-
-  if (error) {
-    return (
-      <section className="chat">
-        {header}
-        <div className="chat-status">
-          <ErrorNotice
-            error={error}
-            onRetry={() => {
-              setError(undefined);
-              setAttempt((n) => n + 1);
-            }}
-          />
-        </div>
-      </section>
-    );
-  }
-  if (!history) {
-    return (
-      <section className="chat">
-        {header}
-        <div className="chat-status muted" role="status">
-          Loading messages…
-        </div>
-      </section>
-    );
-  }
-  return <Conversation topic={topic} providers={providers} history={history} header={header} onSettled={onSettled} />;
-}
-
-interface ConversationProps {
-  topic: Topic;
-  providers: Provider[];
-  history: ChatMessage[];
-  header: React.ReactNode;
-  onSettled: () => void;
-}
-
-function Conversation({ topic, providers, history, header, onSettled }: ConversationProps) {
-  const backend = useBackend();
-  const [sessionError, setSessionError] = useState<ApiFailure>();
-  const [stopping, setStopping] = useState(false);
+  // `onSettled` is stable in the parent; the session keeps the first one.
+  const [session] = useState(() => new TopicSession(backend, topic.id, { onSettled }));
+  const [inbox] = useState(() => new InboxStore(backend, topic.id));
+  const state = useSyncExternalStore(session.subscribe, session.getState);
   const [unsent, setUnsent] = useState<{ text: string }>();
-  const [session] = useState(
-    () => new TopicSession(backend, topic.id, history, { onSettled, onError: (failure) => setSessionError(failure) }),
-  );
-  const { messages, status, error, clearError } = useChat<ChatMessage>({ chat: session.chat, experimental_throttle: 40 });
+  const models = useTurnModels(topic, providers);
 
   useEffect(() => {
     session.open();
     return () => session.close();
   }, [session]);
 
-  const streaming = status === 'submitted' || status === 'streaming';
-  const last = messages[messages.length - 1];
-  const liveId = streaming && last?.role === 'assistant' ? last.id : undefined;
-  const waiting = streaming && last?.role !== 'assistant';
+  useEffect(() => {
+    // A turn started or ended (here or in another window): follow it, and the inbox
+    // changes with it (an item ran, or was held after a failure).
+    session.setStatus(status);
+    void inbox.refresh();
+  }, [session, inbox, status]);
 
-  const send = useCallback(
-    (text: string) => {
-      setSessionError(undefined);
-      // Without a topic model, the turn goes to the first provider's default model.
-      const model = topic.model ? undefined : effectiveModel(undefined, providers);
-      void session.send(text, model).then(({ unsent: text }) => {
-        if (text !== undefined) setUnsent({ text });
-      });
-    },
-    [session, topic.model, providers],
+  const commands = useMemo<ReplyCommands>(
+    () => ({
+      retry: (messageId) => session.retry(messageId),
+      continueReply: (messageId) => session.continueReply(messageId),
+      addModel: (turnId, model) => session.addModel(turnId, model),
+    }),
+    [session],
   );
 
-  const stop = useCallback(() => {
-    setStopping(true);
-    void session.stop().finally(() => setStopping(false));
-  }, [session]);
-
-  const shownError = sessionError ?? (error ? toApiFailure(error, 'The reply failed') : undefined);
+  const giveBack = (text: string | undefined) => {
+    if (text !== undefined) setUnsent({ text });
+  };
+  const toInbox = (mode: 'queue' | 'steer') => (text: string) => {
+    void inbox.add(text, mode).then((added) => giveBack(added ? undefined : text));
+  };
 
   return (
     <section className="chat">
-      {header}
-      <MessageList messages={messages} liveId={liveId} waiting={waiting} />
+      <header className="chat-header">
+        <h2 title={topic.title}>{topic.title || 'Untitled'}</h2>
+        <ModelPicker providers={providers} value={topic.model} onChange={onTopicModelChange} />
+      </header>
+      {state.loaded ? (
+        <MessageList turns={state.turns} waiting={state.sending} providers={providers} commands={commands} />
+      ) : state.loadError ? (
+        <div className="chat-status">
+          <ErrorNotice error={state.loadError} onRetry={() => session.reload()} />
+        </div>
+      ) : (
+        <div className="chat-status muted" role="status">
+          Loading messages…
+        </div>
+      )}
       <div className="chat-footer">
-        {shownError && (
-          <ErrorNotice
-            error={shownError}
-            onDismiss={() => {
-              setSessionError(undefined);
-              clearError();
-            }}
+        {state.error && <ErrorNotice error={state.error} onDismiss={() => session.dismissError()} />}
+        <InboxList store={inbox} />
+        {state.loaded && (
+          <Composer
+            busy={state.running}
+            stopping={state.stopping}
+            restoredText={unsent}
+            providers={providers}
+            models={models.value}
+            onModelsChange={models.set}
+            onSend={(text) => void session.send(text, models.value).then(({ unsent }) => giveBack(unsent))}
+            onQueue={toInbox('queue')}
+            onSteer={toInbox('steer')}
+            onInterrupt={(text) => void session.interrupt(text, models.value).then(({ unsent }) => giveBack(unsent))}
+            onStop={() => void session.stop()}
           />
         )}
-        <Composer streaming={streaming} stopping={stopping} restoredText={unsent} onSend={send} onStop={stop} />
       </div>
     </section>
   );
+}
+
+/**
+ * The models the next message goes to: the topic's model until the user picks others
+ * in the composer; picking another topic model in the header starts over from it.
+ */
+function useTurnModels(topic: Topic, providers: Provider[]) {
+  const fallback = effectiveModel(topic.model, providers);
+  const fallbackKey = fallback ? modelKey(fallback) : '';
+  const [picked, setPicked] = useState<{ base: string; models: ModelRef[] }>({ base: fallbackKey, models: [] });
+  const current = picked.base === fallbackKey ? picked.models : [];
+  const known = current.filter((model) => providers.some((provider) => provider.id === model.providerId));
+  const value = known.length > 0 ? known : fallback ? [fallback] : [];
+  return { value, set: (models: ModelRef[]) => setPicked({ base: fallbackKey, models }) };
 }

@@ -1,17 +1,18 @@
 import { useLayoutEffect, useRef } from 'react';
-import type { ChatMessage } from '../chat/messages';
-import { MessageView } from './MessageView';
+import type { TurnView } from '../chat/conversation';
+import type { Provider } from '../protocol.gen';
+import { Turn, type ReplyCommands } from './Turn';
 
 interface MessageListProps {
-  messages: ChatMessage[];
-  /** Id of the reply that is streaming now, if any. */
-  liveId: string | undefined;
-  /** The message was sent and the reply has not started yet. */
+  turns: TurnView[];
+  /** A message was sent and no reply has started yet. */
   waiting: boolean;
+  providers: Provider[];
+  commands: ReplyCommands;
 }
 
 /** The conversation, oldest first; keeps to the bottom while the user has not scrolled up. */
-export function MessageList({ messages, liveId, waiting }: MessageListProps) {
+export function MessageList({ turns, waiting, providers, commands }: MessageListProps) {
   const scroller = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
 
@@ -19,6 +20,9 @@ export function MessageList({ messages, liveId, waiting }: MessageListProps) {
     const element = scroller.current;
     if (element && pinned.current) element.scrollTop = element.scrollHeight;
   });
+
+  const last = turns[turns.length - 1];
+  const showWaiting = waiting && (!last || last.replies.length === 0);
 
   return (
     <div
@@ -30,11 +34,11 @@ export function MessageList({ messages, liveId, waiting }: MessageListProps) {
       }}
     >
       <div className="message-column">
-        {messages.length === 0 && !waiting && <p className="muted empty-chat">Send a message to start the conversation.</p>}
-        {messages.map((message) => (
-          <MessageView key={message.id} message={message} isLive={message.id === liveId} />
+        {turns.length === 0 && !waiting && <p className="muted empty-chat">Send a message to start the conversation.</p>}
+        {turns.map((turn) => (
+          <Turn key={turn.key} turn={turn} providers={providers} commands={commands} />
         ))}
-        {waiting && (
+        {showWaiting && (
           <div className="waiting muted small" role="status">
             Waiting for the model…
           </div>

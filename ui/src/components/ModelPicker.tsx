@@ -12,10 +12,8 @@ const DEFAULT = '';
 
 /** Picks the model this topic's new turns go to. */
 export function ModelPicker({ providers, value, disabled, onChange }: ModelPickerProps) {
-  const options = providers.flatMap((provider) =>
-    modelsOf(provider).map((model) => ({ key: keyOf({ providerId: provider.id, model }), provider, model })),
-  );
-  const current = value ? keyOf(value) : DEFAULT;
+  const options = modelOptions(providers);
+  const current = value ? modelKey(value) : DEFAULT;
   const fallback = providers[0];
   const known = current === DEFAULT || options.some((option) => option.key === current);
 
@@ -28,7 +26,7 @@ export function ModelPicker({ providers, value, disabled, onChange }: ModelPicke
         disabled={disabled}
         onChange={(event) => {
           const option = options.find((o) => o.key === event.target.value);
-          if (option) onChange({ providerId: option.provider.id, model: option.model });
+          if (option) onChange(option.ref);
         }}
       >
         {current === DEFAULT && fallback && (
@@ -40,7 +38,7 @@ export function ModelPicker({ providers, value, disabled, onChange }: ModelPicke
         {providers.map((provider) => (
           <optgroup key={provider.id} label={provider.name}>
             {modelsOf(provider).map((model) => (
-              <option key={model} value={keyOf({ providerId: provider.id, model })}>
+              <option key={model} value={modelKey({ providerId: provider.id, model })}>
                 {model}
               </option>
             ))}
@@ -51,11 +49,30 @@ export function ModelPicker({ providers, value, disabled, onChange }: ModelPicke
   );
 }
 
+/** Every model a provider offers, its default first if it is not listed. */
 function modelsOf(provider: Provider): string[] {
   return provider.models.includes(provider.defaultModel) ? provider.models : [provider.defaultModel, ...provider.models];
 }
 
-function keyOf(model: ModelRef): string {
+export interface ModelOption {
+  key: string;
+  ref: ModelRef;
+  provider: Provider;
+  model: string;
+}
+
+/** Every model of every provider, in the providers' order. */
+export function modelOptions(providers: Provider[]): ModelOption[] {
+  return providers.flatMap((provider) =>
+    modelsOf(provider).map((model) => {
+      const ref = { providerId: provider.id, model };
+      return { key: modelKey(ref), ref, provider, model };
+    }),
+  );
+}
+
+/** A stable string for a model of a provider (two providers may offer the same model). */
+export function modelKey(model: ModelRef): string {
   return JSON.stringify([model.providerId, model.model]);
 }
 

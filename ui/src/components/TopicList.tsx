@@ -1,18 +1,21 @@
 import { useState, type FormEvent } from 'react';
-import type { Topic } from '../protocol.gen';
+import type { Topic, TopicStatus, TopicStatusEvent } from '../protocol.gen';
 
 interface TopicListProps {
   topics: Topic[];
+  /** Each topic's status from the status feed (topics without one have not run since start). */
+  statuses: ReadonlyMap<string, TopicStatusEvent>;
   selectedId: string | undefined;
   creating: boolean;
   onSelect: (id: string) => void;
   onCreate: () => void;
   onRename: (id: string, title: string) => void;
   onDelete: (id: string) => void;
+  onOpenInWindow: (id: string) => void;
 }
 
-/** The sidebar's topics, newest first, with New topic, rename and delete. */
-export function TopicList({ topics, selectedId, creating, onSelect, onCreate, onRename, onDelete }: TopicListProps) {
+/** The sidebar's topics, newest first, with their status, New topic, rename, delete and new window. */
+export function TopicList({ topics, statuses, selectedId, creating, onSelect, onCreate, onRename, onDelete, onOpenInWindow }: TopicListProps) {
   return (
     <nav className="topic-list" aria-label="Topics">
       <button type="button" className="button primary new-topic" data-testid="new-topic-button" onClick={onCreate} disabled={creating}>
@@ -26,10 +29,12 @@ export function TopicList({ topics, selectedId, creating, onSelect, onCreate, on
             <TopicItem
               key={topic.id}
               topic={topic}
+              status={statuses.get(topic.id)}
               selected={topic.id === selectedId}
               onSelect={() => onSelect(topic.id)}
               onRename={(title) => onRename(topic.id, title)}
               onDelete={() => onDelete(topic.id)}
+              onOpenInWindow={() => onOpenInWindow(topic.id)}
             />
           ))}
         </ul>
@@ -40,13 +45,15 @@ export function TopicList({ topics, selectedId, creating, onSelect, onCreate, on
 
 interface TopicItemProps {
   topic: Topic;
+  status: TopicStatusEvent | undefined;
   selected: boolean;
   onSelect: () => void;
   onRename: (title: string) => void;
   onDelete: () => void;
+  onOpenInWindow: () => void;
 }
 
-function TopicItem({ topic, selected, onSelect, onRename, onDelete }: TopicItemProps) {
+function TopicItem({ topic, status, selected, onSelect, onRename, onDelete, onOpenInWindow }: TopicItemProps) {
   const [mode, setMode] = useState<'view' | 'rename' | 'confirm-delete'>('view');
   const [draft, setDraft] = useState(topic.title);
 
@@ -88,9 +95,23 @@ function TopicItem({ topic, selected, onSelect, onRename, onDelete }: TopicItemP
       ) : (
         <>
           <button type="button" className="topic-title" onClick={onSelect} aria-current={selected ? 'page' : undefined} title={topic.title}>
-            {topic.title || 'Untitled'}
+            {status && <TopicStatusMark status={status.status} />}
+            <span className="topic-title-text">{topic.title || 'Untitled'}</span>
+            {status?.unseen && (
+              <span className="topic-unseen" data-testid="topic-unseen" title="Finished since you last looked" aria-label="new reply" />
+            )}
           </button>
           <span className="topic-actions">
+            <button
+              type="button"
+              className="icon-button"
+              aria-label="Open in new window"
+              title="Open in new window"
+              data-testid="open-in-window"
+              onClick={onOpenInWindow}
+            >
+              ↗
+            </button>
             <button
               type="button"
               className="icon-button"
@@ -119,4 +140,18 @@ function TopicItem({ topic, selected, onSelect, onRename, onDelete }: TopicItemP
       )}
     </li>
   );
+}
+
+const STATUS_TEXT: Record<TopicStatus, string> = {
+  pending: 'Starting a reply',
+  streaming: 'Writing a reply',
+  awaiting_approval: 'Waiting for your approval',
+  done: 'Reply finished',
+  aborted: 'Reply stopped',
+  error: 'Reply failed',
+};
+
+/** A spinner while a reply runs, a mark when it failed; nothing visible otherwise. */
+function TopicStatusMark({ status }: { status: TopicStatus }) {
+  return <span className={`topic-status ${status}`} data-testid="topic-status" data-status={status} title={STATUS_TEXT[status]} aria-label={STATUS_TEXT[status]} />;
 }

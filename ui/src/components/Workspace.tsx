@@ -1,6 +1,7 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
-import type { CreateTopic, ModelRef, Provider, Topic, TopicRequest, UpdateTopic } from '../protocol.gen';
+import type { CreateTopic, ModelRef, Provider, Topic, TopicRequest, TopicStatusEvent, UpdateTopic } from '../protocol.gen';
+import { StatusFeed } from '../status/feed';
 import { useBackend } from './BackendContext';
 import { ChatView } from './ChatView';
 import { ErrorNotice } from './ErrorNotice';
@@ -19,6 +20,26 @@ export function Workspace() {
   const [view, setView] = useState<'chat' | 'settings'>('chat');
   const [creating, setCreating] = useState(false);
   const [attempt, setAttempt] = useState(0);
+  const [feed] = useState(() => new StatusFeed(backend));
+  const feedState = useSyncExternalStore(feed.subscribe, feed.getSnapshot);
+  const statuses = feedState.byTopic;
+  const looking = useUserIsLooking();
+
+  useEffect(() => {
+    // One status subscription per window, for as long as the window lives.
+    feed.start();
+    return () => feed.stop();
+  }, [feed]);
+
+  useEffect(() => {
+    // `#topic=<id>` opens that topic, e.g. in a window opened with "Open in new window".
+    const onHash = () => {
+      const id = topicFromUrl();
+      if (id) setSelectedId(id);
+    };
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
 
   const reloadProviders = useCallback(async () => {
     try {
@@ -54,10 +75,27 @@ export function Workspace() {
 
   const topicList = topics ?? [];
   const selected = topicList.find((topic) => topic.id === selectedId) ?? topicList[0];
+  if (selected && topics && selectedId !== selected.id) {
+    // The topic shown by default stays shown when the list changes (e.g. another window
+    // creates a topic, which then comes first).
+    setSelectedId(selected.id);
+  }
 
   useEffect(() => {
     if (selected) rememberTopicInUrl(selected.id);
   }, [selected]);
+
+  const selectedStatus = selected ? statuses.get(selected.id) : undefined;
+  const selectedUnseen = selectedStatus?.unseen === true && view === 'chat';
+  useEffect(() => {
+    // The user sees the topic (it is open and the window focused): its finished reply is seen.
+    if (!selected || !selectedUnseen || !looking) return;
+    backend.call<null>('topic_mark_seen', { topicId: selected.id } satisfies TopicRequest).catch(() => {
+      // Only a badge stays; the next look tries again.
+    });
+  }, [backend, selected, selectedUnseen, looking]);
+
+  useTopicsFollowStatuses(statuses, topics, reloadTopics);
 
   const run = async (what: string, action: () => Promise<void>) => {
     setActionError(undefined);
@@ -125,6 +163,7 @@ export function Workspace() {
         <div className="brand">Colloquy</div>
         <TopicList
           topics={topicList}
+          statuses={statuses}
           selectedId={selected?.id}
           creating={creating}
           onSelect={(id) => {
@@ -134,7 +173,15 @@ export function Workspace() {
           onCreate={createTopic}
           onRename={(id, title) => updateTopic({ id, title }, 'Could not rename the topic')}
           onDelete={deleteTopic}
+          onOpenInWindow={(id) =>
+            void run('Could not open a new window', () => backend.openWindow(id))
+          }
         />
+        {!feedState.connected && feedState.error && (
+          <p className="muted small feed-notice" role="status" title={feedState.error.message}>
+            Reconnecting to topic statuses…
+          </p>
+        )}
         <button
           type="button"
           className={`button ghost settings-button${view === 'settings' ? ' active' : ''}`}
@@ -153,6 +200,7 @@ export function Workspace() {
             key={selected.id}
             topic={selected}
             providers={providers}
+            status={selectedStatus?.status}
             onTopicModelChange={(model: ModelRef) => updateTopic({ id: selected.id, model }, 'Could not change the model')}
             onSettled={onSettled}
           />
@@ -172,14 +220,58 @@ export function Workspace() {
   );
 }
 
+/** The topic named by `#topic=<id>` (or the older `?topic=<id>`) in the address. */
 function topicFromUrl(): string | undefined {
-  return new URLSearchParams(window.location.search).get('topic') ?? undefined;
+  const fromHash = new URLSearchParams(window.location.hash.replace(/^#/, '')).get('topic');
+  return fromHash ?? new URLSearchParams(window.location.search).get('topic') ?? undefined;
 }
 
-/** Keeps the open topic in the address so a reload comes back to it. */
+/** Keeps the open topic in the address (`#topic=<id>`) so a reload comes back to it. */
 function rememberTopicInUrl(id: string): void {
   const url = new URL(window.location.href);
-  if (url.searchParams.get('topic') === id) return;
-  url.searchParams.set('topic', id);
+  const hash = new URLSearchParams(url.hash.replace(/^#/, ''));
+  if (hash.get('topic') === id && !url.searchParams.has('topic')) return;
+  hash.set('topic', id);
+  url.searchParams.delete('topic');
+  url.hash = hash.toString();
   window.history.replaceState(window.history.state, '', url);
+}
+
+/** True while the window is visible and focused: what the user sees, they have seen. */
+function useUserIsLooking(): boolean {
+  const subscribe = useCallback((changed: () => void) => {
+    window.addEventListener('focus', changed);
+    window.addEventListener('blur', changed);
+    document.addEventListener('visibilitychange', changed);
+    return () => {
+      window.removeEventListener('focus', changed);
+      window.removeEventListener('blur', changed);
+      document.removeEventListener('visibilitychange', changed);
+    };
+  }, []);
+  return useSyncExternalStore(subscribe, () => document.visibilityState === 'visible' && document.hasFocus());
+}
+
+/**
+ * Reads the topic list again when the status feed shows a topic this window does not
+ * list (created in another window) or a reply finishing (a first reply names its topic).
+ */
+function useTopicsFollowStatuses(
+  statuses: ReadonlyMap<string, TopicStatusEvent>,
+  topics: Topic[] | undefined,
+  reloadTopics: () => Promise<void>,
+) {
+  const previous = useRef(statuses);
+  useEffect(() => {
+    const before = previous.current;
+    previous.current = statuses;
+    if (!topics || before === statuses) return;
+    const listed = new Set(topics.map((topic) => topic.id));
+    const unknown = [...statuses.keys()].some((id) => !listed.has(id));
+    const finished = [...statuses.values()].some((event) => {
+      const earlier = before.get(event.topicId);
+      return event.status !== earlier?.status && (event.status === 'done' || event.status === 'error' || event.status === 'aborted');
+    });
+    if (unknown || finished) void reloadTopics();
+  }, [statuses, topics, reloadTopics]);
 }

@@ -1,0 +1,121 @@
+import { toApiFailure, type ApiFailure, type Backend } from '../backend/backend';
+import type {
+  InboxAddRequest,
+  InboxItem,
+  InboxItemRequest,
+  InboxMode,
+  InboxMoveRequest,
+  InboxUpdateRequest,
+  TopicRequest,
+} from '../protocol.gen';
+
+export interface InboxState {
+  /** In run order; `undefined` until first read. */
+  items: InboxItem[] | undefined;
+  /** The last action that failed, to show above the list. */
+  error: ApiFailure | undefined;
+}
+
+/** The 0-based position one step up or down, or undefined at either end. */
+export function stepPosition(items: readonly InboxItem[], id: string, direction: 'up' | 'down'): number | undefined {
+  const index = items.findIndex((item) => item.id === id);
+  if (index === -1) return undefined;
+  const target = direction === 'up' ? index - 1 : index + 1;
+  return target < 0 || target >= items.length ? undefined : target;
+}
+
+/**
+ * One topic's steering inbox as the backend holds it. Every change is made by the
+ * backend and the list shown is what it answered; when answers cross (a refresh and an
+ * edit), the one asked for last wins.
+ */
+export class InboxStore {
+  private state: InboxState = { items: undefined, error: undefined };
+  private readonly listeners = new Set<() => void>();
+  private asked = 0;
+  private shown = 0;
+
+  constructor(
+    private readonly backend: Backend,
+    readonly topicId: string,
+  ) {}
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  getState = (): InboxState => this.state;
+
+  /** Reads the list again (the topic's status changed, or after an action). */
+  async refresh(): Promise<void> {
+    await this.run('Could not read the queued messages', () =>
+      this.backend.call<InboxItem[]>('inbox_list', { topicId: this.topicId } satisfies TopicRequest),
+    );
+  }
+
+  /** Queue: run as the next turn. Steer: the live turn yields at its next step and this goes first. */
+  async add(text: string, mode: InboxMode): Promise<boolean> {
+    const request: InboxAddRequest = { topicId: this.topicId, text, mode };
+    return this.change(mode === 'steer' ? 'Could not steer the reply' : 'Could not queue the message', () =>
+      this.backend.call<InboxItem>('inbox_add', request),
+    );
+  }
+
+  async edit(id: string, text: string): Promise<boolean> {
+    const request: InboxUpdateRequest = { id, text };
+    return this.change('Could not change the queued message', () => this.backend.call<InboxItem>('inbox_update', request));
+  }
+
+  async move(id: string, direction: 'up' | 'down'): Promise<void> {
+    const position = stepPosition(this.state.items ?? [], id, direction);
+    if (position === undefined) return;
+    const request: InboxMoveRequest = { id, position };
+    await this.run('Could not move the queued message', () => this.backend.call<InboxItem[]>('inbox_move', request));
+  }
+
+  async cancel(id: string): Promise<boolean> {
+    const request: InboxItemRequest = { id };
+    return this.change('Could not cancel the queued message', () => this.backend.call<null>('inbox_cancel', request));
+  }
+
+  /** A held item is sent when the topic is idle (now, if it is). */
+  async release(id: string): Promise<boolean> {
+    const request: InboxItemRequest = { id };
+    return this.change('Could not send the held message', () => this.backend.call<InboxItem>('inbox_release', request));
+  }
+
+  dismissError(): void {
+    this.publish({ ...this.state, error: undefined });
+  }
+
+  /** An action that answers with one item or nothing: the list is read again after it. */
+  private async change(what: string, action: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await action();
+    } catch (error) {
+      this.publish({ ...this.state, error: toApiFailure(error, what) });
+      return false;
+    }
+    await this.refresh();
+    return true;
+  }
+
+  /** A request answering with the whole list; shown unless a later request answered first. */
+  private async run(what: string, request: () => Promise<InboxItem[]>): Promise<void> {
+    const ticket = ++this.asked;
+    try {
+      const items = await request();
+      if (ticket < this.shown) return;
+      this.shown = ticket;
+      this.publish({ items, error: undefined });
+    } catch (error) {
+      this.publish({ ...this.state, error: toApiFailure(error, what) });
+    }
+  }
+
+  private publish(state: InboxState): void {
+    this.state = state;
+    for (const listener of this.listeners) listener();
+  }
+}

@@ -1,0 +1,66 @@
+import type { ReplyView } from '../chat/conversation';
+import { messageStatus } from '../chat/messages';
+import type { MessageStatus, Provider } from '../protocol.gen';
+import { MessageView } from './MessageView';
+import { ReplyActions } from './ReplyActions';
+
+interface ModelColumnProps {
+  reply: ReplyView;
+  providers: Provider[];
+  id: string;
+  tabId: string;
+  /** The column shown when the window is too narrow for all of them. */
+  selected: boolean;
+  onRetry: (messageId: string) => Promise<void>;
+  onContinue: (messageId: string) => Promise<void>;
+}
+
+/** One model's reply to a message that several models answer. */
+export function ModelColumn({ reply, providers, id, tabId, selected, onRetry, onContinue }: ModelColumnProps) {
+  const model = replyModelName(reply);
+  const provider =
+    reply.message.metadata?.providerName ?? providers.find((candidate) => candidate.id === reply.model?.providerId)?.name;
+  const status = messageStatus(reply.message, reply.live);
+  return (
+    <section
+      className="model-column"
+      id={id}
+      role="tabpanel"
+      aria-labelledby={tabId}
+      data-testid="model-column"
+      data-execution-id={reply.executionId}
+      data-model={model}
+      data-selected={selected}
+    >
+      <header className="model-column-header">
+        <span className="model-column-name">{model || 'Model'}</span>
+        {provider && <span className="muted small">{provider}</span>}
+        <ReplyStatusMark status={status} />
+      </header>
+      <MessageView message={reply.message} isLive={reply.live} />
+      <ReplyActions reply={reply} onRetry={onRetry} onContinue={onContinue} />
+    </section>
+  );
+}
+
+/** The model's name as the backend reported it for this reply. */
+export function replyModelName(reply: ReplyView): string {
+  return reply.model?.model ?? reply.message.metadata?.model ?? '';
+}
+
+const STATUS_LABEL: Record<MessageStatus, string> = {
+  pending: 'Waiting',
+  streaming: 'Writing',
+  success: 'Done',
+  paused: 'Stopped',
+  error: 'Failed',
+};
+
+/** A small mark for a reply's state: a pulsing dot while it is written, ! when it failed. */
+export function ReplyStatusMark({ status }: { status: MessageStatus }) {
+  return (
+    <span className={`reply-status ${status}`} title={STATUS_LABEL[status]} aria-label={STATUS_LABEL[status]}>
+      {status === 'error' ? '!' : status === 'paused' ? '❚❚' : ''}
+    </span>
+  );
+}

@@ -1,0 +1,19 @@
+import type { ReplyView } from '../chat/conversation';
+import { MessageView } from './MessageView';
+import { ReplyActions } from './ReplyActions';
+
+interface ReplyProps {
+  reply: ReplyView;
+  onRetry: (messageId: string) => Promise<void>;
+  onContinue: (messageId: string) => Promise<void>;
+}
+
+/** The only reply of a turn: the message and what can be done with it. */
+export function Reply({ reply, onRetry, onContinue }: ReplyProps) {
+  return (
+    <div className="single-reply" data-execution-id={reply.executionId}>
+      <MessageView message={reply.message} isLive={reply.live} />
+      <ReplyActions reply={reply} onRetry={onRetry} onContinue={onContinue} />
+    </div>
+  );
+}

@@ -1,0 +1,48 @@
+import { useState } from 'react';
+import type { ReplyView } from '../chat/conversation';
+import { messageStatus } from '../chat/messages';
+
+interface ReplyActionsProps {
+  reply: ReplyView;
+  onRetry: (messageId: string) => Promise<void>;
+  onContinue: (messageId: string) => Promise<void>;
+}
+
+/** Retry (any finished reply) and Continue (a paused one), under a reply that is not being written. */
+export function ReplyActions({ reply, onRetry, onContinue }: ReplyActionsProps) {
+  const [pending, setPending] = useState<'retry' | 'continue'>();
+  const status = messageStatus(reply.message, reply.live);
+  if (reply.live || status === 'pending' || status === 'streaming') return null;
+
+  const act = (which: 'retry' | 'continue', action: (messageId: string) => Promise<void>) => {
+    setPending(which);
+    void action(reply.messageId).finally(() => setPending(undefined));
+  };
+
+  return (
+    <div className="reply-actions">
+      {status === 'paused' && (
+        <button
+          type="button"
+          className="button small"
+          data-testid="reply-continue"
+          disabled={pending !== undefined}
+          title="Let the model go on after the text it kept"
+          onClick={() => act('continue', onContinue)}
+        >
+          {pending === 'continue' ? 'Continuing…' : 'Continue'}
+        </button>
+      )}
+      <button
+        type="button"
+        className="button ghost small"
+        data-testid="reply-retry"
+        disabled={pending !== undefined}
+        title="Write this reply again from the start"
+        onClick={() => act('retry', onRetry)}
+      >
+        {pending === 'retry' ? 'Retrying…' : 'Retry'}
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,68 @@
+import { memo, useState } from 'react';
+import type { ApiFailure } from '../backend/backend';
+import type { ReplyView, TurnView } from '../chat/conversation';
+import type { ModelRef, Provider } from '../protocol.gen';
+import { AddModelButton } from './AddModelButton';
+import { ErrorNotice } from './ErrorNotice';
+import { MessageView } from './MessageView';
+import { modelKey } from './ModelPicker';
+import { Reply } from './Reply';
+import { SideBySideReplies } from './SideBySideReplies';
+
+/** What can be done to a reply or a turn; each resolves with the error to show, if any. */
+export interface ReplyCommands {
+  retry(messageId: string): Promise<ApiFailure | undefined>;
+  continueReply(messageId: string): Promise<ApiFailure | undefined>;
+  addModel(turnId: string, model: ModelRef): Promise<ApiFailure | undefined>;
+}
+
+interface TurnProps {
+  turn: TurnView;
+  providers: Provider[];
+  commands: ReplyCommands;
+}
+
+interface TurnFailure {
+  error: ApiFailure;
+  hint: string;
+}
+
+/**
+ * A user message and its replies: one reply as is, several side by side. Errors of the
+ * actions on this turn (retry, continue, add model) are shown here, inline.
+ */
+export const Turn = memo(function Turn({ turn, providers, commands }: TurnProps) {
+  const [failure, setFailure] = useState<TurnFailure>();
+
+  const run = async (action: () => Promise<ApiFailure | undefined>, conflictHint: string) => {
+    setFailure(undefined);
+    const error = await action();
+    if (error) setFailure({ error, hint: error.kind === 'conflict' ? conflictHint : '' });
+  };
+  const busyHint = 'A reply is still being written here: wait for it to finish, or stop it, then try again.';
+  const onRetry = (messageId: string) => run(() => commands.retry(messageId), busyHint);
+  const onContinue = (messageId: string) => run(() => commands.continueReply(messageId), busyHint);
+  const turnId = turn.turnId;
+  const inTurn = turn.replies.flatMap((reply) => (reply.model ? [modelKey(reply.model)] : []));
+  const onAddModel = (model: ModelRef) =>
+    turnId === undefined
+      ? Promise.resolve()
+      : run(
+          () => commands.addModel(turnId, model),
+          inTurn.includes(modelKey(model)) ? 'That model already answers this message: pick another one.' : busyHint,
+        );
+
+  return (
+    <div className="turn" data-turn-id={turnId}>
+      {turn.user && <MessageView message={turn.user} isLive={false} />}
+      {turn.replies.length === 1 && <Reply reply={turn.replies[0] as ReplyView} onRetry={onRetry} onContinue={onContinue} />}
+      {turn.replies.length > 1 && <SideBySideReplies replies={turn.replies} providers={providers} onRetry={onRetry} onContinue={onContinue} />}
+      {failure && (
+        <ErrorNotice error={failure.error} hint={failure.hint || undefined} onDismiss={() => setFailure(undefined)} />
+      )}
+      {turnId !== undefined && turn.replies.length > 0 && (
+        <AddModelButton providers={providers} taken={inTurn} onAdd={onAddModel} />
+      )}
+    </div>
+  );
+});

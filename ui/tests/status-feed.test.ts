@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ApiFailure } from '../src/backend/backend';
+import { StatusFeed } from '../src/status/feed';
+import { FakeBackend } from './fake-backend';
+
+const lost = new ApiFailure({ kind: 'internal', message: 'connection reset', retryable: true });
+
+function statusOf(feed: StatusFeed, topicId: string) {
+  return feed.getSnapshot().byTopic.get(topicId);
+}
+
+describe('StatusFeed', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('starts from the snapshot and applies each change', async () => {
+    const backend = new FakeBackend();
+    const feed = new StatusFeed(backend);
+    let renders = 0;
+    feed.subscribe(() => renders++);
+    feed.start();
+    feed.start(); // one subscription per window, however often it is started
+    await vi.waitFor(() => expect(backend.feeds).toHaveLength(1));
+    backend.feeds[0]?.push({
+      kind: 'snapshot',
+      statuses: [
+        { topicId: 't1', status: 'done', unseen: true },
+        { topicId: 't2', status: 'streaming', unseen: false },
+      ],
+    });
+    backend.feeds[0]?.push({ kind: 'changed', topicId: 't2', status: 'done', unseen: true });
+    backend.feeds[0]?.push({ kind: 'changed', topicId: 't1', status: 'done', unseen: false });
+    expect(statusOf(feed, 't1')).toEqual({ topicId: 't1', status: 'done', unseen: false });
+    expect(statusOf(feed, 't2')).toEqual({ topicId: 't2', status: 'done', unseen: true });
+    expect(feed.getSnapshot().connected).toBe(true);
+    expect(renders).toBe(3);
+    expect(backend.names()).toEqual(['status_subscribe']);
+  });
+
+  it('reconnects with growing delays when the feed drops, and the new snapshot replaces what was known', async () => {
+    vi.useFakeTimers();
+    const backend = new FakeBackend();
+    const feed = new StatusFeed(backend, { reconnectDelaysMs: [100, 1000] });
+    feed.start();
+    await vi.advanceTimersByTimeAsync(0);
+    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [{ topicId: 'gone', status: 'streaming', unseen: false }] });
+
+    backend.feeds[0]?.drop(lost);
+    expect(feed.getSnapshot()).toMatchObject({ connected: false, error: lost });
+    // While the server is down, each attempt fails and the wait grows (then stays at the last delay).
+    backend.failFeedNext = lost;
+    await vi.advanceTimersByTimeAsync(99);
+    expect(backend.names()).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(backend.names()).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(backend.names()).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(backend.names()).toHaveLength(3);
+    expect(backend.feeds).toHaveLength(2);
+
+    backend.feeds[1]?.push({ kind: 'snapshot', statuses: [{ topicId: 'new', status: 'pending', unseen: false }] });
+    expect([...feed.getSnapshot().byTopic.keys()]).toEqual(['new']);
+    expect(feed.getSnapshot().connected).toBe(true);
+
+    // A message resets the backoff.
+    backend.feeds[1]?.drop();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(backend.feeds).toHaveLength(3);
+  });
+
+  it('ignores a dropped feed it has replaced, and stops for good when stopped', async () => {
+    vi.useFakeTimers();
+    const backend = new FakeBackend();
+    const feed = new StatusFeed(backend, { reconnectDelaysMs: [10] });
+    feed.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const first = backend.feeds[0];
+    first?.drop();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(backend.feeds).toHaveLength(2);
+    // The replaced connection's late messages change nothing.
+    first?.pushLate({ kind: 'changed', topicId: 'stale', status: 'error', unseen: true });
+    expect(statusOf(feed, 'stale')).toBeUndefined();
+
+    feed.stop();
+    expect(backend.feeds[1]?.closed).toBe(true);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(backend.feeds).toHaveLength(2);
+  });
+});
