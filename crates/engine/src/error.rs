@@ -16,9 +16,10 @@ pub fn store_error(err: StoreError) -> ApiError {
 
 pub(crate) fn stream_error(err: StreamError) -> ApiError {
     match err {
-        StreamError::Busy | StreamError::ModelInTurn(_) | StreamError::ReplyRunning => {
-            ApiError::conflict(err.to_string())
+        StreamError::ModelInTurn(model) => {
+            ApiError::conflict(format!("{} is already answering in this turn", model.model))
         }
+        StreamError::Busy | StreamError::ReplyRunning => ApiError::conflict(err.to_string()),
         StreamError::Store(err) => store_error(err),
         StreamError::ShuttingDown => {
             ApiError { kind: ErrorKind::Internal, message: err.to_string(), retryable: true, field: None }

@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{Engine, ListenerId, store_error};
 
-pub(crate) const HELD_AFTER_ERROR: &str = "Not sent: the reply before it failed. Send it now or cancel it.";
-pub(crate) const HELD_AFTER_STOP: &str = "Not sent: the reply before it was stopped. Send it now or cancel it.";
+pub(crate) const HELD_AFTER_ERROR: &str = "Not sent: a reply before it failed. Send it now or cancel it.";
+pub(crate) const HELD_AFTER_STOP: &str = "Not sent: a reply before it was stopped. Send it now or cancel it.";
 pub(crate) const HELD_AFTER_RESTART: &str = "Not sent: Colloquy was closed before its turn. Send it now or cancel it.";
 
 impl Engine {
@@ -109,12 +109,27 @@ impl Engine {
             };
             if event.unseen {
                 match event.status {
-                    TopicStatus::Done => self.dispatch_next(&event.topic_id).await,
+                    TopicStatus::Done => self.after_done(&event.topic_id).await,
                     TopicStatus::Error => self.hold(&event.topic_id, HELD_AFTER_ERROR).await,
                     TopicStatus::Aborted => self.hold(&event.topic_id, HELD_AFTER_STOP).await,
                     _ => {}
                 }
             }
+        }
+    }
+
+    /// A turn with several replies counts as done when one succeeded; the queue goes on
+    /// only if none of them failed or was stopped.
+    async fn after_done(&self, topic_id: &TopicId) {
+        match self.inner.store.last_turn_statuses(topic_id).await {
+            Ok(statuses) if statuses.iter().all(|s| *s == protocol::MessageStatus::Success) => {
+                self.dispatch_next(topic_id).await
+            }
+            Ok(statuses) if statuses.contains(&protocol::MessageStatus::Error) => {
+                self.hold(topic_id, HELD_AFTER_ERROR).await
+            }
+            Ok(_) => self.hold(topic_id, HELD_AFTER_STOP).await,
+            Err(err) => tracing::error!(error = %err, "could not read the last turn"),
         }
     }
 

@@ -68,6 +68,18 @@ impl EngineConfig {
     }
 }
 
+/// The topic status a finished turn leaves, from its replies' stored statuses.
+pub(crate) fn settled_status(statuses: &[protocol::MessageStatus]) -> protocol::TopicStatus {
+    use protocol::{MessageStatus, TopicStatus};
+    if statuses.contains(&MessageStatus::Success) {
+        TopicStatus::Done
+    } else if statuses.contains(&MessageStatus::Error) {
+        TopicStatus::Error
+    } else {
+        TopicStatus::Aborted
+    }
+}
+
 fn env_seconds(name: &str) -> Option<std::time::Duration> {
     let value = std::env::var(name).ok()?;
     match value.trim().parse::<u64>() {
@@ -111,6 +123,9 @@ impl Engine {
         }
         let secrets: Arc<dyn SecretStore> = Arc::new(FileSecretStore::new(config.data_dir.join("secrets.json")));
         let streams = StreamManager::new(store.clone(), config.streams.clone());
+        for (topic_id, statuses) in store.latest_turn_statuses().await.map_err(store_error)? {
+            streams.status().seed(&topic_id, settled_status(&statuses));
+        }
         let http = reqwest::Client::builder()
             .connect_timeout(std::time::Duration::from_secs(15))
             .user_agent(concat!("Colloquy/", env!("CARGO_PKG_VERSION")))

@@ -491,3 +491,62 @@ async fn anthropic_and_gemini_providers_chat_through_their_own_wire_formats() {
         f.call("provider_models", json!({ "baseUrl": server.base_url(), "apiKey": "k", "format": "anthropic" })).await;
     assert_eq!(models.models, vec!["scripted"]);
 }
+
+#[tokio::test]
+async fn stored_turns_still_refuse_a_second_copy_of_a_model_and_mixed_turns_hold_the_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = EngineConfig::new(dir.path().to_path_buf(), "test");
+    config.retry = providers::RetryPolicy::none();
+    config.streams.grace_period = Duration::ZERO;
+    let f = Fixture { engine: Engine::open(config.clone()).await.unwrap(), _dir: dir };
+    let server = mock(None).await;
+    let first = f.provider(&server, "").await;
+    let other: Provider = f
+        .call("provider_create", json!({ "name": "Other", "baseUrl": server.base_url(), "defaultModel": "scripted" }))
+        .await;
+    let topic = f.topic().await;
+    let a = protocol::ModelRef { provider_id: first.id.clone(), model: "scripted".into() };
+    let b = protocol::ModelRef { provider_id: other.id.clone(), model: "scripted".into() };
+    server.push_script(Script { chunks: Some(vec!["ok".into()]), ..Script::default() });
+    server.push_script(
+        serde_json::from_value(json!({ "fault": { "kind": "status", "status": 500, "body": "{}" } })).unwrap(),
+    );
+    let mut request = open_request(topic.id.clone(), "both");
+    request.models = Some(vec![a.clone(), b]);
+    let (listener, mut rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    f.engine.stream_open(request, listener).await.unwrap();
+    // Queued behind a turn where one model fails: held, not sent.
+    let _: protocol::api::InboxItem =
+        f.call("inbox_add", json!({ "topicId": topic.id, "text": "next", "mode": "queue" })).await;
+    drain(&mut rx).await;
+    let mut held = false;
+    for _ in 0..200 {
+        let inbox: Vec<protocol::api::InboxItem> = f.call("inbox_list", json!({ "topicId": topic.id })).await;
+        if inbox.first().is_some_and(|i| i.state == protocol::api::InboxState::Held) {
+            held = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(held, "a queued message waits for the user after a partly failed turn");
+
+    // The live turn is long evicted (grace 0), yet asking model a again is refused.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let turn_id = f.messages(&topic).await[1].turn_id.clone().unwrap();
+    let (listener, _rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    let err = f
+        .engine
+        .stream_add_model(protocol::api::AddModelRequest { topic_id: topic.id.clone(), turn_id, model: a }, listener)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict);
+    assert_eq!(err.message, "scripted is already answering in this turn");
+
+    // After a restart the status feed still knows how the topic's last turn ended.
+    f.engine.shutdown().await;
+    let engine = Engine::open(config).await.unwrap();
+    let mut feed = engine.status_subscribe();
+    let Some(protocol::StatusMessage::Snapshot(snapshot)) = feed.recv().await else { panic!("snapshot first") };
+    let status = snapshot.statuses.iter().find(|s| s.topic_id == topic.id).expect("the topic has a status");
+    assert_eq!((status.status, status.unseen), (protocol::TopicStatus::Done, false));
+}

@@ -98,6 +98,14 @@ impl Engine {
         {
             return Err(ApiError::not_found("turn", &request.turn_id));
         }
+        // The stored turn is the truth even after the live one was evicted.
+        if history.iter().any(|m| {
+            m.turn_id.as_ref() == Some(&request.turn_id)
+                && m.message.role == MessageRole::Assistant
+                && m.model.as_ref() == Some(&request.model)
+        }) {
+            return Err(ApiError::conflict(format!("{} is already answering in this turn", request.model.model)));
+        }
         let conversation: Vec<&UiMessage> = prompt_messages(&history, Some(&request.turn_id)).collect();
         let execution = self.execution(MessageId::new(), request.model, &conversation, ReplySlot::New).await?;
         Ok(PreparedTurn {

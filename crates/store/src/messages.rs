@@ -252,6 +252,41 @@ impl Store {
         Ok(())
     }
 
+    /// For each topic, the statuses of the replies of its latest turn.
+    pub async fn latest_turn_statuses(&self) -> Result<Vec<(TopicId, Vec<MessageStatus>)>> {
+        let rows = sqlx::query(
+            "SELECT m.topic_id, m.status FROM messages m \
+             WHERE m.role = 'assistant' AND m.turn_id = (SELECT turn_id FROM messages \
+                 WHERE topic_id = m.topic_id AND role = 'user' ORDER BY rowid DESC LIMIT 1) \
+             ORDER BY m.topic_id, m.rowid",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let mut out: Vec<(TopicId, Vec<MessageStatus>)> = Vec::new();
+        for row in rows {
+            let topic = TopicId(row.try_get("topic_id")?);
+            let status = MessageStatus::parse(&row.try_get::<String, _>("status")?).unwrap_or(MessageStatus::Error);
+            match out.last_mut() {
+                Some((last, statuses)) if *last == topic => statuses.push(status),
+                _ => out.push((topic, vec![status])),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The statuses of the replies of the topic's latest turn.
+    pub async fn last_turn_statuses(&self, topic_id: &TopicId) -> Result<Vec<MessageStatus>> {
+        let statuses: Vec<String> = sqlx::query_scalar(
+            "SELECT status FROM messages WHERE topic_id = ?1 AND role = 'assistant' AND turn_id = \
+             (SELECT turn_id FROM messages WHERE topic_id = ?1 AND role = 'user' ORDER BY rowid DESC LIMIT 1) \
+             ORDER BY rowid",
+        )
+        .bind(topic_id.as_str())
+        .fetch_all(self.pool())
+        .await?;
+        Ok(statuses.iter().map(|s| MessageStatus::parse(s).unwrap_or(MessageStatus::Error)).collect())
+    }
+
     /// At start-up: replies left `pending`/`streaming` by a crash become `paused` with
     /// reason `interrupted`, keeping whatever was checkpointed. Returns how many.
     pub async fn recover_interrupted(&self) -> Result<u64> {

@@ -39,6 +39,12 @@ impl StatusHub {
         self.set(TopicStatusEvent { topic_id: topic_id.clone(), status, unseen });
     }
 
+    /// Restores a topic's status as found at start-up (already seen: nothing finished
+    /// while the user could not look).
+    pub fn seed(&self, topic_id: &TopicId, status: TopicStatus) {
+        self.set(TopicStatusEvent { topic_id: topic_id.clone(), status, unseen: false });
+    }
+
     /// The user has looked at the topic: clears its unseen-completion mark.
     pub fn mark_seen(&self, topic_id: &TopicId) {
         let current = self.latest().into_iter().find(|e| &e.topic_id == topic_id);
