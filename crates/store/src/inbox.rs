@@ -88,7 +88,7 @@ impl Store {
     /// Edits an item's text or mode; switching to `steer` moves it to the front.
     pub async fn update_inbox_item(&self, id: &str, text: Option<&str>, mode: Option<InboxMode>) -> Result<InboxItem> {
         let item = self.get_inbox_item(id).await?;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write().await?;
         sqlx::query("UPDATE inbox SET text = COALESCE(?, text), mode = COALESCE(?, mode), updated_at = ? WHERE id = ?")
             .bind(text)
             .bind(mode.map(mode_text))
@@ -115,7 +115,7 @@ impl Store {
         let mut ids: Vec<String> = self.list_inbox(&item.topic_id).await?.into_iter().map(|i| i.id).collect();
         ids.retain(|other| other != id);
         ids.insert(position.min(ids.len()), id.to_owned());
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write().await?;
         for (index, id) in ids.iter().enumerate() {
             sqlx::query("UPDATE inbox SET position = ? WHERE id = ?")
                 .bind(index as i64)

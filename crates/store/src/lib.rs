@@ -66,6 +66,13 @@ impl Store {
         &self.pool
     }
 
+    /// A write transaction. It takes SQLite's write lock at `BEGIN`, so it waits for
+    /// other writers (up to the busy timeout) instead of failing with "database is locked"
+    /// when a read inside it would later have to be upgraded to a write.
+    pub(crate) async fn write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
     pub async fn close(&self) {
         self.pool.close().await;
     }

@@ -134,7 +134,7 @@ impl Store {
     /// Admission: the user's row and one pending row per model, atomically.
     pub async fn insert_turn(&self, turn: &NewTurn) -> Result<()> {
         let now = now();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write().await?;
         let parent: Option<String> =
             sqlx::query_scalar("SELECT id FROM messages WHERE topic_id = ? ORDER BY rowid DESC LIMIT 1")
                 .bind(turn.topic_id.as_str())
@@ -184,7 +184,7 @@ impl Store {
     /// Adds reply rows to an existing turn (another model answers the same message).
     pub async fn insert_replies(&self, topic_id: &TopicId, turn_id: &TurnId, replies: &[AssistantSlot]) -> Result<()> {
         let now = now();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write().await?;
         let user: Option<String> =
             sqlx::query_scalar("SELECT id FROM messages WHERE topic_id = ? AND turn_id = ? AND role = 'user' LIMIT 1")
                 .bind(topic_id.as_str())
@@ -235,7 +235,7 @@ impl Store {
             return Ok(());
         }
         let now = now();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write().await?;
         for checkpoint in checkpoints {
             let metadata = checkpoint.message.metadata.clone().unwrap_or_else(|| json!({}));
             sqlx::query("UPDATE messages SET status = ?, status_reason = ?, parts = ?, metadata = ?, updated_at = ? WHERE id = ?")
@@ -435,6 +435,27 @@ mod tests {
         store.reopen_reply(&reply, true).await.unwrap();
         assert_eq!(store.get_message(&reply).await.unwrap().message.text(), "");
         assert!(store.reopen_reply(&user, true).await.is_err(), "user rows are not replies");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_turns_in_many_topics_all_get_admitted() {
+        let (store, _dir) = store().await;
+        let mut topics = Vec::new();
+        for i in 0..20 {
+            topics.push(store.create_topic(&format!("t{i}"), None).await.unwrap().id);
+        }
+        let mut tasks = Vec::new();
+        for topic in topics {
+            let store = store.clone();
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..5 {
+                    turn(&store, &topic, "hello").await;
+                }
+            }));
+        }
+        for task in tasks {
+            task.await.expect("no admission failed with `database is locked`");
+        }
     }
 
     #[tokio::test]

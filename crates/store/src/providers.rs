@@ -97,7 +97,7 @@ impl Store {
     pub async fn create_provider(&self, fields: &ProviderFields<'_>) -> Result<ProviderRow> {
         let id = ProviderId::new();
         let now = now();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write().await?;
         sqlx::query("INSERT INTO providers (id, name, kind, format, base_url, default_model, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
             .bind(id.as_str())
             .bind(fields.name)
@@ -115,7 +115,7 @@ impl Store {
     }
 
     pub async fn update_provider(&self, id: &ProviderId, fields: &ProviderFields<'_>) -> Result<ProviderRow> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write().await?;
         let result = sqlx::query(
             "UPDATE providers SET name = ?, kind = ?, format = ?, base_url = ?, default_model = ?, updated_at = ? WHERE id = ?",
         )
