@@ -2,7 +2,9 @@
 
 use anyhow::{Result, bail};
 
+use crate::cmd::Cmd;
 use crate::repo::Repo;
+use crate::{setup, ui};
 
 /// A named benchmark. Add one by writing `fn(&Repo, &[String]) -> Result<()>` and
 /// listing it in `BENCHES`.
@@ -12,7 +14,11 @@ struct Bench {
     run: fn(&Repo, &[String]) -> Result<()>,
 }
 
-const BENCHES: &[Bench] = &[];
+const BENCHES: &[Bench] = &[Bench {
+    name: "streams",
+    about: "stream pipeline: CPU/chunk vs the AI SDK, latency, 1,000 topics, attach, SIGKILL (docs/benchmarks.md)",
+    run: streams,
+}];
 
 pub fn run(repo: &Repo, args: &[String]) -> Result<()> {
     let Some(name) = args.first() else { return list() };
@@ -35,4 +41,24 @@ fn list() -> Result<()> {
         println!("No benchmarks are defined yet.");
     }
     Ok(())
+}
+
+/// `crates/bench`: builds the release binaries it drives, installs the Node baseline
+/// (`bench/aisdk`, from its lock file), then runs `colloquy-bench-streams ARGS` from the
+/// repository root. `cargo xtask bench streams --help` lists its options.
+fn streams(repo: &Repo, args: &[String]) -> Result<()> {
+    setup::run(repo)?;
+    // src-tauri embeds ui/dist, so `colloquy` (the server under SIGKILL) needs it built.
+    if !repo.ui().join("dist/index.html").exists() {
+        ui::build(repo)?;
+    }
+    let aisdk = repo.root().join("bench/aisdk");
+    if !aisdk.join("node_modules/ai/package.json").exists() {
+        Cmd::new("npm").args(["ci", "--no-audit", "--no-fund"]).dir(&aisdk).run()?;
+    }
+    Cmd::cargo()
+        .args(["build", "--release", "-p", "colloquy-bench", "-p", "colloquy-testkit", "-p", "colloquy"])
+        .dir(repo.root())
+        .run()?;
+    Cmd::new(repo.binary("release", "colloquy-bench-streams")).args(args).dir(repo.root()).run()
 }
