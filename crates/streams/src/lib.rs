@@ -56,7 +56,9 @@ impl Default for StreamConfig {
     fn default() -> Self {
         Self {
             grace_period: Duration::from_secs(30),
-            replay_capacity: 2048,
+            // Each remembered chunk costs ~570 bytes (it carries every id); 256 covers a
+            // reload or a short lag, and a longer gap rebases on a snapshot, which is exact too.
+            replay_capacity: 256,
             checkpoint_interval: Duration::from_millis(500),
             idle_timeout: Duration::from_secs(120),
             listener_capacity: 4096,
