@@ -26,6 +26,7 @@ function live(messageId: string, turnId: string, text: string, terminal?: LiveRe
     turnId,
     model: { providerId: 'p1', model: 'live' },
     seq: 3,
+    base: 0,
     message: { id: messageId, role: 'assistant', parts: [{ type: 'text', text }] },
   };
   if (terminal) reply.terminal = terminal;

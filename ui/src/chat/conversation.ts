@@ -11,6 +11,8 @@ export interface ReplyView {
   message: ChatMessage;
   /** Being written right now. */
   live: boolean;
+  /** For a live reply: the `seq` of the snapshot its stream starts from (0: its first chunk). */
+  base?: number;
 }
 
 /** A user message and the replies of every model asked. */
@@ -100,6 +102,7 @@ function replyView(
       message: live.message,
       live: live.terminal === undefined && live.turnId === liveTurnId,
     };
+    if (view.live) view.base = live.base;
     return view;
   }
   const stored = row as StoredMessage;
@@ -134,6 +137,7 @@ function sameReply(a: ReplyView, b: ReplyView): boolean {
   return (
     a.message === b.message &&
     a.live === b.live &&
+    a.base === b.base &&
     a.executionId === b.executionId &&
     a.model?.providerId === b.model?.providerId &&
     a.model?.model === b.model?.model

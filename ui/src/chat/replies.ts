@@ -1,4 +1,4 @@
-import type { ExecutionCursor, ModelRef, StreamMessage, TerminalStatus, UiMessage } from '../protocol.gen';
+import type { ExecutionCursor, ModelRef, StreamMessage, TerminalStatus, UiChunk, UiMessage } from '../protocol.gen';
 import { MessageFold } from './fold';
 
 /** One model's reply as the live stream has built it so far. */
@@ -10,6 +10,8 @@ export interface LiveReply {
   model: ModelRef;
   /** The last `seq` folded in. */
   seq: number;
+  /** The `seq` of the snapshot the message was rebuilt from (0: from its first chunk). */
+  base: number;
   message: UiMessage;
   /** Set once the execution's terminal arrived. */
   terminal?: TerminalStatus;
@@ -29,9 +31,22 @@ export interface ReadEffect {
 
 const NOTHING: ReadEffect = { changed: false, reattach: false, topicDone: false, discovered: false };
 
+/** Someone reading one execution's chunks (an `ExecutionTransport`'s stream). */
+export interface ExecutionFollower {
+  /** What the chunks continue: the snapshot, or an empty message of the reply's row. */
+  begin(message: UiMessage): void;
+  chunk(chunk: UiChunk): void;
+  /** The execution ended (its terminal), or was replaced or dropped: no more chunks. */
+  end(): void;
+}
+
 interface Execution {
   reply: LiveReply;
   fold: MessageFold;
+  /** The message the chunks below continue, and the chunks folded in since, in order. */
+  base: UiMessage;
+  chunks: UiChunk[];
+  followers: Set<ExecutionFollower>;
 }
 
 /**
@@ -70,9 +85,18 @@ export class LiveReplies {
           turnId: message.turnId,
           model: message.model,
           seq: message.seq,
+          base: message.seq,
           message: message.message,
         };
-        this.executions.set(message.executionId, { reply, fold: MessageFold.fromSnapshot(message.message) });
+        // Whoever followed the execution starts over from the snapshot.
+        this.endFollowers(this.executions.get(message.executionId));
+        this.executions.set(message.executionId, {
+          reply,
+          fold: MessageFold.fromSnapshot(message.message),
+          base: message.message,
+          chunks: [],
+          followers: new Set(),
+        });
         this.dirty = true;
         return { ...NOTHING, changed: true, discovered };
       }
@@ -94,8 +118,12 @@ export class LiveReplies {
               turnId: message.turnId,
               model: message.model,
               seq: 0,
+              base: 0,
               message: fold.message,
             },
+            base: fold.message,
+            chunks: [],
+            followers: new Set(),
           };
           this.executions.set(message.executionId, execution);
         }
@@ -103,6 +131,8 @@ export class LiveReplies {
         if (message.seq <= reply.seq) return NOTHING;
         if (message.seq > reply.seq + 1) return { ...NOTHING, reattach: true };
         execution.fold.apply(message.chunk);
+        execution.chunks.push(message.chunk);
+        for (const follower of execution.followers) follower.chunk(message.chunk);
         const changed = execution.fold.message !== reply.message;
         execution.reply = { ...reply, seq: message.seq, message: execution.fold.message };
         this.dirty = true;
@@ -114,9 +144,28 @@ export class LiveReplies {
           execution.reply = { ...execution.reply, terminal: message.status };
           this.dirty = true;
         }
+        this.endFollowers(execution);
         return { ...NOTHING, changed: execution !== undefined, topicDone: message.isTopicDone };
       }
     }
+  }
+
+  /**
+   * Follows one execution: `begin` and every chunk folded in so far at once, then each
+   * new chunk as it is read, until `end`. Undefined when this reader does not know the
+   * execution (any more); otherwise a function to stop following.
+   */
+  follow(executionId: string, follower: ExecutionFollower): (() => void) | undefined {
+    const execution = this.executions.get(executionId);
+    if (!execution) return undefined;
+    follower.begin(execution.base);
+    for (const chunk of execution.chunks) follower.chunk(chunk);
+    if (execution.reply.terminal !== undefined) {
+      follower.end();
+      return () => {};
+    }
+    execution.followers.add(follower);
+    return () => execution.followers.delete(follower);
   }
 
   /** Where this listener is, per execution of the live turn: what `stream_attach` takes as `after`. */
@@ -161,7 +210,10 @@ export class LiveReplies {
   /** Forgets these executions: the stored rows, re-read meanwhile, show them now. */
   prune(executionIds: readonly string[]): boolean {
     let removed = false;
-    for (const id of executionIds) removed = this.executions.delete(id) || removed;
+    for (const id of executionIds) {
+      this.endFollowers(this.executions.get(id));
+      removed = this.executions.delete(id) || removed;
+    }
     if (removed) this.dirty = true;
     return removed;
   }
@@ -186,8 +238,18 @@ export class LiveReplies {
   /** A newer execution of a row (retry, continue) supersedes the earlier one. */
   private replaceRow(messageId: string, executionId: string): void {
     this.lastExecution.set(messageId, executionId);
-    for (const [id, { reply }] of this.executions) {
-      if (reply.messageId === messageId && id !== executionId) this.executions.delete(id);
+    for (const [id, execution] of this.executions) {
+      if (execution.reply.messageId === messageId && id !== executionId) {
+        this.endFollowers(execution);
+        this.executions.delete(id);
+      }
     }
+  }
+
+  private endFollowers(execution: Execution | undefined): void {
+    if (!execution) return;
+    const followers = [...execution.followers];
+    execution.followers.clear();
+    for (const follower of followers) follower.end();
   }
 }

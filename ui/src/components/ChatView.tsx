@@ -3,6 +3,7 @@ import { InboxStore } from '../chat/inbox';
 import { TopicSession } from '../chat/session';
 import type { ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
 import { useBackend } from './BackendContext';
+import { ExecutionSourceContext } from './ExecutionSourceContext';
 import { Composer } from './Composer';
 import { ErrorNotice } from './ErrorNotice';
 import { InboxList } from './InboxList';
@@ -65,7 +66,9 @@ export function ChatView({ topic, providers, status, onTopicModelChange, onSettl
         <ModelPicker providers={providers} value={topic.model} onChange={onTopicModelChange} />
       </header>
       {state.loaded ? (
-        <MessageList turns={state.turns} waiting={state.sending} providers={providers} commands={commands} />
+        <ExecutionSourceContext.Provider value={session}>
+          <MessageList turns={state.turns} waiting={state.sending} providers={providers} commands={commands} />
+        </ExecutionSourceContext.Provider>
       ) : state.loadError ? (
         <div className="chat-status">
           <ErrorNotice error={state.loadError} onRetry={() => session.reload()} />

@@ -1,7 +1,7 @@
 import type { ReplyView } from '../chat/conversation';
 import { messageStatus } from '../chat/messages';
 import type { MessageStatus, Provider } from '../protocol.gen';
-import { MessageView } from './MessageView';
+import { ReplyMessage } from './ReplyMessage';
 import { ReplyActions } from './ReplyActions';
 
 interface ModelColumnProps {
@@ -37,7 +37,7 @@ export function ModelColumn({ reply, providers, id, tabId, selected, onRetry, on
         {provider && <span className="muted small">{provider}</span>}
         <ReplyStatusMark status={status} />
       </header>
-      <MessageView message={reply.message} isLive={reply.live} />
+      <ReplyMessage reply={reply} />
       <ReplyActions reply={reply} onRetry={onRetry} onContinue={onContinue} />
     </section>
   );

@@ -1,5 +1,5 @@
 import type { ReplyView } from '../chat/conversation';
-import { MessageView } from './MessageView';
+import { ReplyMessage } from './ReplyMessage';
 import { ReplyActions } from './ReplyActions';
 
 interface ReplyProps {
@@ -12,7 +12,7 @@ interface ReplyProps {
 export function Reply({ reply, onRetry, onContinue }: ReplyProps) {
   return (
     <div className="single-reply" data-execution-id={reply.executionId}>
-      <MessageView message={reply.message} isLive={reply.live} />
+      <ReplyMessage reply={reply} />
       <ReplyActions reply={reply} onRetry={onRetry} onContinue={onContinue} />
     </div>
   );
