@@ -24,6 +24,9 @@ fn parse<T: DeserializeOwned>(request: Value) -> Reply<T> {
 /// Plain operations, one command each, all answered by [`Engine::call`].
 macro_rules! plain_commands {
     ($($name:ident),* $(,)?) => {
+        /// The names of the plain commands, checked against the engine's operations.
+        #[cfg(test)]
+        const PLAIN_COMMANDS: &[&str] = &[$(stringify!($name)),*];
         $(
             #[tauri::command]
             pub async fn $name(engine: State<'_, Engine>, request: Option<Value>) -> Reply<Value> {
@@ -53,6 +56,7 @@ plain_commands!(
     provider_delete,
     provider_models,
     provider_demo,
+    provider_presets,
 );
 
 /// A window is one listener per topic: attaching again replaces its previous channel.
@@ -255,6 +259,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         provider_delete,
         provider_models,
         provider_demo,
+        provider_presets,
         stream_open,
         stream_interrupt,
         window_open,
@@ -273,6 +278,16 @@ mod tests {
     use super::*;
     use protocol::ErrorKind;
     use serde_json::json;
+
+    #[test]
+    fn every_engine_operation_is_a_command() {
+        for operation in engine::OPERATIONS {
+            // window_open has its own command: only the shell can open windows.
+            if *operation != "window_open" {
+                assert!(PLAIN_COMMANDS.contains(operation), "no Tauri command for `{operation}`");
+            }
+        }
+    }
 
     #[test]
     fn a_malformed_ipc_request_names_the_bad_field() {

@@ -28,6 +28,7 @@ use store::secrets::{FileSecretStore, SecretStore};
 use streams::{StreamConfig, StreamManager};
 
 pub use error::store_error;
+pub use operations::OPERATIONS;
 pub use streams::{Listener, ListenerId, StatusFeed, Subscription};
 
 /// Where the engine keeps its data and how it presents itself.

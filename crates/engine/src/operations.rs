@@ -33,6 +33,31 @@ fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, ApiError> {
     if value.is_empty() { Err(ApiError::bad_request(field, "must not be empty")) } else { Ok(value) }
 }
 
+/// The names [`Engine::call`] answers to (transports check they expose every one).
+pub const OPERATIONS: &[&str] = &[
+    "app_info",
+    "topics_list",
+    "topic_create",
+    "topic_update",
+    "topic_delete",
+    "topic_mark_seen",
+    "inbox_list",
+    "inbox_add",
+    "inbox_update",
+    "inbox_move",
+    "inbox_cancel",
+    "inbox_release",
+    "window_open",
+    "messages_list",
+    "providers_list",
+    "provider_create",
+    "provider_update",
+    "provider_delete",
+    "provider_models",
+    "provider_demo",
+    "provider_presets",
+];
+
 impl Engine {
     /// Runs the named plain operation on a JSON request. Unknown names and malformed
     /// requests are `bad_request` errors naming what was wrong; nothing changes then.
@@ -67,8 +92,9 @@ impl Engine {
                 Ok(Value::Null)
             }
             "inbox_release" => json(self.inbox_release(parse(request)?).await?),
-            "window_open" => Err(ApiError::bad_request(
-                "operation",
+            // Served by the desktop shell itself; over HTTP there is no window to open.
+            "window_open" => Err(ApiError::new(
+                ErrorKind::BadRequest,
                 "only the desktop app opens windows; open the topic in a new tab instead",
             )),
             "messages_list" => {

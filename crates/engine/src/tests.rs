@@ -550,3 +550,15 @@ async fn stored_turns_still_refuse_a_second_copy_of_a_model_and_mixed_turns_hold
     let status = snapshot.statuses.iter().find(|s| s.topic_id == topic.id).expect("the topic has a status");
     assert_eq!((status.status, status.unseen), (protocol::TopicStatus::Done, false));
 }
+
+#[tokio::test]
+async fn every_listed_operation_is_answered_and_no_other() {
+    let f = fixture().await;
+    for operation in OPERATIONS {
+        if let Err(err) = f.engine.call(operation, json!({})).await {
+            assert_ne!(err.field.as_deref(), Some("operation"), "`{operation}` is listed but unknown: {err:?}");
+        }
+    }
+    let err = f.engine.call("no_such_thing", json!({})).await.unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("operation"));
+}
