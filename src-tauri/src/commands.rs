@@ -83,28 +83,32 @@ fn subscribe(
     listener
 }
 
-#[tauri::command]
-pub async fn stream_open(
-    engine: State<'_, Engine>,
-    window: WebviewWindow,
-    request: Value,
-    channel: Channel<StreamMessage>,
-) -> Reply<AttachReply> {
-    let request: StreamOpenRequest = parse(request)?;
-    let listener = subscribe(&engine, &window, &request.topic_id, channel);
-    engine.stream_open(request, listener).await
+/// Streaming operations that start (or restart) replies: the window becomes the topic's
+/// listener on `channel`, then the engine runs the operation.
+macro_rules! stream_commands {
+    ($($name:ident($request:ty);)*) => {
+        $(
+            #[tauri::command]
+            pub async fn $name(
+                engine: State<'_, Engine>,
+                window: WebviewWindow,
+                request: Value,
+                channel: Channel<StreamMessage>,
+            ) -> Reply<AttachReply> {
+                let request: $request = parse(request)?;
+                let listener = subscribe(&engine, &window, &request.topic_id, channel);
+                engine.$name(request, listener).await
+            }
+        )*
+    };
 }
 
-#[tauri::command]
-pub async fn stream_interrupt(
-    engine: State<'_, Engine>,
-    window: WebviewWindow,
-    request: Value,
-    channel: Channel<StreamMessage>,
-) -> Reply<AttachReply> {
-    let request: StreamOpenRequest = parse(request)?;
-    let listener = subscribe(&engine, &window, &request.topic_id, channel);
-    engine.stream_interrupt(request, listener).await
+stream_commands! {
+    stream_open(StreamOpenRequest);
+    stream_interrupt(StreamOpenRequest);
+    stream_retry(ReplyRequest);
+    stream_continue(ReplyRequest);
+    stream_add_model(AddModelRequest);
 }
 
 /// Opens another window, on a topic if one is given (its URL carries `#topic=<id>`).
@@ -113,42 +117,6 @@ pub async fn window_open(app: tauri::AppHandle, request: Option<Value>) -> Reply
     let request: WindowOpenRequest = parse(request.unwrap_or_else(|| Value::Object(Default::default())))?;
     crate::desktop::open_window(&app, request.topic_id.as_ref())
         .map_err(|e| ApiError::internal(format!("could not open a window: {e}")))
-}
-
-#[tauri::command]
-pub async fn stream_retry(
-    engine: State<'_, Engine>,
-    window: WebviewWindow,
-    request: Value,
-    channel: Channel<StreamMessage>,
-) -> Reply<AttachReply> {
-    let request: ReplyRequest = parse(request)?;
-    let listener = subscribe(&engine, &window, &request.topic_id, channel);
-    engine.stream_retry(request, listener).await
-}
-
-#[tauri::command]
-pub async fn stream_continue(
-    engine: State<'_, Engine>,
-    window: WebviewWindow,
-    request: Value,
-    channel: Channel<StreamMessage>,
-) -> Reply<AttachReply> {
-    let request: ReplyRequest = parse(request)?;
-    let listener = subscribe(&engine, &window, &request.topic_id, channel);
-    engine.stream_continue(request, listener).await
-}
-
-#[tauri::command]
-pub async fn stream_add_model(
-    engine: State<'_, Engine>,
-    window: WebviewWindow,
-    request: Value,
-    channel: Channel<StreamMessage>,
-) -> Reply<AttachReply> {
-    let request: AddModelRequest = parse(request)?;
-    let listener = subscribe(&engine, &window, &request.topic_id, channel);
-    engine.stream_add_model(request, listener).await
 }
 
 #[tauri::command]
