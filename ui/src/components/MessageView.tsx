@@ -1,9 +1,10 @@
 import { code } from '@streamdown/code';
-import { memo } from 'react';
+import { memo, useEffect, useState } from 'react';
 import { Streamdown } from 'streamdown';
 import { isApiError } from '../backend/backend';
 import { errorHint, errorTitle } from '../backend/describe';
 import { messageStatus, stoppedHint, stoppedLabel, type ChatMessage } from '../chat/messages';
+import { secondsLeft, type Retrying } from '../chat/retrying';
 import type { ApiError, MessageStatus } from '../protocol.gen';
 
 const PLUGINS = { code };
@@ -18,14 +19,16 @@ interface MessageViewProps {
   message: ChatMessage;
   /** The reply currently streaming: the only message that re-renders per chunk. */
   isLive: boolean;
+  /** A live reply whose provider is being retried (transient, never stored). */
+  retrying?: Retrying | undefined;
 }
 
 /** One message of the conversation. Memoized: finished messages never re-render while a reply streams. */
-export const MessageView = memo(function MessageView({ message, isLive }: MessageViewProps) {
+export const MessageView = memo(function MessageView({ message, isLive, retrying }: MessageViewProps) {
   const status = messageStatus(message, isLive);
   return (
     <article className={`message ${message.role}`} data-testid="message" data-role={message.role} data-status={status} data-message-id={message.id}>
-      {message.role === 'user' ? <UserBody message={message} /> : <AssistantBody message={message} status={status} isLive={isLive} />}
+      {message.role === 'user' ? <UserBody message={message} /> : <AssistantBody message={message} status={status} isLive={isLive} retrying={retrying} />}
     </article>
   );
 });
@@ -45,9 +48,10 @@ interface AssistantBodyProps {
   message: ChatMessage;
   status: MessageStatus;
   isLive: boolean;
+  retrying: Retrying | undefined;
 }
 
-function AssistantBody({ message, status, isLive }: AssistantBodyProps) {
+function AssistantBody({ message, status, isLive, retrying }: AssistantBodyProps) {
   const parts = message.parts;
   const reasoning = parts.filter((part): part is Extract<Part, { type: 'reasoning' }> => part.type === 'reasoning');
   const texts = parts.filter((part): part is Extract<Part, { type: 'text' }> => part.type === 'text');
@@ -61,6 +65,7 @@ function AssistantBody({ message, status, isLive }: AssistantBodyProps) {
       {reasoning.map((part, index) => (
         <ThinkingBlock key={index} text={part.text} streaming={part.state === 'streaming'} />
       ))}
+      {isLive && retrying && <RetryingNotice retrying={retrying} />}
       {waiting && <TypingIndicator />}
       {texts.some((part) => part.text !== '') && (
         <div className="message-text markdown" data-testid="message-text">
@@ -110,6 +115,23 @@ function ThinkingBlock({ text, streaming }: { text: string; streaming: boolean }
       <summary>{streaming ? 'Thinking…' : 'Thinking'}</summary>
       <div className="thinking-text">{text}</div>
     </details>
+  );
+}
+
+/** "Retrying in N s": counts down from the retry's delay. */
+function RetryingNotice({ retrying }: { retrying: Retrying }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 250);
+    return () => clearInterval(timer);
+  }, [retrying]);
+  const seconds = secondsLeft(retrying, Math.max(now, retrying.since));
+  return (
+    <div className="retrying-notice small muted" data-testid="reply-retrying" role="status">
+      {seconds > 0 ? `Retrying in ${seconds} s` : 'Retrying now'}
+      {retrying.attempt > 0 && ` (attempt ${retrying.attempt})`}
+      {retrying.reason && ` — ${retrying.reason}`}
+    </div>
   );
 }
 

@@ -51,7 +51,7 @@ export function Onboarding({ onProviderReady }: OnboardingProps) {
             <button type="button" className="choice" data-testid="add-provider-button" onClick={() => setAdding(true)}>
               <span className="choice-title">Add provider</span>
               <span className="choice-text">
-                Connect OpenAI or any OpenAI-compatible API (Ollama, LM Studio, OpenRouter, …) with its base URL and key.
+                Connect OpenAI, Anthropic, Gemini or any OpenAI-compatible API (Ollama, LM Studio, OpenRouter, …) with its base URL and key.
               </span>
             </button>
           </div>

@@ -1,15 +1,45 @@
-import { useId, useState, type FormEvent } from 'react';
+import { useEffect, useId, useState, type FormEvent } from 'react';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
-import type { ListModelsRequest, ModelList, Provider, ProviderInput, UpdateProvider } from '../protocol.gen';
+import type {
+  ApiFormat,
+  ListModelsRequest,
+  ModelList,
+  Provider,
+  ProviderInput,
+  ProviderPresetInfo,
+  UpdateProvider,
+} from '../protocol.gen';
 import { useBackend } from './BackendContext';
 
-type Field = 'name' | 'baseUrl' | 'apiKey' | 'model';
+type Field = 'name' | 'baseUrl' | 'format' | 'apiKey' | 'model';
 
 interface FormError {
   /** Where to show it; at the top of the form when absent. */
   field?: Field;
   message: string;
 }
+
+/** The wire formats a provider can speak, as the form offers them. */
+export const API_FORMATS: readonly { value: ApiFormat; label: string }[] = [
+  { value: 'openai_chat', label: 'OpenAI Chat Completions' },
+  { value: 'openai_responses', label: 'OpenAI Responses' },
+  { value: 'anthropic', label: 'Anthropic' },
+  { value: 'gemini', label: 'Gemini' },
+];
+
+export function formatLabel(format: ApiFormat | undefined): string {
+  return API_FORMATS.find((f) => f.value === (format ?? 'openai_chat'))?.label ?? String(format);
+}
+
+/** The "Service" choice that leaves every field to the user. */
+const CUSTOM = 'custom';
+
+const FORMAT_HELP: Record<ApiFormat, string> = {
+  openai_chat: 'Any endpoint that speaks the OpenAI Chat Completions API, e.g. https://api.openai.com/v1.',
+  openai_responses: 'An endpoint that speaks the OpenAI Responses API, e.g. https://api.openai.com/v1.',
+  anthropic: 'The Anthropic Messages API, e.g. https://api.anthropic.com/v1.',
+  gemini: 'The Gemini API, e.g. https://generativelanguage.googleapis.com/v1beta.',
+};
 
 interface ProviderFormProps {
   /** The provider being edited; a new one is created when absent. */
@@ -19,14 +49,18 @@ interface ProviderFormProps {
 }
 
 /**
- * Add or edit an OpenAI-compatible provider. "Load models" asks the endpoint which
- * models it has; a model name can also be typed.
+ * Add or edit a provider. "Service" fills name, base URL and API format from a known
+ * preset (`provider_presets`); "Custom" leaves them to the user. "Load models" asks the
+ * endpoint (in its format) which models it has; a model name can also be typed.
  */
 export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps) {
   const backend = useBackend();
   const ids = useId();
   const [name, setName] = useState(provider?.name ?? '');
   const [baseUrl, setBaseUrl] = useState(provider?.baseUrl ?? '');
+  const [format, setFormat] = useState<ApiFormat>(provider?.format ?? 'openai_chat');
+  const [presets, setPresets] = useState<ProviderPresetInfo[]>([]);
+  const [preset, setPreset] = useState<string>(CUSTOM);
   const [apiKey, setApiKey] = useState('');
   const [model, setModel] = useState(provider?.defaultModel ?? '');
   const [models, setModels] = useState<string[]>(provider?.models ?? []);
@@ -34,6 +68,38 @@ export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps)
   const [modelsNote, setModelsNote] = useState<string>();
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<FormError>();
+
+  useEffect(() => {
+    let cancelled = false;
+    backend
+      .call<ProviderPresetInfo[]>('provider_presets')
+      .then((list) => {
+        if (cancelled) return;
+        // A preset without a base URL is the custom choice, offered separately.
+        const known = list.filter((p) => p.baseUrl !== '');
+        setPresets(known);
+        if (provider) {
+          const match = known.find((p) => p.baseUrl === provider.baseUrl && p.format === provider.format);
+          if (match) setPreset(match.id);
+        }
+      })
+      .catch(() => {
+        // Without presets every field is still free to fill in.
+      });
+    return () => {
+      cancelled = true;
+    };
+  }, [backend, provider]);
+
+  const choosePreset = (id: string) => {
+    setPreset(id);
+    const chosen = presets.find((p) => p.id === id);
+    if (!chosen) return;
+    setName(chosen.name);
+    setBaseUrl(chosen.baseUrl);
+    setFormat(chosen.format);
+    setError(undefined);
+  };
 
   const show = (failure: ApiFailure) => setError({ field: fieldOf(failure.field), message: failure.message });
 
@@ -46,7 +112,7 @@ export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps)
     setModelsNote(undefined);
     setLoadingModels(true);
     try {
-      const request: ListModelsRequest = { baseUrl: baseUrl.trim() };
+      const request: ListModelsRequest = { baseUrl: baseUrl.trim(), format };
       if (apiKey) request.apiKey = apiKey;
       else if (provider) request.providerId = provider.id;
       const list = await backend.call<ModelList>('provider_models', request);
@@ -68,10 +134,11 @@ export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps)
     event.preventDefault();
     const url = baseUrl.trim();
     const chosen = model.trim();
-    if (!url) return setError({ field: 'baseUrl', message: 'Enter the base URL of an OpenAI-compatible API.' });
+    if (!url) return setError({ field: 'baseUrl', message: 'Enter the base URL of the API.' });
     if (!chosen) return setError({ field: 'model', message: 'Choose or type the model to use.' });
     const input: ProviderInput = {
       name: name.trim() || hostOf(url),
+      format,
       baseUrl: url,
       models: models.includes(chosen) ? models : [chosen, ...models],
       defaultModel: chosen,
@@ -107,6 +174,18 @@ export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps)
         </div>
       )}
       <label className="field">
+        <span className="field-label">Service</span>
+        <select data-testid="provider-preset" value={preset} onChange={(e) => choosePreset(e.target.value)}>
+          <option value={CUSTOM}>Custom (OpenAI-compatible)</option>
+          {presets.map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.name}
+            </option>
+          ))}
+        </select>
+        <span className="field-help">Fills in the name, base URL and API format; every field stays editable.</span>
+      </label>
+      <label className="field">
         <span className="field-label">Name</span>
         <input
           data-testid="provider-name"
@@ -128,8 +207,19 @@ export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps)
           autoComplete="off"
           spellCheck={false}
         />
-        <span className="field-help">Any endpoint that speaks the OpenAI Chat Completions API.</span>
+        <span className="field-help">{FORMAT_HELP[format]}</span>
         {fieldError('baseUrl')}
+      </label>
+      <label className="field">
+        <span className="field-label">API format</span>
+        <select data-testid="provider-format" value={format} onChange={(e) => setFormat(e.target.value as ApiFormat)}>
+          {API_FORMATS.map((f) => (
+            <option key={f.value} value={f.value}>
+              {f.label}
+            </option>
+          ))}
+        </select>
+        {fieldError('format')}
       </label>
       <label className="field">
         <span className="field-label">API key</span>
@@ -195,6 +285,8 @@ function fieldOf(field: string | undefined): Field | undefined {
       return 'baseUrl';
     case 'apiKey':
       return 'apiKey';
+    case 'format':
+      return 'format';
     case 'model':
     case 'models':
     case 'defaultModel':

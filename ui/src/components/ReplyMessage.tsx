@@ -2,6 +2,8 @@ import { Chat, useChat } from '@ai-sdk/react';
 import { useEffect, useMemo, useState } from 'react';
 import type { ReplyView } from '../chat/conversation';
 import type { ChatMessage } from '../chat/messages';
+import { retryingAfter, type Retrying } from '../chat/retrying';
+import type { ExecutionSource } from '../chat/transport';
 import { ExecutionTransport, sdkToChat, type SdkMessage } from '../chat/transport';
 import { useExecutionSource } from './ExecutionSourceContext';
 import { MessageView } from './MessageView';
@@ -35,7 +37,35 @@ function LiveMessage({ executionId, messageId, base }: LiveMessageProps) {
   useEffect(() => () => void chat.stop(), [chat]);
   // Before its first chunk the reply is empty (the same object, so the view stays memoized).
   const empty = useMemo<ChatMessage>(() => ({ id: messageId, role: 'assistant', parts: [] }), [messageId]);
+  const retrying = useRetrying(source, executionId, base);
   const last = messages.at(-1);
   const message = last ? sdkToChat(last) : empty;
-  return <MessageView message={message} isLive />;
+  return <MessageView message={message} isLive retrying={retrying} />;
+}
+
+/**
+ * The execution's transient "retrying" notice: its chunks as `LiveReplies` demultiplexed
+ * them (in memory, no second listener), from a `data-retrying` chunk until the next
+ * content chunk or the terminal. Transient chunks are never folded into the message.
+ */
+function useRetrying(source: ExecutionSource, executionId: string, base: number): Retrying | undefined {
+  const [retrying, setRetrying] = useState<Retrying>();
+  useEffect(() => {
+    let current: Retrying | undefined;
+    const set = (next: Retrying | undefined) => {
+      if (next === current) return;
+      current = next;
+      setRetrying(next);
+    };
+    const stop = source.follow(executionId, {
+      begin: () => set(undefined),
+      chunk: (chunk) => set(retryingAfter(current, chunk, Date.now())),
+      end: () => set(undefined),
+    });
+    return () => {
+      stop?.();
+      setRetrying(undefined);
+    };
+  }, [source, executionId, base]);
+  return retrying;
 }

@@ -3,7 +3,7 @@ import { toApiFailure, type ApiFailure } from '../backend/backend';
 import type { Provider, ProviderRequest } from '../protocol.gen';
 import { useBackend } from './BackendContext';
 import { ErrorNotice } from './ErrorNotice';
-import { ProviderForm } from './ProviderForm';
+import { formatLabel, ProviderForm } from './ProviderForm';
 
 interface SettingsViewProps {
   providers: Provider[];
@@ -65,7 +65,10 @@ export function SettingsView({ providers, onProvidersChanged, onClose }: Setting
                     {provider.kind === 'demo' && <span className="badge">scripted demo</span>}
                   </div>
                   <div className="muted small">
-                    {provider.baseUrl} · {provider.defaultModel} · {provider.hasApiKey ? 'key stored' : 'no key'}
+                    <span data-testid="provider-item-format" data-format={provider.format}>
+                      {formatLabel(provider.format)}
+                    </span>{' '}
+                    · {provider.baseUrl} · {provider.defaultModel} · {provider.hasApiKey ? 'key stored' : 'no key'}
                   </div>
                 </div>
                 {confirmDelete === provider.id ? (
