@@ -562,3 +562,27 @@ async fn every_listed_operation_is_answered_and_no_other() {
     let err = f.engine.call("no_such_thing", json!({})).await.unwrap_err();
     assert_eq!(err.field.as_deref(), Some("operation"));
 }
+
+#[tokio::test]
+async fn a_malformed_frame_or_an_error_frame_keeps_the_text_and_ends_with_an_error_part() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    f.provider(&server, "").await;
+    for fault in [
+        json!({ "kind": "malformedFrame", "after": 2 }),
+        json!({ "kind": "errorFrame", "after": 2, "message": "model crashed" }),
+    ] {
+        let topic = f.topic().await;
+        server.push_script(
+            serde_json::from_value(json!({ "chunks": ["one ", "two ", "three"], "fault": fault })).unwrap(),
+        );
+        assert_eq!(terminal_status(&f.send(&topic, "hi").await), TerminalStatus::Error);
+        let rows = f.messages(&topic).await;
+        assert_eq!(rows[1].status, MessageStatus::Error);
+        assert_eq!(rows[1].message.text(), "one two ", "text before the fault is kept ({fault})");
+        assert!(
+            error_part(&rows[1]).is_some_and(|e| !e.message.is_empty()),
+            "an error part says what happened ({fault})"
+        );
+    }
+}
