@@ -37,6 +37,39 @@ pub(crate) trait EventMapper: Send + std::fmt::Debug {
     }
 }
 
+/// Test support for the mappers: runs `data:` payloads through `mapper` the way a
+/// [`StreamDecoder`] would (nothing after `Done` or an error; end of stream otherwise) and
+/// collects everything, errors included.
+#[cfg(test)]
+pub(crate) fn run_frames(mut mapper: impl EventMapper, frames: &[&str]) -> Vec<Item> {
+    let mut out = Vec::new();
+    for data in frames {
+        let frame = SseFrame { data: (*data).to_owned(), ..SseFrame::default() };
+        match mapper.on_frame(&frame) {
+            Ok(FrameOutcome::Continue(events)) => out.extend(events.into_iter().map(Ok)),
+            Ok(FrameOutcome::Done(events)) => {
+                out.extend(events.into_iter().map(Ok));
+                return out;
+            }
+            Err(err) => {
+                out.push(Err(err));
+                return out;
+            }
+        }
+    }
+    match mapper.on_end_of_stream() {
+        Ok(events) => out.extend(events.into_iter().map(Ok)),
+        Err(err) => out.push(Err(err)),
+    }
+    out
+}
+
+/// Test support: events as a successful stream yields them.
+#[cfg(test)]
+pub(crate) fn ok(events: Vec<CompletionEvent>) -> Vec<Item> {
+    events.into_iter().map(Ok).collect()
+}
+
 /// Decodes one answer in a given wire format, fed with network chunks of any size: the
 /// chunking never changes the events. Nothing comes out after the first error or the end.
 #[derive(Debug)]

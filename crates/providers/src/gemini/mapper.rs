@@ -172,24 +172,7 @@ mod tests {
     use CompletionEvent::{Finish, ReasoningSignature, TextDelta, ToolCallDelta, ToolCallStart, Usage};
 
     fn run(frames: &[&str]) -> Vec<Result<CompletionEvent, ProviderError>> {
-        let mut mapper = GeminiEventMapper::new("Gemini", "seed");
-        let mut out = Vec::new();
-        for data in frames {
-            let frame = SseFrame { data: (*data).to_owned(), ..SseFrame::default() };
-            match mapper.on_frame(&frame) {
-                Ok(FrameOutcome::Continue(events)) => out.extend(events.into_iter().map(Ok)),
-                Ok(FrameOutcome::Done(events)) => out.extend(events.into_iter().map(Ok)),
-                Err(err) => {
-                    out.push(Err(err));
-                    return out;
-                }
-            }
-        }
-        match mapper.on_end_of_stream() {
-            Ok(events) => out.extend(events.into_iter().map(Ok)),
-            Err(err) => out.push(Err(err)),
-        }
-        out
+        crate::decoder::run_frames(GeminiEventMapper::new("Gemini", "seed"), frames)
     }
 
     #[test]

@@ -216,40 +216,12 @@ impl ToolCallProgress {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decoder::ok;
     use crate::error::ProviderErrorKind;
     use CompletionEvent::{Finish, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStart, Usage};
 
-    fn frame(data: &str) -> SseFrame {
-        SseFrame { data: data.to_owned(), ..SseFrame::default() }
-    }
-
-    /// Runs frames through a fresh mapper, then EOF if no `[DONE]` came; collects
-    /// everything, errors included, the way a caller would see it.
     fn run(frames: &[&str]) -> Vec<Result<CompletionEvent, ProviderError>> {
-        let mut mapper = ChatEventMapper::new("Acme");
-        let mut out = Vec::new();
-        for data in frames {
-            match mapper.on_frame(&frame(data)) {
-                Ok(FrameOutcome::Continue(events)) => out.extend(events.into_iter().map(Ok)),
-                Ok(FrameOutcome::Done(events)) => {
-                    out.extend(events.into_iter().map(Ok));
-                    return out;
-                }
-                Err(err) => {
-                    out.push(Err(err));
-                    return out;
-                }
-            }
-        }
-        match mapper.on_end_of_stream() {
-            Ok(events) => out.extend(events.into_iter().map(Ok)),
-            Err(err) => out.push(Err(err)),
-        }
-        out
-    }
-
-    fn ok(events: Vec<CompletionEvent>) -> Vec<Result<CompletionEvent, ProviderError>> {
-        events.into_iter().map(Ok).collect()
+        crate::decoder::run_frames(ChatEventMapper::new("Acme"), frames)
     }
 
     #[test]

@@ -251,34 +251,11 @@ impl EventMapper for ResponsesEventMapper {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decoder::ok;
     use CompletionEvent::{Finish, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStart, Usage};
 
     fn run(frames: &[&str]) -> Vec<Result<CompletionEvent, ProviderError>> {
-        let mut mapper = ResponsesEventMapper::new("Acme");
-        let mut out = Vec::new();
-        for data in frames {
-            let frame = SseFrame { data: (*data).to_owned(), ..SseFrame::default() };
-            match mapper.on_frame(&frame) {
-                Ok(FrameOutcome::Continue(events)) => out.extend(events.into_iter().map(Ok)),
-                Ok(FrameOutcome::Done(events)) => {
-                    out.extend(events.into_iter().map(Ok));
-                    return out;
-                }
-                Err(err) => {
-                    out.push(Err(err));
-                    return out;
-                }
-            }
-        }
-        match mapper.on_end_of_stream() {
-            Ok(events) => out.extend(events.into_iter().map(Ok)),
-            Err(err) => out.push(Err(err)),
-        }
-        out
-    }
-
-    fn ok(events: Vec<CompletionEvent>) -> Vec<Result<CompletionEvent, ProviderError>> {
-        events.into_iter().map(Ok).collect()
+        crate::decoder::run_frames(ResponsesEventMapper::new("Acme"), frames)
     }
 
     #[test]
