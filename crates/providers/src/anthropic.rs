@@ -60,12 +60,7 @@ impl LanguageModel for AnthropicMessages {
 
 fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Result<StreamingCall, ProviderError> {
     let provider = &config.provider_name;
-    let body = serde_json::to_vec(&MessagesRequest::streaming(request)).map_err(|err| {
-        ProviderError::new(
-            ProviderErrorKind::InvalidRequest,
-            format!("could not encode the request for {provider}: {err}"),
-        )
-    })?;
+    let body = transport::json_body(provider, &MessagesRequest::streaming(request))?;
     let builder = with_auth(
         config
             .http

@@ -58,12 +58,7 @@ impl LanguageModel for Gemini {
 
 fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Result<StreamingCall, ProviderError> {
     let provider = &config.provider_name;
-    let body = serde_json::to_vec(&GenerateContentRequest::new(request)).map_err(|err| {
-        ProviderError::new(
-            ProviderErrorKind::InvalidRequest,
-            format!("could not encode the request for {provider}: {err}"),
-        )
-    })?;
+    let body = transport::json_body(provider, &GenerateContentRequest::new(request))?;
     let path = format!("models/{}:streamGenerateContent?alt=sse", model_path_segment(&request.model));
     let mut builder = config
         .http

@@ -92,12 +92,7 @@ impl LanguageModel for OpenAiChat {
 
 fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Result<StreamingCall, ProviderError> {
     let provider = &config.provider_name;
-    let body = serde_json::to_vec(&ChatCompletionRequest::streaming(request)).map_err(|err| {
-        ProviderError::new(
-            ProviderErrorKind::InvalidRequest,
-            format!("could not encode the request for {provider}: {err}"),
-        )
-    })?;
+    let body = transport::json_body(provider, &ChatCompletionRequest::streaming(request))?;
     let mut builder = config
         .http
         .post(endpoint(&config.base_url, "chat/completions"))

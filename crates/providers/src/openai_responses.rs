@@ -18,7 +18,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use crate::ProviderFormat;
 use crate::base_url::endpoint;
 use crate::decoder::StreamDecoder;
-use crate::error::{ProviderError, ProviderErrorKind};
+use crate::error::ProviderError;
 use crate::format::ProviderConfig;
 use crate::language_model::{CompletionRequest, CompletionStream, LanguageModel};
 use crate::transport::{self, StreamingCall, secret_header};
@@ -50,12 +50,7 @@ impl LanguageModel for OpenAiResponses {
 
 fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Result<StreamingCall, ProviderError> {
     let provider = &config.provider_name;
-    let body = serde_json::to_vec(&ResponsesRequest::streaming(request)).map_err(|err| {
-        ProviderError::new(
-            ProviderErrorKind::InvalidRequest,
-            format!("could not encode the request for {provider}: {err}"),
-        )
-    })?;
+    let body = transport::json_body(provider, &ResponsesRequest::streaming(request))?;
     let mut builder = config
         .http
         .post(endpoint(&config.base_url, "responses"))

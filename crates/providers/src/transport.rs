@@ -33,6 +33,17 @@ pub(crate) struct StreamingCall {
     pub base_url_hint: &'static str,
 }
 
+/// A request body as JSON; failing to encode one is a bug in the request mapping, told
+/// to the user as an invalid request for that provider.
+pub(crate) fn json_body(provider: &str, body: &impl serde::Serialize) -> Result<Vec<u8>, ProviderError> {
+    serde_json::to_vec(body).map_err(|err| {
+        ProviderError::new(
+            ProviderErrorKind::InvalidRequest,
+            format!("could not encode the request for {provider}: {err}"),
+        )
+    })
+}
+
 /// A header value that never shows in debug output (API keys).
 pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, ProviderError> {
     let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
