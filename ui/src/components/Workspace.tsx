@@ -49,9 +49,19 @@ export function Workspace() {
     }
   }, [backend]);
 
+  // Bumped by every local change to the topic list. A list fetched before such a change
+  // is stale: applying it would drop a topic just created (and jump away from it).
+  const topicsVersion = useRef(0);
   const reloadTopics = useCallback(async () => {
     try {
-      setTopics(await backend.call<Topic[]>('topics_list'));
+      for (let tries = 0; tries < 3; tries += 1) {
+        const version = topicsVersion.current;
+        const list = await backend.call<Topic[]>('topics_list');
+        if (topicsVersion.current === version) {
+          setTopics(list);
+          return;
+        }
+      }
     } catch (failure) {
       setActionError(toApiFailure(failure, 'Could not load the topics'));
     }
@@ -59,11 +69,13 @@ export function Workspace() {
 
   useEffect(() => {
     let current = true;
+    const version = topicsVersion.current;
     Promise.all([backend.call<Provider[]>('providers_list'), backend.call<Topic[]>('topics_list')])
       .then(([providerList, topicList]) => {
         if (!current) return;
         setProviders(providerList);
-        setTopics(topicList);
+        if (topicsVersion.current === version) setTopics(topicList);
+        else void reloadTopics();
       })
       .catch((failure: unknown) => {
         if (current) setLoadError(toApiFailure(failure, 'Could not reach the Colloquy backend'));
@@ -71,7 +83,7 @@ export function Workspace() {
     return () => {
       current = false;
     };
-  }, [backend, attempt]);
+  }, [backend, attempt, reloadTopics]);
 
   const topicList = topics ?? [];
   const selected = topicList.find((topic) => topic.id === selectedId) ?? topicList[0];
@@ -110,6 +122,7 @@ export function Workspace() {
     setCreating(true);
     void run('Could not create a topic', async () => {
       const topic = await backend.call<Topic>('topic_create', {} satisfies CreateTopic);
+      topicsVersion.current += 1;
       setTopics((list) => [topic, ...(list ?? []).filter((t) => t.id !== topic.id)]);
       setSelectedId(topic.id);
       setView('chat');
@@ -119,12 +132,14 @@ export function Workspace() {
   const updateTopic = (request: UpdateTopic, what: string) =>
     void run(what, async () => {
       const topic = await backend.call<Topic>('topic_update', request);
+      topicsVersion.current += 1;
       setTopics((list) => (list ?? []).map((t) => (t.id === topic.id ? topic : t)));
     });
 
   const deleteTopic = (id: string) =>
     void run('Could not delete the topic', async () => {
       await backend.call<null>('topic_delete', { topicId: id } satisfies TopicRequest);
+      topicsVersion.current += 1;
       setTopics((list) => (list ?? []).filter((t) => t.id !== id));
       if (selectedId === id) setSelectedId(undefined);
     });
