@@ -25,7 +25,6 @@ const REPLY_TIMEOUT_MS = 60_000;
 const OVERALL_TIMEOUT_MS = 240_000;
 
 const REPLY = '[data-testid="message"][data-role="assistant"]';
-const REPLY_TEXT = `${REPLY}[data-status="success"] [data-testid="message-text"]`;
 
 let driver = null;
 let session = null;
@@ -56,12 +55,12 @@ async function main() {
   log(`session ${session.id} created`);
 
   await session.waitFor('[data-testid="onboarding"]', { what: 'the onboarding screen' });
-  await session.click(await session.waitFor('[data-testid="demo-provider-button"]'));
+  await session.clickWhenReady('[data-testid="demo-provider-button"]');
   log('demo provider chosen');
-  await session.click(await session.waitFor('[data-testid="new-topic-button"]'));
+  await session.clickWhenReady('[data-testid="new-topic-button"]');
   const composer = await session.waitFor('[data-testid="composer-input"]');
   await session.type(composer, PROMPT);
-  await session.click(await session.waitFor('[data-testid="send-button"]'));
+  await session.clickWhenReady('[data-testid="send-button"]');
   log(`sent "${PROMPT}"`);
 
   const reply = await waitForReply();
@@ -72,22 +71,29 @@ async function main() {
   log('screenshot saved to test-artifacts/desktop-smoke.png');
 }
 
+/**
+ * The last assistant reply's stored status and text, read in one script: the UI swaps the
+ * live reply for the stored one when the turn ends, so an element found by one command
+ * can be gone by the next.
+ */
+const READ_LAST_REPLY = `
+  const replies = document.querySelectorAll(arguments[0]);
+  const last = replies[replies.length - 1];
+  if (!last) return null;
+  const text = last.querySelector('[data-testid="message-text"]');
+  return { status: last.getAttribute('data-status'), text: text ? text.innerText : '', whole: last.innerText };
+`;
+
 /** Polls until the assistant reply is stored as success with text; fails early on an error reply. */
 async function waitForReply() {
   const deadline = Date.now() + REPLY_TIMEOUT_MS;
   let lastStatus = 'none';
   for (;;) {
-    const [done] = await session.findAll(REPLY_TEXT);
-    if (done) {
-      const text = (await session.text(done)).trim();
-      if (text) return text;
-    }
-    const replies = await session.findAll(REPLY);
-    if (replies.length > 0) {
-      lastStatus = (await session.attribute(replies[replies.length - 1], 'data-status')) ?? 'none';
-      if (lastStatus === 'error') {
-        throw new Error(`the assistant reply failed: ${(await session.text(replies[replies.length - 1])).trim()}`);
-      }
+    const reply = await session.execute(READ_LAST_REPLY, [REPLY]);
+    if (reply) {
+      lastStatus = reply.status ?? 'none';
+      if (lastStatus === 'success' && reply.text.trim()) return reply.text.trim();
+      if (lastStatus === 'error') throw new Error(`the assistant reply failed: ${reply.whole.trim()}`);
     }
     if (Date.now() > deadline) {
       throw new Error(`no successful assistant reply with text within ${REPLY_TIMEOUT_MS} ms (last reply status: ${lastStatus})`);

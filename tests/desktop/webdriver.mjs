@@ -94,6 +94,21 @@ export class Session {
     return this.cmd('POST', `/element/${element}/click`, {});
   }
 
+  /**
+   * Waits for `selector` and clicks it. React may replace the element between finding and
+   * clicking it; a stale reference is looked up again rather than failing the run.
+   */
+  async clickWhenReady(selector, options = {}) {
+    for (let attempt = 1; ; attempt++) {
+      const element = await this.waitFor(selector, options);
+      try {
+        return await this.click(element);
+      } catch (error) {
+        if (!(error instanceof WebDriverError) || error.code !== 'stale element reference' || attempt >= 5) throw error;
+      }
+    }
+  }
+
   type(element, text) {
     return this.cmd('POST', `/element/${element}/value`, { text });
   }
@@ -108,6 +123,15 @@ export class Session {
 
   source() {
     return this.cmd('GET', '/source');
+  }
+
+  /**
+   * Runs `script` (a function body) in the page and returns its result. Reading several
+   * things in one script is atomic: no element can be replaced between the reads, which
+   * separate commands on a re-rendering page cannot promise (stale element references).
+   */
+  execute(script, args = []) {
+    return this.cmd('POST', '/execute/sync', { script, args });
   }
 
   /** The current window as PNG bytes. */
