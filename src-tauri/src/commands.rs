@@ -21,9 +21,12 @@ fn parse<T: DeserializeOwned>(request: Value) -> Reply<T> {
     serde_json::from_value(request).map_err(|e| ApiError::from_body_error(&e))
 }
 
-/// Plain operations, one command each, all answered by [`Engine::call`].
+/// Plain operations, one command each, all answered by [`Engine::call`]. The list is
+/// written once: the macro also defines `handler_with!`, which builds the invoke handler
+/// from these commands plus the others it is given. (`$d` is a `$` passed in, so the
+/// inner macro can have repetitions of its own.)
 macro_rules! plain_commands {
-    ($($name:ident),* $(,)?) => {
+    ($d:tt $($name:ident),* $(,)?) => {
         /// The names of the plain commands, checked against the engine's operations.
         #[cfg(test)]
         const PLAIN_COMMANDS: &[&str] = &[$(stringify!($name)),*];
@@ -33,10 +36,15 @@ macro_rules! plain_commands {
                 engine.call(stringify!($name), request.unwrap_or(Value::Null)).await
             }
         )*
+        macro_rules! handler_with {
+            ($d($d other:ident),* $d(,)?) => {
+                tauri::generate_handler![$($name,)* $d($d other),*]
+            };
+        }
     };
 }
 
-plain_commands!(
+plain_commands!($
     app_info,
     topics_list,
     topic_create,
@@ -57,6 +65,19 @@ plain_commands!(
     provider_models,
     provider_demo,
     provider_presets,
+    tools_list,
+    tool_set_enabled,
+    tool_approval_respond,
+    approvals_list,
+    tool_rules_list,
+    tool_rule_create,
+    tool_rule_update,
+    tool_rule_delete,
+    tool_audit_list,
+    assistants_list,
+    assistant_create,
+    assistant_update,
+    assistant_delete,
 );
 
 /// A window is one listener per topic: attaching again replaces its previous channel.
@@ -207,27 +228,7 @@ pub fn window_destroyed(app: &tauri::AppHandle, label: &str) {
 }
 
 pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
-    tauri::generate_handler![
-        app_info,
-        topics_list,
-        topic_create,
-        topic_update,
-        topic_delete,
-        topic_mark_seen,
-        messages_list,
-        inbox_list,
-        inbox_add,
-        inbox_update,
-        inbox_move,
-        inbox_cancel,
-        inbox_release,
-        providers_list,
-        provider_create,
-        provider_update,
-        provider_delete,
-        provider_models,
-        provider_demo,
-        provider_presets,
+    handler_with![
         stream_open,
         stream_interrupt,
         window_open,

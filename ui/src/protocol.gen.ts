@@ -20,13 +20,24 @@ export type ApiError = { kind: ErrorKind, message: string, retryable: boolean,
 /**
  * For `bad_request`: the offending field, as a dotted path.
  */
-field?: string, };
+field?: string, 
+/**
+ * A finer classification within `kind`; for `provider` errors what the provider's
+ * failure was: `auth`, `rate_limit`, `overloaded`, `context_too_long`,
+ * `content_filtered`, `network`, `server`, `bad_response`, `invalid_request`, `timeout`.
+ */
+code?: string, };
 
 export type FinishReason = "stop" | "length" | "content-filter" | "tool-calls" | "error" | "other";
 
 export type DataChunk = { type: `data-${string}`, id?: string, data: JsonValue, transient?: boolean, };
 
-export type UiChunk = { "type": "start", messageId?: string, messageMetadata?: MessageMetadata, } | { "type": "start-step" } | { "type": "finish-step" } | { "type": "text-start", id: string, } | { "type": "text-delta", id: string, delta: string, } | { "type": "text-end", id: string, } | { "type": "reasoning-start", id: string, } | { "type": "reasoning-delta", id: string, delta: string, } | { "type": "reasoning-end", id: string, } | { "type": "tool-input-start", toolCallId: string, toolName: string, dynamic?: boolean, } | { "type": "tool-input-delta", toolCallId: string, inputTextDelta: string, } | { "type": "tool-input-available", toolCallId: string, toolName: string, input: JsonValue, dynamic?: boolean, } | { "type": "tool-input-error", toolCallId: string, toolName: string, input: JsonValue, errorText: string, dynamic?: boolean, } | { "type": "tool-approval-request", approvalId: string, toolCallId: string, } | { "type": "tool-output-available", toolCallId: string, output: JsonValue, dynamic?: boolean, preliminary?: boolean, } | { "type": "tool-output-error", toolCallId: string, errorText: string, dynamic?: boolean, } | { "type": "tool-output-denied", toolCallId: string, } | { "type": "source-url", sourceId: string, url: string, title?: string, } | { "type": "file", url: string, mediaType: string, } | { "type": "message-metadata", messageMetadata: MessageMetadata, } | { "type": "error", errorText: string, } | { "type": "abort", reason?: string, } | { "type": "finish", finishReason?: FinishReason, messageMetadata?: MessageMetadata, } | DataChunk;
+export type UiChunk = { "type": "start", messageId?: string, messageMetadata?: MessageMetadata, } | { "type": "start-step" } | { "type": "finish-step" } | { "type": "text-start", id: string, } | { "type": "text-delta", id: string, delta: string, } | { "type": "text-end", id: string, } | { "type": "reasoning-start", id: string, 
+/**
+ * What the provider needs back with this reasoning (a signature, redacted data),
+ * keyed by wire format: `{"anthropic": {"signature": "…"}}`.
+ */
+providerMetadata?: Record<string, unknown>, } | { "type": "reasoning-delta", id: string, delta: string, } | { "type": "reasoning-end", id: string, providerMetadata?: Record<string, unknown>, } | { "type": "tool-input-start", toolCallId: string, toolName: string, dynamic?: boolean, } | { "type": "tool-input-delta", toolCallId: string, inputTextDelta: string, } | { "type": "tool-input-available", toolCallId: string, toolName: string, input: JsonValue, dynamic?: boolean, } | { "type": "tool-input-error", toolCallId: string, toolName: string, input: JsonValue, errorText: string, dynamic?: boolean, } | { "type": "tool-approval-request", approvalId: string, toolCallId: string, } | { "type": "tool-output-available", toolCallId: string, output: JsonValue, dynamic?: boolean, preliminary?: boolean, } | { "type": "tool-output-error", toolCallId: string, errorText: string, dynamic?: boolean, } | { "type": "tool-output-denied", toolCallId: string, } | { "type": "source-url", sourceId: string, url: string, title?: string, } | { "type": "file", url: string, mediaType: string, } | { "type": "message-metadata", messageMetadata: MessageMetadata, } | { "type": "error", errorText: string, } | { "type": "abort", reason?: string, } | { "type": "finish", finishReason?: FinishReason, messageMetadata?: MessageMetadata, } | DataChunk;
 
 export type MessageRole = "system" | "user" | "assistant";
 
@@ -52,7 +63,15 @@ export type UiPart = { "type": "text", text: string, state?: PartState, } | { "t
 /**
  * The chunk id the part streamed under (the AI SDK keeps it on reasoning parts).
  */
-id?: string, text: string, state?: PartState, } | { "type": "step-start" } | { "type": "dynamic-tool", toolName: string, toolCallId: string, state: ToolState, input?: JsonValue, output?: JsonValue, errorText?: string, approval?: ToolApproval, } | { "type": "source-url", sourceId: string, url: string, title?: string, } | { "type": "file", mediaType: string, url: string, } | DataPart;
+id?: string, text: string, state?: PartState, 
+/**
+ * Signatures or redacted data to send back to the provider, keyed by wire format.
+ */
+providerMetadata?: Record<string, unknown>, } | { "type": "step-start" } | { "type": "dynamic-tool", toolName: string, toolCallId: string, state: ToolState, input?: JsonValue, output?: JsonValue, errorText?: string, approval?: ToolApproval, } | { "type": "source-url", sourceId: string, url: string, title?: string, } | { "type": "file", mediaType: string, 
+/**
+ * A `data:` URL (attachments are stored inline) or an `http(s)` URL.
+ */
+url: string, filename?: string, } | DataPart;
 
 export type UiMessage = { id: string, role: MessageRole, parts: Array<UiPart>, metadata?: MessageMetadata, };
 
@@ -98,13 +117,21 @@ export type Topic = { id: TopicId, title: string,
  */
 model?: ModelRef, 
 /**
+ * The folder file tools work in (absolute path).
+ */
+workspace?: string, 
+/**
+ * The assistant this topic talks to.
+ */
+assistantId?: string, 
+/**
  * RFC 3339.
  */
 createdAt: string, updatedAt: string, };
 
 export type CreateTopic = { title?: string, model?: ModelRef, };
 
-export type UpdateTopic = { id: TopicId, title?: string, model?: ModelRef, };
+export type UpdateTopic = { id: TopicId, title?: string, model?: ModelRef, workspace?: string, assistantId?: string, };
 
 export type StoredMessage = { id: MessageId, topicId: TopicId, parentId?: MessageId, turnId?: TurnId, status: MessageStatus, statusReason?: string, model?: ModelRef, message: UiMessage, createdAt: string, updatedAt: string, };
 
@@ -124,7 +151,11 @@ model?: ModelRef,
 /**
  * Ask several models at once (side-by-side replies); overrides `model`.
  */
-models?: Array<ModelRef>, };
+models?: Array<ModelRef>, 
+/**
+ * Files sent with the message (images, PDFs, text files).
+ */
+attachments?: Array<Attachment>, };
 
 export type ReplyRequest = { topicId: TopicId, messageId: MessageId, };
 
@@ -148,13 +179,21 @@ export type Provider = { id: ProviderId, name: string, kind: ProviderKind, forma
 /**
  * Whether a key is stored. The key itself never leaves the backend.
  */
-hasApiKey: boolean, models: Array<string>, defaultModel: string, createdAt: string, };
+hasApiKey: boolean, models: Array<string>, defaultModel: string, 
+/**
+ * What each listed model can do: what the user set, else a guess from its name.
+ */
+capabilities: { [key in string]: ModelCapabilities }, createdAt: string, };
 
 export type ProviderInput = { name: string, 
 /**
  * Defaults to OpenAI Chat Completions.
  */
-format?: ApiFormat, baseUrl: string, apiKey?: string, models: Array<string>, defaultModel: string, };
+format?: ApiFormat, baseUrl: string, apiKey?: string, models: Array<string>, defaultModel: string, 
+/**
+ * Capabilities the user set, by model name; models not named keep theirs.
+ */
+capabilities?: { [key in string]: ModelCapabilities }, };
 
 export type UpdateProvider = { id: ProviderId, provider: ProviderInput, };
 
@@ -189,3 +228,173 @@ export type InboxMoveRequest = { id: string, position: number, };
 export type InboxItemRequest = { id: string, };
 
 export type WindowOpenRequest = { topicId?: TopicId, };
+
+export type Attachment = { 
+/**
+ * E.g. `image/png`, `application/pdf`, `text/plain`.
+ */
+mediaType: string, filename: string, 
+/**
+ * Standard base64 of the file's bytes.
+ */
+data: string, };
+
+export type ModelCapabilities = { 
+/**
+ * Native tool calling; without it tools are offered through the prompt.
+ */
+tools: boolean, 
+/**
+ * Thinking (extended thinking, reasoning effort, thoughts) is switched on.
+ */
+reasoning: boolean, 
+/**
+ * Takes images.
+ */
+vision: boolean, 
+/**
+ * Whether the user set these (false: guessed from the model's name).
+ */
+custom: boolean, };
+
+export type ToolAnnotations = { 
+/**
+ * Only reads; changes nothing.
+ */
+readOnly: boolean, 
+/**
+ * May delete or overwrite something.
+ */
+destructive: boolean, 
+/**
+ * Calling it twice with the same input does no more than calling it once.
+ */
+idempotent: boolean, 
+/**
+ * Reaches outside the machine (the network).
+ */
+openWorld: boolean, };
+
+export type ToolSource = { "kind": "builtin" } | { "kind": "mcp", serverId: string, serverName: string, };
+
+export type ToolInfo = { 
+/**
+ * Unique among all tools; what the model calls it.
+ */
+name: string, 
+/**
+ * A human title, when the tool has one.
+ */
+title?: string, description: string, inputSchema: Record<string, unknown>, annotations: ToolAnnotations, source: ToolSource, 
+/**
+ * What happens when no rule matches a call: `allow` or `ask`.
+ */
+defaultDecision: PolicyDecision, 
+/**
+ * Whether the tool is offered to models at all.
+ */
+enabled: boolean, };
+
+export type ToolContent = { "type": "text", text: string, } | { "type": "image", mimeType: string, data: string, } | { "type": "resource", uri: string, mimeType?: string, text?: string, };
+
+export type ToolOutput = { content: Array<ToolContent>, structuredContent?: unknown, 
+/**
+ * The tool reports failure; the content says why.
+ */
+isError?: boolean | undefined, 
+/**
+ * The model was shown only the first part of this result (it was too long).
+ */
+truncatedForModel?: boolean | undefined, };
+
+export type PolicyDecision = "allow" | "deny" | "ask";
+
+export type MatchOp = "equals" | "prefix" | "glob" | "regex";
+
+export type RuleCondition = { 
+/**
+ * A JSON pointer into the call's arguments, e.g. `/path`.
+ */
+pointer: string, op: MatchOp, 
+/**
+ * For `equals` any JSON value; for the others a string.
+ */
+value: unknown, };
+
+export type RuleScope = { "kind": "global" } | { "kind": "topic", topicId: TopicId, };
+
+export type PolicyRule = { id: string, tool: string, conditions: Array<RuleCondition>, decision: PolicyDecision, scope: RuleScope, 
+/**
+ * RFC 3339; the rule is ignored after this.
+ */
+expiresAt?: string, createdAt: string, };
+
+export type ApprovalState = "pending" | "approved" | "denied";
+
+export type Approval = { id: string, topicId: TopicId, topicTitle: string, messageId: string, toolCallId: string, toolName: string, input: unknown, 
+/**
+ * What the call would change, when the tool can tell (a unified diff for file edits).
+ */
+preview?: string, state: ApprovalState, reason?: string, createdAt: string, decidedAt?: string, };
+
+export type AuditEntry = { id: number, at: string, 
+/**
+ * `user`, `rule:<id>` or `default`.
+ */
+actor: string, decision: PolicyDecision, toolName: string, input: unknown, topicId: TopicId, toolCallId: string, reason?: string, };
+
+export type ApprovalDecision = "approve" | "deny";
+
+export type ApprovalScope = "once" | "topic" | "global";
+
+export type ToolApprovalRespond = { approvalId: string, decision: ApprovalDecision, scope?: ApprovalScope, 
+/**
+ * Told to the model when denying.
+ */
+reason?: string, 
+/**
+ * Approve with these arguments instead of the model's.
+ */
+updatedInput?: unknown, };
+
+export type ApprovalsListRequest = { topicId?: TopicId, 
+/**
+ * Include answered ones too.
+ */
+all?: boolean, };
+
+export type ToolRuleInput = { tool: string, conditions: Array<RuleCondition>, decision: PolicyDecision, scope: RuleScope, expiresAt?: string, };
+
+export type UpdateToolRule = { id: string, rule: ToolRuleInput, };
+
+export type IdRequest = { id: string, };
+
+export type AuditListRequest = { topicId?: TopicId, 
+/**
+ * Newest first; at most this many (default 200).
+ */
+limit?: number, };
+
+export type ToolEnableRequest = { name: string, enabled: boolean, };
+
+export type Assistant = { id: string, name: string, systemPrompt: string, 
+/**
+ * Answer with these models (side by side when several); empty: the topic's model.
+ */
+models: Array<ModelRef>, 
+/**
+ * The tools it may call; absent: every enabled tool.
+ */
+tools?: Array<string>, 
+/**
+ * Tool calls one reply may make before it asks to go on (1–100).
+ */
+maxToolCalls: number, 
+/**
+ * The folder file tools work in for topics that have none of their own.
+ */
+workspace?: string, createdAt: string, updatedAt: string, };
+
+export type AssistantInput = { name: string, systemPrompt: string, models: Array<ModelRef>, tools?: Array<string>, maxToolCalls?: number, workspace?: string, };
+
+export type UpdateAssistant = { id: string, assistant: AssistantInput, };

@@ -22,7 +22,7 @@ pub(crate) fn stream_error(err: StreamError) -> ApiError {
         StreamError::Busy | StreamError::ReplyRunning => ApiError::conflict(err.to_string()),
         StreamError::Store(err) => store_error(err),
         StreamError::ShuttingDown => {
-            ApiError { kind: ErrorKind::Internal, message: err.to_string(), retryable: true, field: None }
+            ApiError { kind: ErrorKind::Internal, message: err.to_string(), retryable: true, field: None, code: None }
         }
     }
 }

@@ -26,6 +26,11 @@ impl Engine {
         }
         self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
         let item = self.inner.store.add_inbox_item(&request.topic_id, text, request.mode).await.map_err(store_error)?;
+        // A steer asks the running turn to yield at its next step boundary; the message
+        // then goes first (steered items lead the queue).
+        if request.mode == protocol::api::InboxMode::Steer && self.inner.streams.steer(&request.topic_id).await {
+            tracing::info!(topic_id = %request.topic_id, "the running turn will yield to a steering message");
+        }
         self.dispatch_next(&request.topic_id).await;
         self.inner.store.get_inbox_item(&item.id).await.or(Ok(item))
     }
@@ -72,6 +77,7 @@ impl Engine {
             message_id: None,
             model: None,
             models: None,
+            attachments: None,
         };
         // Nobody listens yet: subscribers attach when the status feed shows the turn.
         let (listener, _unheard) = self.listener(ListenerId::unique(), topic_id);

@@ -11,11 +11,15 @@
 //! - `demo`: the local scripted demo provider.
 //! - [`telemetry`]: tracing setup, with OTLP export when configured.
 
+mod approvals;
+mod assistants;
+mod capabilities;
 mod demo;
 mod error;
 mod inbox;
 mod operations;
 pub mod telemetry;
+mod tools;
 mod turns;
 
 use std::path::PathBuf;
@@ -122,10 +126,18 @@ impl Engine {
         if recovered > 0 {
             tracing::info!(recovered, "marked replies left unfinished by the last run as interrupted");
         }
+        let cut_off = store.recover_running_calls().await.map_err(store_error)?;
+        if cut_off > 0 {
+            tracing::warn!(cut_off, "tool calls were running when the last run ended; they are not run again");
+        }
         let secrets: Arc<dyn SecretStore> = Arc::new(FileSecretStore::new(config.data_dir.join("secrets.json")));
         let streams = StreamManager::new(store.clone(), config.streams.clone());
         for (topic_id, statuses) in store.latest_turn_statuses().await.map_err(store_error)? {
             streams.status().seed(&topic_id, settled_status(&statuses));
+        }
+        // Replies still waiting for approval wait across restarts, and say so.
+        for approval in store.list_approvals(None, true).await.map_err(store_error)? {
+            streams.status().seed(&approval.topic_id, protocol::TopicStatus::AwaitingApproval);
         }
         let http = reqwest::Client::builder()
             .connect_timeout(std::time::Duration::from_secs(15))
@@ -213,10 +225,12 @@ impl Engine {
         self.inner.streams.detach_everywhere(listener_id).await;
     }
 
-    /// Stops the topic's live reply; resolves once it is persisted as paused.
+    /// Stops the topic's live reply; resolves once it is persisted as paused. A reply
+    /// waiting for approvals is stopped too: its open calls are denied.
     pub async fn stream_abort(&self, topic_id: &TopicId) -> Result<(), ApiError> {
         self.inner.store.get_topic(topic_id).await.map_err(store_error)?;
         self.inner.streams.abort(topic_id).await;
+        self.stop_waiting_replies(topic_id).await?;
         Ok(())
     }
 

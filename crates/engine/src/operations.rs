@@ -4,8 +4,8 @@
 //! parsing and validating it lives here, once.
 
 use protocol::api::{
-    ApiFormat, CreateTopic, ListModelsRequest, ModelList, Provider, ProviderInput, ProviderKind, ProviderPresetInfo,
-    ProviderRequest, Topic, TopicRequest, UpdateProvider, UpdateTopic,
+    ApiFormat, CreateTopic, IdRequest, ListModelsRequest, ModelCapabilities, ModelList, Provider, ProviderInput,
+    ProviderKind, ProviderPresetInfo, ProviderRequest, Topic, TopicRequest, UpdateProvider, UpdateTopic,
 };
 use protocol::{ApiError, ErrorKind, ModelRef, ProviderId};
 use serde::Serialize;
@@ -56,6 +56,19 @@ pub const OPERATIONS: &[&str] = &[
     "provider_models",
     "provider_demo",
     "provider_presets",
+    "tools_list",
+    "tool_set_enabled",
+    "tool_approval_respond",
+    "approvals_list",
+    "tool_rules_list",
+    "tool_rule_create",
+    "tool_rule_update",
+    "tool_rule_delete",
+    "tool_audit_list",
+    "assistants_list",
+    "assistant_create",
+    "assistant_update",
+    "assistant_delete",
 ];
 
 impl Engine {
@@ -116,6 +129,30 @@ impl Engine {
             "provider_models" => json(self.provider_models(parse(request)?).await?),
             "provider_demo" => json(self.demo_provider().await?),
             "provider_presets" => json(presets()),
+            "tools_list" => json(self.list_tools().await?),
+            "tool_set_enabled" => {
+                self.set_tool_enabled(parse(request)?).await?;
+                Ok(Value::Null)
+            }
+            "tool_approval_respond" => json(self.respond_approval(parse(request)?).await?),
+            "approvals_list" => json(self.list_approvals(parse(request)?).await?),
+            "tool_rules_list" => json(self.inner.store.list_rules().await.map_err(store_error)?),
+            "tool_rule_create" => json(self.save_rule(None, parse(request)?).await?),
+            "tool_rule_update" => json(self.update_rule(parse(request)?).await?),
+            "tool_rule_delete" => {
+                let request: IdRequest = parse(request)?;
+                self.inner.store.delete_rule(&request.id).await.map_err(store_error)?;
+                Ok(Value::Null)
+            }
+            "tool_audit_list" => json(self.list_audit(parse(request)?).await?),
+            "assistants_list" => json(self.inner.store.list_assistants().await.map_err(store_error)?),
+            "assistant_create" => json(self.save_assistant(None, parse(request)?).await?),
+            "assistant_update" => json(self.update_assistant(parse(request)?).await?),
+            "assistant_delete" => {
+                let request: IdRequest = parse(request)?;
+                self.inner.store.delete_assistant(&request.id).await.map_err(store_error)?;
+                Ok(Value::Null)
+            }
             other => Err(ApiError::bad_request("operation", format!("unknown operation `{other}`"))),
         }
     }
@@ -136,10 +173,34 @@ impl Engine {
         if let Some(model) = &request.model {
             self.check_model(model).await?;
         }
-        self.inner.store.update_topic(&request.id, title, request.model.as_ref()).await.map_err(store_error)
+        let workspace = match request.workspace.as_deref().map(str::trim) {
+            None => None,
+            Some("") => Some(None),
+            Some(path) => Some(Some(crate::assistants::checked_workspace("workspace", path)?)),
+        };
+        let assistant_id = match request.assistant_id.as_deref().map(str::trim) {
+            None => None,
+            Some("") => Some(None),
+            Some(id) => {
+                self.inner.store.get_assistant(id).await.map_err(|e| match e {
+                    store::StoreError::NotFound { .. } => {
+                        ApiError::bad_request("assistantId", format!("no assistant {id}"))
+                    }
+                    other => store_error(other),
+                })?;
+                Some(Some(id))
+            }
+        };
+        let changes = store::topics::TopicChanges {
+            title,
+            model: request.model.as_ref(),
+            workspace: workspace.as_ref().map(|w| w.as_deref()),
+            assistant_id,
+        };
+        self.inner.store.change_topic(&request.id, &changes).await.map_err(store_error)
     }
 
-    async fn check_model(&self, model: &ModelRef) -> Result<(), ApiError> {
+    pub(crate) async fn check_model(&self, model: &ModelRef) -> Result<(), ApiError> {
         match self.inner.store.get_provider(&model.provider_id).await {
             Ok(_) => Ok(()),
             Err(store::StoreError::NotFound { .. }) => {
@@ -151,6 +212,15 @@ impl Engine {
 
     pub(crate) fn provider_view(&self, row: ProviderRow) -> Provider {
         let has_api_key = matches!(self.inner.secrets.get(row.id.as_str()), Ok(Some(_)));
+        let capabilities = row
+            .models
+            .iter()
+            .map(|model| {
+                let known = row.capabilities.get(model).copied();
+                let capabilities = known.unwrap_or_else(|| crate::capabilities::guess(row.format, row.kind, model));
+                (model.clone(), capabilities)
+            })
+            .collect();
         Provider {
             id: row.id,
             name: row.name,
@@ -160,6 +230,7 @@ impl Engine {
             has_api_key,
             models: row.models,
             default_model: row.default_model,
+            capabilities,
             created_at: row.created_at,
         }
     }
@@ -219,6 +290,7 @@ impl Engine {
                     message: format!("could not list models: {}", e.message),
                     retryable: e.retryable,
                     field: None,
+                    code: Some(e.kind.as_str().to_owned()),
                 }
             })?;
         Ok(ModelList { models })
@@ -241,6 +313,7 @@ impl Engine {
             base_url: &url,
             default_model: DEMO_MODEL,
             models: &models,
+            capabilities: None,
         };
         let row = self.inner.store.create_provider(&fields).await.map_err(store_error)?;
         Ok(self.provider_view(row))
@@ -282,6 +355,7 @@ struct CheckedProvider<'a> {
     base_url: String,
     default_model: &'a str,
     models: Vec<String>,
+    capabilities: Option<&'a std::collections::BTreeMap<String, ModelCapabilities>>,
 }
 
 impl<'a> CheckedProvider<'a> {
@@ -295,12 +369,21 @@ impl<'a> CheckedProvider<'a> {
         if !models.iter().any(|m| m == default_model) {
             models.insert(0, default_model.to_owned());
         }
+        if let Some(capabilities) = &input.capabilities
+            && let Some(unknown) = capabilities.keys().find(|name| !models.contains(name))
+        {
+            return Err(ApiError::bad_request(
+                "capabilities",
+                format!("{unknown} is not one of this provider's models"),
+            ));
+        }
         Ok(Self {
             name,
             format: input.format.unwrap_or_default(),
             base_url: base_url.as_str().trim_end_matches('/').to_owned(),
             default_model,
             models,
+            capabilities: input.capabilities.as_ref(),
         })
     }
 
@@ -312,6 +395,7 @@ impl<'a> CheckedProvider<'a> {
             base_url: &self.base_url,
             default_model: self.default_model,
             models: &self.models,
+            capabilities: self.capabilities,
         }
     }
 }

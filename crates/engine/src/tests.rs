@@ -66,7 +66,14 @@ impl Fixture {
 }
 
 fn open_request(topic_id: protocol::TopicId, text: &str) -> protocol::api::StreamOpenRequest {
-    protocol::api::StreamOpenRequest { topic_id, text: text.into(), message_id: None, model: None, models: None }
+    protocol::api::StreamOpenRequest {
+        topic_id,
+        text: text.into(),
+        message_id: None,
+        model: None,
+        models: None,
+        attachments: None,
+    }
 }
 
 async fn drain(rx: &mut Subscription) -> Vec<StreamMessage> {
@@ -507,7 +514,8 @@ async fn stored_turns_still_refuse_a_second_copy_of_a_model_and_mixed_turns_hold
     let topic = f.topic().await;
     let a = protocol::ModelRef { provider_id: first.id.clone(), model: "scripted".into() };
     let b = protocol::ModelRef { provider_id: other.id.clone(), model: "scripted".into() };
-    server.push_script(Script { chunks: Some(vec!["ok".into()]), ..Script::default() });
+    // Slow enough that the turn is surely still running when the next message is queued.
+    server.push_script(Script::text(["o", "k"]).with_token_delay(Duration::from_millis(300)));
     server.push_script(
         serde_json::from_value(json!({ "fault": { "kind": "status", "status": 500, "body": "{}" } })).unwrap(),
     );

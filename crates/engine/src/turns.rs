@@ -1,72 +1,185 @@
-//! Preparing turns for the stream manager: which models answer, and what they are told.
+//! Preparing turns for the stream manager: which models answer, what they are told,
+//! which tools they may call, and, for a reply that goes on, which of its calls are still
+//! open.
 //!
 //! A new turn appends the user's message to the conversation; retry, continue and
 //! add-model (re)start replies of an existing turn, whose prompt is the conversation up
-//! to that turn's user message (plus, for continue, the reply's kept text).
+//! to that turn's user message (plus, for continue, the reply itself: its last step's
+//! unanswered calls are settled first).
 
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use protocol::api::{AddModelRequest, ApiFormat, ProviderKind, ReplyRequest, StoredMessage, StreamOpenRequest};
-use protocol::{ApiError, MessageId, MessageRole, MessageStatus, ModelRef, TurnId, UiMessage};
-use providers::{ChatMessage, CompletionRequest, LanguageModel, ProviderConfig, ProviderFormat};
+use base64::Engine as _;
+use protocol::api::{
+    AddModelRequest, ApiFormat, Assistant, Attachment, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage,
+    StreamOpenRequest, Topic,
+};
+use protocol::message::ToolState;
+use protocol::tool::{PolicyDecision, ToolOutput};
+use protocol::{ApiError, MessageId, MessageRole, MessageStatus, ModelRef, TurnId, UiMessage, UiPart};
+use providers::{ChatMessage, CompletionRequest, LanguageModel, ProviderConfig, ProviderFormat, ReasoningEffort};
 use store::StoreError;
+use store::tools::LedgerState;
 use streams::{PreparedExecution, PreparedTurn, ReplySlot, UserInput};
 
 use crate::operations::DEFAULT_TOPIC_TITLE;
+use crate::tools::EngineGate;
 use crate::{Engine, store_error};
 
 /// Longest automatic topic title, in characters.
 const TITLE_CHARS: usize = 60;
 /// Most models one turn may ask at once.
 const MAX_MODELS: usize = 8;
+/// Attachments: how many per message, and how large.
+const MAX_ATTACHMENTS: usize = 10;
+const MAX_ATTACHMENT_BYTES: usize = 20 * 1024 * 1024;
+const MAX_TOTAL_ATTACHMENT_BYTES: usize = 40 * 1024 * 1024;
+
+/// What every reply of a turn shares: the topic's assistant, workspace and tools.
+struct TurnSetup {
+    topic: Topic,
+    assistant: Option<Assistant>,
+    workspace: Option<PathBuf>,
+    tools: tools::ToolSet,
+    defaults: HashMap<String, PolicyDecision>,
+}
+
+/// How a reply goes on from what it holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Continuation {
+    /// A fresh reply (new turn, retry, added model).
+    None,
+    /// The user pressed Continue (after a stop, a stall, a crash, or the tool-call limit).
+    Continue,
+    /// Every approval of the reply was answered.
+    Resume,
+}
 
 impl Engine {
     /// A new turn: the user's message, answered by one model or several side by side.
     pub(crate) async fn prepare_turn(&self, request: StreamOpenRequest) -> Result<PreparedTurn, ApiError> {
         let text = request.text.trim();
-        if text.is_empty() {
+        let files = attachment_parts(request.attachments.as_deref().unwrap_or_default())?;
+        if text.is_empty() && files.is_empty() {
             return Err(ApiError::bad_request("text", "the message is empty"));
         }
         let store = &self.inner.store;
         let topic = store.get_topic(&request.topic_id).await.map_err(store_error)?;
-        let models = match (request.models, request.model.or(topic.model.clone())) {
+        self.refuse_while_waiting(&topic).await?;
+        let setup = self.turn_setup(topic).await?;
+        let assistant_models = setup.assistant.as_ref().map(|a| a.models.clone()).unwrap_or_default();
+        let models = match (request.models, request.model) {
             (Some(models), _) if !models.is_empty() => models,
             (_, Some(model)) => vec![model],
-            (_, None) => vec![self.default_model().await?],
+            _ if !assistant_models.is_empty() => assistant_models,
+            _ => match setup.topic.model.clone() {
+                Some(model) => vec![model],
+                None => vec![self.default_model().await?],
+            },
         };
         let models = distinct(models)?;
 
-        let history = store.list_messages(&topic.id).await.map_err(store_error)?;
+        let history = store.list_messages(&setup.topic.id).await.map_err(store_error)?;
         let user_message_id = request.message_id.unwrap_or_default();
-        let user = UiMessage::user_text(user_message_id.as_str(), text);
+        let mut parts = Vec::with_capacity(files.len() + 1);
+        if !text.is_empty() {
+            parts.push(UiPart::Text { text: text.to_owned(), state: Some(protocol::PartState::Done) });
+        }
+        parts.extend(files);
+        let user = UiMessage {
+            id: user_message_id.to_string(),
+            role: MessageRole::User,
+            parts: parts.clone(),
+            metadata: None,
+        };
         let conversation: Vec<&UiMessage> = prompt_messages(&history, None).chain([&user]).collect();
         let mut executions = Vec::with_capacity(models.len());
         for model in models {
-            executions.push(self.execution(MessageId::new(), model, &conversation, ReplySlot::New).await?);
+            let execution = self
+                .execution(&setup, MessageId::new(), model, &conversation, ReplySlot::New, Continuation::None)
+                .await?;
+            executions.push(execution);
         }
 
-        if topic.title == DEFAULT_TOPIC_TITLE && history.is_empty() {
-            let title = auto_title(text);
-            if let Err(err) = store.update_topic(&topic.id, Some(&title), None).await {
+        if setup.topic.title == DEFAULT_TOPIC_TITLE && history.is_empty() {
+            let first = if text.is_empty() {
+                request.attachments.as_ref().and_then(|a| a.first()).map(|a| a.filename.as_str()).unwrap_or("Files")
+            } else {
+                text
+            };
+            let title = auto_title(first);
+            if let Err(err) = store.update_topic(&setup.topic.id, Some(&title), None).await {
                 tracing::warn!(error = %err, "could not title the topic");
             }
         }
         Ok(PreparedTurn {
-            topic_id: topic.id,
+            topic_id: setup.topic.id,
             turn_id: TurnId::new(),
-            user: Some(UserInput { message_id: user_message_id, text: text.to_owned() }),
+            user: Some(UserInput { message_id: user_message_id, parts }),
             executions,
         })
     }
 
+    /// A reply waiting for the user's approval must be answered (or stopped) before the
+    /// topic takes another message.
+    async fn refuse_while_waiting(&self, topic: &Topic) -> Result<(), ApiError> {
+        let waiting = self.inner.store.list_approvals(Some(&topic.id), true).await.map_err(store_error)?;
+        if let Some(first) = waiting.first() {
+            return Err(ApiError::conflict(format!(
+                "a {} call in this topic is waiting for your approval; answer it or press Stop first",
+                first.tool_name
+            )));
+        }
+        Ok(())
+    }
+
+    async fn turn_setup(&self, topic: Topic) -> Result<TurnSetup, ApiError> {
+        let assistant = match &topic.assistant_id {
+            Some(id) => match self.inner.store.get_assistant(id).await {
+                Ok(assistant) => Some(assistant),
+                Err(StoreError::NotFound { .. }) => None,
+                Err(err) => return Err(store_error(err)),
+            },
+            None => None,
+        };
+        let workspace = topic
+            .workspace
+            .clone()
+            .or_else(|| assistant.as_ref().and_then(|a| a.workspace.clone()))
+            .map(PathBuf::from)
+            // A folder that was moved or deleted since: file tools are left out, the chat works.
+            .filter(|path| path.is_dir());
+        let (tools, defaults) = self.turn_tools(assistant.as_ref(), workspace.as_deref()).await?;
+        Ok(TurnSetup { topic, assistant, workspace, tools, defaults })
+    }
+
     /// Generate one reply again from scratch (`continue_reply` false), or continue it
-    /// after the text it kept (a stopped, stalled or interrupted reply).
+    /// after what it kept (a stopped, stalled or interrupted reply, or one that reached
+    /// the tool-call limit).
     pub(crate) async fn prepare_reply(
         &self,
         request: ReplyRequest,
         continue_reply: bool,
     ) -> Result<PreparedTurn, ApiError> {
-        let history = self.inner.store.list_messages(&request.topic_id).await.map_err(store_error)?;
+        let mode = if continue_reply { Continuation::Continue } else { Continuation::None };
+        self.prepare_existing_reply(request, mode).await
+    }
+
+    /// Continue a reply whose approvals were all answered.
+    pub(crate) async fn prepare_resume(&self, request: ReplyRequest) -> Result<PreparedTurn, ApiError> {
+        self.prepare_existing_reply(request, Continuation::Resume).await
+    }
+
+    async fn prepare_existing_reply(
+        &self,
+        request: ReplyRequest,
+        mode: Continuation,
+    ) -> Result<PreparedTurn, ApiError> {
+        let store = &self.inner.store;
+        let topic = store.get_topic(&request.topic_id).await.map_err(store_error)?;
+        let history = store.list_messages(&request.topic_id).await.map_err(store_error)?;
         let reply = history
             .iter()
             .find(|m| m.id == request.message_id && m.message.role == MessageRole::Assistant)
@@ -74,26 +187,46 @@ impl Engine {
         let (Some(turn_id), Some(model)) = (reply.turn_id.clone(), reply.model.clone()) else {
             return Err(ApiError::bad_request("messageId", "this reply has no turn or model to run again"));
         };
-        if continue_reply && reply.status != MessageStatus::Paused {
-            return Err(ApiError::bad_request(
-                "messageId",
-                "only a stopped or interrupted reply can be continued; retry it instead",
-            ));
+        let waiting = reply.status == MessageStatus::Paused
+            && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL);
+        match mode {
+            Continuation::Continue if waiting => {
+                return Err(ApiError::conflict(
+                    "this reply is waiting for your approval of a tool call; answer it to go on",
+                ));
+            }
+            Continuation::Continue if reply.status != MessageStatus::Paused => {
+                return Err(ApiError::bad_request(
+                    "messageId",
+                    "only a stopped or interrupted reply can be continued; retry it instead",
+                ));
+            }
+            Continuation::Resume if !waiting => {
+                return Err(ApiError::conflict("this reply is not waiting for an approval any more"));
+            }
+            Continuation::None if waiting => {
+                // Retrying drops the open question: it is answered "no" first.
+                self.stop_waiting_replies(&request.topic_id).await?;
+            }
+            _ => {}
         }
+        let setup = self.turn_setup(topic).await?;
         let mut conversation: Vec<&UiMessage> = prompt_messages(&history, Some(&turn_id)).collect();
-        let slot = if continue_reply {
+        let slot = if mode == Continuation::None {
+            ReplySlot::Restart
+        } else {
             conversation.push(&reply.message);
             ReplySlot::Continue(reply.message.clone())
-        } else {
-            ReplySlot::Restart
         };
-        let execution = self.execution(reply.id.clone(), model, &conversation, slot).await?;
+        let execution = self.execution(&setup, reply.id.clone(), model, &conversation, slot, mode).await?;
         Ok(PreparedTurn { topic_id: request.topic_id, turn_id, user: None, executions: vec![execution] })
     }
 
     /// One more model answers an existing turn, in a new reply beside the others.
     pub(crate) async fn prepare_added_model(&self, request: AddModelRequest) -> Result<PreparedTurn, ApiError> {
-        let history = self.inner.store.list_messages(&request.topic_id).await.map_err(store_error)?;
+        let store = &self.inner.store;
+        let topic = store.get_topic(&request.topic_id).await.map_err(store_error)?;
+        let history = store.list_messages(&request.topic_id).await.map_err(store_error)?;
         if !history.iter().any(|m| m.turn_id.as_ref() == Some(&request.turn_id) && m.message.role == MessageRole::User)
         {
             return Err(ApiError::not_found("turn", &request.turn_id));
@@ -106,8 +239,11 @@ impl Engine {
         }) {
             return Err(ApiError::conflict(format!("{} is already answering in this turn", request.model.model)));
         }
+        let setup = self.turn_setup(topic).await?;
         let conversation: Vec<&UiMessage> = prompt_messages(&history, Some(&request.turn_id)).collect();
-        let execution = self.execution(MessageId::new(), request.model, &conversation, ReplySlot::New).await?;
+        let execution = self
+            .execution(&setup, MessageId::new(), request.model, &conversation, ReplySlot::New, Continuation::None)
+            .await?;
         Ok(PreparedTurn {
             topic_id: request.topic_id,
             turn_id: request.turn_id,
@@ -116,12 +252,15 @@ impl Engine {
         })
     }
 
+    /// Everything the agent loop needs for one model's reply.
     async fn execution(
         &self,
+        setup: &TurnSetup,
         message_id: MessageId,
         model_ref: ModelRef,
         conversation: &[&UiMessage],
         slot: ReplySlot,
+        mode: Continuation,
     ) -> Result<PreparedExecution, ApiError> {
         let provider = match self.inner.store.get_provider(&model_ref.provider_id).await {
             Ok(provider) => provider,
@@ -137,27 +276,141 @@ impl Engine {
             ProviderKind::Demo => None,
             ProviderKind::OpenaiCompatible => self.api_key(&provider.id)?,
         };
+        let capabilities: ModelCapabilities = provider
+            .capabilities
+            .get(&model_ref.model)
+            .copied()
+            .unwrap_or_else(|| crate::capabilities::guess(provider.format, provider.kind, &model_ref.model));
         let mut config =
             ProviderConfig::new(provider.name.clone(), provider.base_url.clone(), api_key, self.inner.http.clone());
         config.retry = self.inner.config.retry;
-        let model: Arc<dyn LanguageModel> = providers::model_for(wire_format(provider.format), config);
-        let messages: Vec<ChatMessage> = agent::build_prompt(conversation.iter().copied());
-        if messages.is_empty() {
+        let format = wire_format(provider.format);
+        let model: Arc<dyn LanguageModel> = providers::model_for(format, config);
+        let tool_calling = if capabilities.tools { agent::ToolCalling::Native } else { agent::ToolCalling::Prompt };
+
+        let open = match &slot {
+            ReplySlot::Continue(message) => Some(message),
+            _ => None,
+        };
+        let options = agent::PromptOptions {
+            format: format.as_str(),
+            tool_calling,
+            vision: capabilities.vision,
+            open_message: open.map(|m| m.id.as_str()),
+        };
+        let mut messages: Vec<ChatMessage> = agent::build_prompt(conversation.iter().copied(), &options);
+        if messages.iter().all(|m| m.role == providers::ChatRole::System) {
             return Err(ApiError::bad_request("text", "there is nothing to answer in this conversation"));
         }
-        Ok(PreparedExecution {
-            message_id,
-            completion: CompletionRequest {
-                model: model_ref.model.clone(),
-                messages,
-                temperature: None,
-                max_tokens: None,
-            },
-            model_ref,
-            provider_name: provider.name,
-            model,
-            slot,
-        })
+        let mut system = Vec::new();
+        if let Some(prompt) = setup.assistant.as_ref().map(|a| a.system_prompt.trim()).filter(|p| !p.is_empty()) {
+            system.push(prompt.to_owned());
+        }
+        if let Some(workspace) = &setup.workspace
+            && setup.tools.iter().any(|t| tools::builtin::FILE_TOOLS.contains(&t.definition().name.as_str()))
+        {
+            system.push(format!(
+                "You can work with the files in the user's workspace folder {} through your file tools; paths are relative to it.",
+                workspace.display()
+            ));
+        }
+        if !system.is_empty() {
+            messages.insert(0, ChatMessage::system(system.join("\n\n")));
+        }
+
+        let (pending, used, usage) = match (open, mode) {
+            (Some(message), Continuation::Continue | Continuation::Resume) => {
+                let pending = self.pending_calls(message).await?;
+                let after_limit = mode == Continuation::Continue
+                    && message.typed_metadata().status_reason.as_deref() == Some(agent::REASON_TOOL_LIMIT);
+                // Continuing past the limit gives the reply a fresh allowance.
+                let used = if after_limit { 0 } else { tool_part_count(message) };
+                let usage = message
+                    .typed_metadata()
+                    .usage
+                    .map(|u| providers::TokenUsage { input_tokens: u.input_tokens, output_tokens: u.output_tokens });
+                (pending, used, usage.unwrap_or_default())
+            }
+            _ => (Vec::new(), 0, providers::TokenUsage::default()),
+        };
+
+        let completion = CompletionRequest {
+            model: model_ref.model.clone(),
+            messages,
+            reasoning: capabilities.reasoning.then_some(ReasoningEffort::Medium),
+            ..CompletionRequest::default()
+        };
+        let gate = EngineGate {
+            store: self.inner.store.clone(),
+            topic_id: setup.topic.id.clone(),
+            message_id: message_id.clone(),
+            defaults: setup.defaults.clone(),
+        };
+        let mut agent_request = agent::TurnRequest::new(model, completion, self.inner.config.streams.idle_timeout);
+        agent_request.tools = setup.tools.clone();
+        agent_request.tool_calling = tool_calling;
+        agent_request.gate = Arc::new(gate);
+        agent_request.workspace = setup.workspace.clone();
+        agent_request.http = self.inner.http.clone();
+        agent_request.vision = capabilities.vision;
+        agent_request.max_tool_calls =
+            setup.assistant.as_ref().map(|a| a.max_tool_calls).unwrap_or(crate::assistants::DEFAULT_MAX_TOOL_CALLS);
+        agent_request.tool_calls_used = used;
+        agent_request.pending = pending;
+        agent_request.usage = usage;
+        Ok(PreparedExecution { message_id, model_ref, provider_name: provider.name, agent: agent_request, slot })
+    }
+
+    /// The calls of a reply's last step that have no result yet, with what the ledger
+    /// knows of each.
+    async fn pending_calls(&self, message: &UiMessage) -> Result<Vec<agent::PendingCall>, ApiError> {
+        let last_step = message.parts.rsplit(|p| matches!(p, UiPart::StepStart)).next().unwrap_or_default();
+        let open: Vec<(&String, &String, Option<&serde_json::Value>)> = last_step
+            .iter()
+            .filter_map(|part| match part {
+                UiPart::DynamicTool { tool_name, tool_call_id, state, input, .. }
+                    if matches!(
+                        state,
+                        ToolState::InputAvailable | ToolState::ApprovalRequested | ToolState::ApprovalResponded
+                    ) =>
+                {
+                    Some((tool_call_id, tool_name, input.as_ref()))
+                }
+                _ => None,
+            })
+            .collect();
+        if open.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ledger = self.inner.store.calls_of_message(&message.id).await.map_err(store_error)?;
+        Ok(open
+            .into_iter()
+            .map(|(call_id, tool_name, input)| {
+                let row = ledger.iter().find(|row| &row.call_id == call_id);
+                let state = match row {
+                    None => agent::PendingState::Unchecked,
+                    Some(row) => match row.state {
+                        LedgerState::Requested => match &row.approval_id {
+                            Some(id) => agent::PendingState::Waiting { approval_id: id.clone() },
+                            None => agent::PendingState::Unchecked,
+                        },
+                        LedgerState::Approved => agent::PendingState::Approved,
+                        LedgerState::Denied => agent::PendingState::Denied { reason: row.reason.clone() },
+                        LedgerState::Running => agent::PendingState::Interrupted,
+                        LedgerState::Done => agent::PendingState::Done(
+                            row.output.clone().and_then(|o| serde_json::from_value(o).ok()).unwrap_or_default(),
+                        ),
+                        LedgerState::Error => agent::PendingState::Done(ToolOutput {
+                            is_error: true,
+                            ..ToolOutput::text(row.error.clone().unwrap_or_else(|| "the call failed".into()))
+                        }),
+                    },
+                };
+                // The ledger holds the input that runs (the user may have edited it).
+                let input = row.map(|r| r.input.clone()).or_else(|| input.cloned()).unwrap_or_default();
+                agent::PendingCall { call_id: call_id.clone(), tool_name: tool_name.clone(), input, state }
+            })
+            .collect())
     }
 
     /// The first provider's default model: what a topic without a model of its own uses.
@@ -167,6 +420,52 @@ impl Engine {
             ApiError::bad_request("model", "no provider is configured: add one in Settings, or try the demo provider")
         })
     }
+}
+
+fn tool_part_count(message: &UiMessage) -> u32 {
+    message.parts.iter().filter(|p| matches!(p, UiPart::DynamicTool { .. })).count() as u32
+}
+
+/// Checks attached files and turns them into `file` parts (inline `data:` URLs).
+fn attachment_parts(attachments: &[Attachment]) -> Result<Vec<UiPart>, ApiError> {
+    if attachments.len() > MAX_ATTACHMENTS {
+        return Err(ApiError::bad_request("attachments", format!("at most {MAX_ATTACHMENTS} files per message")));
+    }
+    let mut total = 0;
+    let mut parts = Vec::with_capacity(attachments.len());
+    for (index, attachment) in attachments.iter().enumerate() {
+        let field = |name: &str| format!("attachments.{index}.{name}");
+        let media_type = attachment.media_type.trim().to_ascii_lowercase();
+        let supported = media_type.starts_with("image/")
+            || media_type.starts_with("text/")
+            || matches!(media_type.as_str(), "application/pdf" | "application/json");
+        if !supported || !media_type.contains('/') || media_type.contains([';', ',', ' ']) {
+            return Err(ApiError::bad_request(
+                field("mediaType"),
+                format!("{media_type} files cannot be attached; images, PDFs and text files can"),
+            ));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(attachment.data.trim())
+            .map_err(|e| ApiError::bad_request(field("data"), format!("not valid base64 ({e})")))?;
+        if bytes.len() > MAX_ATTACHMENT_BYTES {
+            return Err(ApiError::bad_request(field("data"), format!("{} is larger than 20 MB", attachment.filename)));
+        }
+        total += bytes.len();
+        if total > MAX_TOTAL_ATTACHMENT_BYTES {
+            return Err(ApiError::bad_request("attachments", "the files add up to more than 40 MB"));
+        }
+        // A name, never a path.
+        let filename = attachment.filename.rsplit(['/', '\\']).next().unwrap_or_default().trim();
+        let filename = if filename.is_empty() { "attachment".to_owned() } else { filename.to_owned() };
+        let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        parts.push(UiPart::File {
+            url: format!("data:{media_type};base64,{data}"),
+            media_type,
+            filename: Some(filename),
+        });
+    }
+    Ok(parts)
 }
 
 pub(crate) fn wire_format(format: ApiFormat) -> ProviderFormat {
@@ -188,7 +487,8 @@ pub(crate) fn api_format(format: ProviderFormat) -> ApiFormat {
 }
 
 /// The conversation a model sees: each earlier turn's user message and one reply (the
-/// first that has text), in order. With `upto`, stops at that turn's user message.
+/// first with something to show: text or tool calls), in order. With `upto`, stops at
+/// that turn's user message.
 fn prompt_messages<'a>(history: &'a [StoredMessage], upto: Option<&TurnId>) -> impl Iterator<Item = &'a UiMessage> {
     let mut out: Vec<&UiMessage> = Vec::new();
     let mut answered: Option<&TurnId> = None;
@@ -202,12 +502,12 @@ fn prompt_messages<'a>(history: &'a [StoredMessage], upto: Option<&TurnId>) -> i
                 }
             }
             MessageRole::Assistant => {
-                let has_text = stored
-                    .message
-                    .parts
-                    .iter()
-                    .any(|p| matches!(p, protocol::UiPart::Text { text, .. } if !text.trim().is_empty()));
-                if has_text && (turn.is_none() || answered != turn) {
+                let has_content = stored.message.parts.iter().any(|p| match p {
+                    UiPart::Text { text, .. } => !text.trim().is_empty(),
+                    UiPart::DynamicTool { .. } => true,
+                    _ => false,
+                });
+                if has_content && (turn.is_none() || answered != turn) {
                     out.push(&stored.message);
                     answered = turn;
                 }
@@ -249,7 +549,7 @@ fn auto_title(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::auto_title;
+    use super::*;
 
     #[test]
     fn titles_come_from_the_first_line_and_are_cut_at_a_word() {
@@ -258,5 +558,29 @@ mod tests {
         let title = auto_title(&long);
         assert!(title.ends_with('…'));
         assert!(title.chars().count() <= 61);
+    }
+
+    #[test]
+    fn attachments_are_checked_and_stored_inline() {
+        let png = Attachment {
+            media_type: "image/PNG".into(),
+            filename: "../../cat.png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        let parts = attachment_parts(std::slice::from_ref(&png)).unwrap();
+        assert_eq!(
+            parts,
+            vec![UiPart::File {
+                media_type: "image/png".into(),
+                url: "data:image/png;base64,iVBORw0KGgo=".into(),
+                filename: Some("cat.png".into())
+            }]
+        );
+        let exe = Attachment { media_type: "application/x-msdownload".into(), ..png.clone() };
+        assert_eq!(attachment_parts(&[exe]).unwrap_err().field.as_deref(), Some("attachments.0.mediaType"));
+        let garbage = Attachment { data: "not base64!".into(), ..png.clone() };
+        assert_eq!(attachment_parts(&[garbage]).unwrap_err().field.as_deref(), Some("attachments.0.data"));
+        let many = vec![png; MAX_ATTACHMENTS + 1];
+        assert_eq!(attachment_parts(&many).unwrap_err().field.as_deref(), Some("attachments"));
     }
 }

@@ -4,8 +4,13 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
 use crate::ids::{MessageId, ModelRef, ProviderId, TopicId, TurnId};
 use crate::message::{MessageStatus, UiMessage};
+use crate::tool::{PolicyDecision, RuleCondition, RuleScope};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -16,6 +21,14 @@ pub struct Topic {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub model: Option<ModelRef>,
+    /// The folder file tools work in (absolute path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub workspace: Option<String>,
+    /// The assistant this topic talks to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub assistant_id: Option<String>,
     /// RFC 3339.
     pub created_at: String,
     pub updated_at: String,
@@ -32,6 +45,8 @@ pub struct CreateTopic {
     pub model: Option<ModelRef>,
 }
 
+/// Change a topic. Absent fields stay as they are; an empty `workspace` or `assistantId`
+/// removes it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateTopic {
@@ -42,6 +57,12 @@ pub struct UpdateTopic {
     #[serde(default)]
     #[ts(optional)]
     pub model: Option<ModelRef>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub workspace: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub assistant_id: Option<String>,
 }
 
 /// A stored message with its row-level facts.
@@ -87,6 +108,21 @@ pub struct StreamOpenRequest {
     #[serde(default)]
     #[ts(optional)]
     pub models: Option<Vec<ModelRef>>,
+    /// Files sent with the message (images, PDFs, text files).
+    #[serde(default)]
+    #[ts(optional)]
+    pub attachments: Option<Vec<Attachment>>,
+}
+
+/// A file attached to a message, as base64.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Attachment {
+    /// E.g. `image/png`, `application/pdf`, `text/plain`.
+    pub media_type: String,
+    pub filename: String,
+    /// Standard base64 of the file's bytes.
+    pub data: String,
 }
 
 /// Retry or continue one reply.
@@ -189,7 +225,24 @@ pub struct Provider {
     pub has_api_key: bool,
     pub models: Vec<String>,
     pub default_model: String,
+    /// What each listed model can do: what the user set, else a guess from its name.
+    pub capabilities: BTreeMap<String, ModelCapabilities>,
     pub created_at: String,
+}
+
+/// What a model can do; it decides how requests are built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCapabilities {
+    /// Native tool calling; without it tools are offered through the prompt.
+    pub tools: bool,
+    /// Thinking (extended thinking, reasoning effort, thoughts) is switched on.
+    pub reasoning: bool,
+    /// Takes images.
+    pub vision: bool,
+    /// Whether the user set these (false: guessed from the model's name).
+    #[serde(default)]
+    pub custom: bool,
 }
 
 /// Add or edit a provider. On update, an absent `api_key` keeps the stored key and an
@@ -209,6 +262,10 @@ pub struct ProviderInput {
     #[serde(default)]
     pub models: Vec<String>,
     pub default_model: String,
+    /// Capabilities the user set, by model name; models not named keep theirs.
+    #[serde(default)]
+    #[ts(optional)]
+    pub capabilities: Option<BTreeMap<String, ModelCapabilities>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
@@ -333,4 +390,164 @@ pub struct WindowOpenRequest {
     #[serde(default)]
     #[ts(optional)]
     pub topic_id: Option<TopicId>,
+}
+
+/// How the user answers a tool call waiting for approval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    Approve,
+    Deny,
+}
+
+/// How far an approval reaches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalScope {
+    /// This call only.
+    #[default]
+    Once,
+    /// Every call of this tool in this topic from now on.
+    Topic,
+    /// Every call of this tool everywhere from now on.
+    Global,
+}
+
+impl ApprovalScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalScope::Once => "once",
+            ApprovalScope::Topic => "topic",
+            ApprovalScope::Global => "global",
+        }
+    }
+}
+
+/// `tool_approval_respond`: only the backend records decisions. Answering an approval a
+/// second time returns the first answer and changes nothing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolApprovalRespond {
+    pub approval_id: String,
+    pub decision: ApprovalDecision,
+    #[serde(default)]
+    #[ts(optional)]
+    pub scope: Option<ApprovalScope>,
+    /// Told to the model when denying.
+    #[serde(default)]
+    #[ts(optional)]
+    pub reason: Option<String>,
+    /// Approve with these arguments instead of the model's.
+    #[serde(default)]
+    #[ts(optional, type = "unknown")]
+    pub updated_input: Option<Value>,
+}
+
+/// Which approvals to list: pending ones everywhere by default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApprovalsListRequest {
+    #[serde(default)]
+    #[ts(optional)]
+    pub topic_id: Option<TopicId>,
+    /// Include answered ones too.
+    #[serde(default)]
+    #[ts(optional)]
+    pub all: Option<bool>,
+}
+
+/// A policy rule to save.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolRuleInput {
+    pub tool: String,
+    #[serde(default)]
+    pub conditions: Vec<RuleCondition>,
+    pub decision: PolicyDecision,
+    pub scope: RuleScope,
+    #[serde(default)]
+    #[ts(optional)]
+    pub expires_at: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateToolRule {
+    pub id: String,
+    pub rule: ToolRuleInput,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IdRequest {
+    pub id: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AuditListRequest {
+    #[serde(default)]
+    #[ts(optional)]
+    pub topic_id: Option<TopicId>,
+    /// Newest first; at most this many (default 200).
+    #[serde(default)]
+    #[ts(optional)]
+    pub limit: Option<u32>,
+}
+
+/// Switch a tool on or off for every conversation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolEnableRequest {
+    pub name: String,
+    pub enabled: bool,
+}
+
+/// A saved setup: what the model is told, which models answer, which tools it may call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Assistant {
+    pub id: String,
+    pub name: String,
+    pub system_prompt: String,
+    /// Answer with these models (side by side when several); empty: the topic's model.
+    pub models: Vec<ModelRef>,
+    /// The tools it may call; absent: every enabled tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tools: Option<Vec<String>>,
+    /// Tool calls one reply may make before it asks to go on (1–100).
+    pub max_tool_calls: u32,
+    /// The folder file tools work in for topics that have none of their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub workspace: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AssistantInput {
+    pub name: String,
+    #[serde(default)]
+    pub system_prompt: String,
+    #[serde(default)]
+    pub models: Vec<ModelRef>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub tools: Option<Vec<String>>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub max_tool_calls: Option<u32>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub workspace: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateAssistant {
+    pub id: String,
+    pub assistant: AssistantInput,
 }

@@ -33,15 +33,25 @@ pub enum UiChunk {
     TextEnd {
         id: String,
     },
+    #[serde(rename_all = "camelCase")]
     ReasoningStart {
         id: String,
+        /// What the provider needs back with this reasoning (a signature, redacted data),
+        /// keyed by wire format: `{"anthropic": {"signature": "…"}}`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = "Record<string, unknown>")]
+        provider_metadata: Option<Value>,
     },
     ReasoningDelta {
         id: String,
         delta: String,
     },
+    #[serde(rename_all = "camelCase")]
     ReasoningEnd {
         id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = "Record<string, unknown>")]
+        provider_metadata: Option<Value>,
     },
     #[serde(rename_all = "camelCase")]
     ToolInputStart {

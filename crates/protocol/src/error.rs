@@ -33,11 +33,17 @@ pub struct ApiError {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub field: Option<String>,
+    /// A finer classification within `kind`; for `provider` errors what the provider's
+    /// failure was: `auth`, `rate_limit`, `overloaded`, `context_too_long`,
+    /// `content_filtered`, `network`, `server`, `bad_response`, `invalid_request`, `timeout`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub code: Option<String>,
 }
 
 impl ApiError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into(), retryable: false, field: None }
+        Self { kind, message: message.into(), retryable: false, field: None, code: None }
     }
 
     pub fn bad_request(field: impl Into<String>, message: impl Into<String>) -> Self {
@@ -48,6 +54,7 @@ impl ApiError {
             message: format!("{field}: {message}"),
             retryable: false,
             field: Some(field),
+            code: None,
         }
     }
 
@@ -73,6 +80,7 @@ impl ApiError {
             message: format!("invalid request: {text}"),
             retryable: false,
             field: Some(field),
+            code: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! - [`envelope`]: what a stream subscriber receives ([`StreamEvent`], snapshots, terminals).
 //! - [`api`]: request and response bodies of the user-facing operations.
 //! - [`error`]: [`ApiError`], the one error shape that crosses IPC and HTTP.
+//! - [`tool`]: tools, their results, approval rules, approvals and the audit log.
 //! - [`typescript`]: the generated TypeScript declarations the UI imports.
 
 pub mod api;
@@ -14,6 +15,7 @@ pub mod envelope;
 pub mod error;
 pub mod ids;
 pub mod message;
+pub mod tool;
 pub mod typescript;
 
 pub use chunk::{DataChunk, FinishReason, UiChunk};

@@ -154,6 +154,7 @@ pub enum UiPart {
         #[ts(optional)]
         state: Option<PartState>,
     },
+    #[serde(rename_all = "camelCase")]
     Reasoning {
         /// The chunk id the part streamed under (the AI SDK keeps it on reasoning parts).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -163,6 +164,10 @@ pub enum UiPart {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         state: Option<PartState>,
+        /// Signatures or redacted data to send back to the provider, keyed by wire format.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = "Record<string, unknown>")]
+        provider_metadata: Option<Value>,
     },
     StepStart,
     #[serde(rename_all = "camelCase")]
@@ -194,7 +199,11 @@ pub enum UiPart {
     #[serde(rename_all = "camelCase")]
     File {
         media_type: String,
+        /// A `data:` URL (attachments are stored inline) or an `http(s)` URL.
         url: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        filename: Option<String>,
     },
     /// `data-<name>` parts, e.g. `data-error`.
     #[serde(untagged)]
@@ -307,11 +316,12 @@ impl MessageAccumulator {
                 }
                 self.active_text.retain(|(key, _)| key != id);
             }
-            UiChunk::ReasoningStart { id } => {
+            UiChunk::ReasoningStart { id, provider_metadata } => {
                 self.message.parts.push(UiPart::Reasoning {
                     id: Some(id.clone()),
                     text: String::new(),
                     state: Some(PartState::Streaming),
+                    provider_metadata: provider_metadata.clone(),
                 });
                 upsert(&mut self.active_reasoning, id, self.message.parts.len() - 1);
             }
@@ -321,10 +331,15 @@ impl MessageAccumulator {
                     text.push_str(delta);
                 }
             }
-            UiChunk::ReasoningEnd { id } => {
+            UiChunk::ReasoningEnd { id, provider_metadata } => {
                 let index = lookup(&self.active_reasoning, id).ok_or_else(|| missing("reasoning-end", id))?;
-                if let Some(UiPart::Reasoning { state, .. }) = self.message.parts.get_mut(index) {
+                if let Some(UiPart::Reasoning { state, provider_metadata: slot, .. }) =
+                    self.message.parts.get_mut(index)
+                {
                     *state = Some(PartState::Done);
+                    if provider_metadata.is_some() {
+                        *slot = provider_metadata.clone();
+                    }
                 }
                 self.active_reasoning.retain(|(key, _)| key != id);
             }
@@ -401,9 +416,11 @@ impl MessageAccumulator {
                 url: url.clone(),
                 title: title.clone(),
             }),
-            UiChunk::File { url, media_type } => {
-                self.message.parts.push(UiPart::File { media_type: media_type.clone(), url: url.clone() })
-            }
+            UiChunk::File { url, media_type } => self.message.parts.push(UiPart::File {
+                media_type: media_type.clone(),
+                url: url.clone(),
+                filename: None,
+            }),
             UiChunk::MessageMetadata { message_metadata } => self.merge_metadata(Some(message_metadata)),
             UiChunk::Finish { message_metadata, .. } => self.merge_metadata(message_metadata.as_ref()),
             UiChunk::Error { .. } | UiChunk::Abort { .. } => {}

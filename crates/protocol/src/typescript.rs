@@ -11,6 +11,7 @@ use crate::envelope::*;
 use crate::error::{ApiError, ErrorKind};
 use crate::ids::*;
 use crate::message::*;
+use crate::tool::*;
 
 /// The generated file's full text.
 pub fn declarations() -> String {
@@ -76,6 +77,33 @@ pub fn declarations() -> String {
         InboxMoveRequest::decl(&cfg),
         InboxItemRequest::decl(&cfg),
         WindowOpenRequest::decl(&cfg),
+        Attachment::decl(&cfg),
+        ModelCapabilities::decl(&cfg),
+        ToolAnnotations::decl(&cfg),
+        ToolSource::decl(&cfg),
+        ToolInfo::decl(&cfg),
+        ToolContent::decl(&cfg),
+        ToolOutput::decl(&cfg),
+        PolicyDecision::decl(&cfg),
+        MatchOp::decl(&cfg),
+        RuleCondition::decl(&cfg),
+        RuleScope::decl(&cfg),
+        PolicyRule::decl(&cfg),
+        ApprovalState::decl(&cfg),
+        Approval::decl(&cfg),
+        AuditEntry::decl(&cfg),
+        ApprovalDecision::decl(&cfg),
+        ApprovalScope::decl(&cfg),
+        ToolApprovalRespond::decl(&cfg),
+        ApprovalsListRequest::decl(&cfg),
+        ToolRuleInput::decl(&cfg),
+        UpdateToolRule::decl(&cfg),
+        IdRequest::decl(&cfg),
+        AuditListRequest::decl(&cfg),
+        ToolEnableRequest::decl(&cfg),
+        Assistant::decl(&cfg),
+        AssistantInput::decl(&cfg),
+        UpdateAssistant::decl(&cfg),
     ];
     let mut out = String::from("// Generated from crates/protocol by `cargo xtask gen`. Do not edit.\n\n");
     out.push_str(

@@ -56,6 +56,10 @@ impl LanguageModel for AnthropicMessages {
     fn stream(&self, request: CompletionRequest) -> CompletionStream {
         transport::completion_stream(streaming_call(&self.config, &request))
     }
+
+    fn format_name(&self) -> &'static str {
+        crate::ProviderFormat::Anthropic.as_str()
+    }
 }
 
 fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Result<StreamingCall, ProviderError> {

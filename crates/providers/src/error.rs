@@ -201,6 +201,7 @@ impl From<ProviderError> for protocol::ApiError {
             message: err.message,
             retryable: err.retryable,
             field: None,
+            code: Some(err.kind.as_str().to_owned()),
         }
     }
 }

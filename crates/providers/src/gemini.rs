@@ -54,6 +54,10 @@ impl LanguageModel for Gemini {
     fn stream(&self, request: CompletionRequest) -> CompletionStream {
         transport::completion_stream(streaming_call(&self.config, &request))
     }
+
+    fn format_name(&self) -> &'static str {
+        crate::ProviderFormat::Gemini.as_str()
+    }
 }
 
 fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Result<StreamingCall, ProviderError> {

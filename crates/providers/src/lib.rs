@@ -21,6 +21,7 @@
 //! first byte of a successful answer.
 
 pub mod anthropic;
+mod attachment;
 mod base_url;
 mod decoder;
 pub mod error;
@@ -35,13 +36,15 @@ pub mod sse;
 mod transport;
 
 pub use anthropic::AnthropicMessages;
+pub(crate) use attachment::{attachment_text, unsupported_attachment};
 pub use base_url::validate_base_url;
 pub use decoder::StreamDecoder;
 pub use error::{ProviderError, ProviderErrorKind};
 pub use format::{ProviderConfig, ProviderFormat, list_models_for, model_for};
 pub use gemini::Gemini;
 pub use language_model::{
-    ChatMessage, ChatRole, CompletionEvent, CompletionRequest, CompletionStream, LanguageModel, StopReason, TokenUsage,
+    ChatMessage, ChatRole, CompletionEvent, CompletionRequest, CompletionStream, ContentPart, LanguageModel, Media,
+    MediaSource, Reasoning, ReasoningEffort, StopReason, TokenUsage, ToolCall, ToolResult, ToolSpec,
 };
 pub use openai_chat::{OpenAiChat, OpenAiChatConfig, list_models};
 pub use openai_responses::OpenAiResponses;

@@ -54,6 +54,7 @@ fn ask(prompt: &str) -> CompletionRequest {
         messages: vec![ChatMessage::system("Be helpful."), ChatMessage::user(prompt)],
         temperature: Some(0.2),
         max_tokens: Some(256),
+        ..CompletionRequest::default()
     }
 }
 

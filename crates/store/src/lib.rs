@@ -1,16 +1,20 @@
 //! Persistence on SQLite in WAL mode.
 //!
 //! - [`Store`]: the pool, opened once per process; migrations from `/migrations` run at open.
-//! - [`topics`], [`messages`], [`providers`]: one repository module per table family.
+//! - [`topics`], [`messages`], [`providers`], [`inbox`], [`assistants`], [`tools`]: one
+//!   repository module per table family ([`tools`] holds the policy rules, the tool-call
+//!   ledger, approvals and the audit log).
 //! - [`secrets`]: where API keys live (never in the database).
 //!
 //! Rows written by an older or damaged version never make a read fail as a whole: a
 //! message whose JSON cannot be parsed comes back with a `data-error` part saying so.
 
+pub mod assistants;
 pub mod inbox;
 pub mod messages;
 pub mod providers;
 pub mod secrets;
+pub mod tools;
 pub mod topics;
 
 use std::path::Path;

@@ -29,7 +29,8 @@ pub struct NewTurn {
     pub topic_id: TopicId,
     pub turn_id: TurnId,
     pub user_message_id: MessageId,
-    pub user_text: String,
+    /// The user's message: its text and attachments.
+    pub user_parts: Vec<UiPart>,
     pub assistants: Vec<AssistantSlot>,
 }
 
@@ -140,7 +141,6 @@ impl Store {
                 .bind(turn.topic_id.as_str())
                 .fetch_optional(&mut *tx)
                 .await?;
-        let user = UiMessage::user_text(turn.user_message_id.as_str(), turn.user_text.clone());
         sqlx::query(
             "INSERT INTO messages (id, topic_id, parent_id, turn_id, role, status, parts, metadata, created_at, updated_at) \
              VALUES (?, ?, ?, ?, 'user', 'success', ?, '{}', ?, ?)",
@@ -149,7 +149,7 @@ impl Store {
         .bind(turn.topic_id.as_str())
         .bind(parent)
         .bind(turn.turn_id.as_str())
-        .bind(encode(&user.parts)?)
+        .bind(encode(&turn.user_parts)?)
         .bind(&now)
         .bind(&now)
         .execute(&mut *tx)
@@ -318,7 +318,7 @@ mod tests {
                 topic_id: topic.clone(),
                 turn_id: TurnId::new(),
                 user_message_id: user.clone(),
-                user_text: text.into(),
+                user_parts: UiMessage::user_text("", text).parts,
                 assistants: vec![AssistantSlot {
                     message_id: reply.clone(),
                     model: model(),

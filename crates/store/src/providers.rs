@@ -1,7 +1,9 @@
 //! Providers and their model lists. API keys are not here: see [`crate::secrets`].
 
+use std::collections::BTreeMap;
+
 use protocol::ProviderId;
-use protocol::api::{ApiFormat, ProviderKind};
+use protocol::api::{ApiFormat, ModelCapabilities, ProviderKind};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -17,6 +19,8 @@ pub struct ProviderRow {
     pub base_url: String,
     pub default_model: String,
     pub models: Vec<String>,
+    /// Capabilities the user set, by model (models not here have guessed ones).
+    pub capabilities: BTreeMap<String, ModelCapabilities>,
     pub created_at: String,
 }
 
@@ -29,6 +33,8 @@ pub struct ProviderFields<'a> {
     pub base_url: &'a str,
     pub default_model: &'a str,
     pub models: &'a [String],
+    /// New capabilities for these models; others keep what they had.
+    pub capabilities: Option<&'a BTreeMap<String, ModelCapabilities>>,
 }
 
 fn kind_text(kind: ProviderKind) -> &'static str {
@@ -38,7 +44,7 @@ fn kind_text(kind: ProviderKind) -> &'static str {
     }
 }
 
-fn from_row(row: &SqliteRow, models: Vec<String>) -> Result<ProviderRow> {
+fn from_row(row: &SqliteRow, models: Models) -> Result<ProviderRow> {
     let kind = match row.try_get::<String, _>("kind")?.as_str() {
         "demo" => ProviderKind::Demo,
         _ => ProviderKind::OpenaiCompatible,
@@ -52,7 +58,8 @@ fn from_row(row: &SqliteRow, models: Vec<String>) -> Result<ProviderRow> {
         format: ApiFormat::parse(&row.try_get::<String, _>("format")?).unwrap_or_default(),
         base_url: row.try_get("base_url")?,
         default_model: row.try_get("default_model")?,
-        models,
+        models: models.names,
+        capabilities: models.capabilities,
         created_at: row.try_get("created_at")?,
     })
 }
@@ -87,11 +94,23 @@ impl Store {
         }
     }
 
-    async fn models_of(&self, provider_id: &str) -> Result<Vec<String>> {
-        Ok(sqlx::query_scalar("SELECT name FROM models WHERE provider_id = ? ORDER BY position")
+    async fn models_of(&self, provider_id: &str) -> Result<Models> {
+        let rows = sqlx::query("SELECT name, capabilities FROM models WHERE provider_id = ? ORDER BY position")
             .bind(provider_id)
             .fetch_all(self.pool())
-            .await?)
+            .await?;
+        let mut models = Models::default();
+        for row in rows {
+            let name: String = row.try_get("name")?;
+            let capabilities: Option<String> = row.try_get("capabilities")?;
+            // Capabilities written by hand or by a newer version that do not parse are
+            // guessed again rather than failing the provider.
+            if let Some(parsed) = capabilities.and_then(|c| serde_json::from_str::<ModelCapabilities>(&c).ok()) {
+                models.capabilities.insert(name.clone(), ModelCapabilities { custom: true, ..parsed });
+            }
+            models.names.push(name);
+        }
+        Ok(models)
     }
 
     pub async fn create_provider(&self, fields: &ProviderFields<'_>) -> Result<ProviderRow> {
@@ -109,7 +128,7 @@ impl Store {
             .bind(&now)
             .execute(&mut *tx)
             .await?;
-        replace_models(&mut tx, &id, fields.models).await?;
+        replace_models(&mut tx, &id, fields.models, fields.capabilities).await?;
         tx.commit().await?;
         self.get_provider(&id).await
     }
@@ -131,7 +150,7 @@ impl Store {
         if result.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "provider", id: id.to_string() });
         }
-        replace_models(&mut tx, id, fields.models).await?;
+        replace_models(&mut tx, id, fields.models, fields.capabilities).await?;
         tx.commit().await?;
         self.get_provider(id).await
     }
@@ -156,14 +175,41 @@ impl Store {
     }
 }
 
-async fn replace_models(tx: &mut sqlx::SqliteConnection, id: &ProviderId, models: &[String]) -> Result<()> {
+#[derive(Default)]
+struct Models {
+    names: Vec<String>,
+    capabilities: BTreeMap<String, ModelCapabilities>,
+}
+
+/// Rewrites the model list, keeping each model's stored capabilities unless new ones
+/// are given.
+async fn replace_models(
+    tx: &mut sqlx::SqliteConnection,
+    id: &ProviderId,
+    models: &[String],
+    capabilities: Option<&BTreeMap<String, ModelCapabilities>>,
+) -> Result<()> {
+    let kept: Vec<(String, Option<String>)> =
+        sqlx::query_as("SELECT name, capabilities FROM models WHERE provider_id = ?")
+            .bind(id.as_str())
+            .fetch_all(&mut *tx)
+            .await?;
+    let kept: BTreeMap<String, Option<String>> = kept.into_iter().collect();
     sqlx::query("DELETE FROM models WHERE provider_id = ?").bind(id.as_str()).execute(&mut *tx).await?;
     let mut seen = std::collections::HashSet::new();
     for (position, name) in models.iter().filter(|m| seen.insert(m.as_str())).enumerate() {
-        sqlx::query("INSERT INTO models (provider_id, name, position) VALUES (?, ?, ?)")
+        let stored = match capabilities.and_then(|c| c.get(name)) {
+            Some(new) => Some(
+                serde_json::to_string(&ModelCapabilities { custom: true, ..*new })
+                    .map_err(|e| StoreError::Encode(e.to_string()))?,
+            ),
+            None => kept.get(name).cloned().flatten(),
+        };
+        sqlx::query("INSERT INTO models (provider_id, name, position, capabilities) VALUES (?, ?, ?, ?)")
             .bind(id.as_str())
             .bind(name)
             .bind(position as i64)
+            .bind(stored)
             .execute(&mut *tx)
             .await?;
     }
@@ -186,6 +232,7 @@ mod tests {
             base_url: "http://x/v1",
             default_model: "a",
             models: &models,
+            capabilities: None,
         };
         let row = store.create_provider(&fields).await.unwrap();
         assert_eq!(row.models, vec!["b", "a"]);
@@ -196,5 +243,41 @@ mod tests {
         assert!(updated.models.is_empty());
         store.delete_provider(&row.id).await.unwrap();
         assert!(store.list_providers().await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn capabilities_the_user_set_survive_model_list_changes() {
+        let (store, _dir) = store().await;
+        let models = vec!["a".to_owned(), "b".to_owned()];
+        let set = BTreeMap::from([(
+            "a".to_owned(),
+            ModelCapabilities { tools: false, reasoning: true, vision: false, custom: false },
+        )]);
+        let fields = ProviderFields {
+            name: "P",
+            kind: ProviderKind::OpenaiCompatible,
+            format: ApiFormat::OpenaiChat,
+            base_url: "http://x/v1",
+            default_model: "a",
+            models: &models,
+            capabilities: Some(&set),
+        };
+        let row = store.create_provider(&fields).await.unwrap();
+        assert_eq!(
+            row.capabilities["a"],
+            ModelCapabilities { tools: false, reasoning: true, vision: false, custom: true }
+        );
+        assert!(!row.capabilities.contains_key("b"));
+        let more = vec!["b".to_owned(), "a".to_owned(), "c".to_owned()];
+        let row = store
+            .update_provider(&row.id, &ProviderFields { models: &more, capabilities: None, ..fields })
+            .await
+            .unwrap();
+        assert!(row.capabilities["a"].reasoning, "kept across an edit that does not name it");
+        sqlx::query("UPDATE models SET capabilities = '{broken' WHERE name = 'a'").execute(store.pool()).await.unwrap();
+        assert!(
+            store.get_provider(&row.id).await.unwrap().capabilities.is_empty(),
+            "damaged capabilities are guessed again"
+        );
     }
 }

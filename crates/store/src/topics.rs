@@ -10,7 +10,7 @@ use crate::{Result, Store, StoreError, now};
 /// The columns every read selects (a macro so queries stay `&'static str`).
 macro_rules! topic_columns {
     () => {
-        "id, title, provider_id, model_name, created_at, updated_at"
+        "id, title, provider_id, model_name, workspace, assistant_id, created_at, updated_at"
     };
 }
 
@@ -21,9 +21,20 @@ fn from_row(row: &SqliteRow) -> Result<Topic> {
         id: TopicId(row.try_get("id")?),
         title: row.try_get("title")?,
         model: model_ref(provider_id, model_name),
+        workspace: row.try_get("workspace")?,
+        assistant_id: row.try_get("assistant_id")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })
+}
+
+/// What [`Store::change_topic`] changes: `None` leaves a field as it is.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TopicChanges<'a> {
+    pub title: Option<&'a str>,
+    pub model: Option<&'a ModelRef>,
+    pub workspace: Option<Option<&'a str>>,
+    pub assistant_id: Option<Option<&'a str>>,
 }
 
 pub(crate) fn model_ref(provider_id: Option<String>, model: Option<String>) -> Option<ModelRef> {
@@ -69,13 +80,24 @@ impl Store {
 
     /// Changes only what is given.
     pub async fn update_topic(&self, id: &TopicId, title: Option<&str>, model: Option<&ModelRef>) -> Result<Topic> {
+        self.change_topic(id, &TopicChanges { title, model, ..TopicChanges::default() }).await
+    }
+
+    /// Changes only what is given; `Some(None)` clears a workspace or assistant.
+    pub async fn change_topic(&self, id: &TopicId, changes: &TopicChanges<'_>) -> Result<Topic> {
         let result = sqlx::query(
             "UPDATE topics SET title = COALESCE(?, title), provider_id = COALESCE(?, provider_id), \
-             model_name = COALESCE(?, model_name), updated_at = ? WHERE id = ?",
+             model_name = COALESCE(?, model_name), \
+             workspace = CASE WHEN ? THEN ? ELSE workspace END, \
+             assistant_id = CASE WHEN ? THEN ? ELSE assistant_id END, updated_at = ? WHERE id = ?",
         )
-        .bind(title)
-        .bind(model.map(|m| m.provider_id.as_str()))
-        .bind(model.map(|m| m.model.as_str()))
+        .bind(changes.title)
+        .bind(changes.model.map(|m| m.provider_id.as_str()))
+        .bind(changes.model.map(|m| m.model.as_str()))
+        .bind(changes.workspace.is_some())
+        .bind(changes.workspace.flatten())
+        .bind(changes.assistant_id.is_some())
+        .bind(changes.assistant_id.flatten())
         .bind(now())
         .bind(id.as_str())
         .execute(self.pool())
@@ -121,6 +143,18 @@ mod tests {
         assert_eq!(renamed.title, "Renamed");
         assert_eq!(renamed.model, topic.model);
         assert_eq!(store.list_topics().await.unwrap().len(), 1);
+        let changes =
+            TopicChanges { workspace: Some(Some("/w")), assistant_id: Some(Some("a")), ..TopicChanges::default() };
+        let set = store.change_topic(&topic.id, &changes).await.unwrap();
+        assert_eq!(
+            (set.workspace.as_deref(), set.assistant_id.as_deref(), set.title.as_str()),
+            (Some("/w"), Some("a"), "Renamed")
+        );
+        let cleared = store
+            .change_topic(&topic.id, &TopicChanges { workspace: Some(None), ..TopicChanges::default() })
+            .await
+            .unwrap();
+        assert_eq!((cleared.workspace, cleared.assistant_id.as_deref()), (None, Some("a")));
         store.delete_topic(&topic.id).await.unwrap();
         assert!(matches!(store.get_topic(&topic.id).await, Err(StoreError::NotFound { .. })));
         assert!(matches!(store.delete_topic(&topic.id).await, Err(StoreError::NotFound { .. })));

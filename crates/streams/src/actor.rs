@@ -29,6 +29,7 @@ pub(crate) enum Command {
     Attach { listener: Listener, after: Vec<ExecutionCursor>, reply: oneshot::Sender<AttachReply> },
     Detach { listener_id: ListenerId },
     Abort { reply: oneshot::Sender<()> },
+    Steer { reply: oneshot::Sender<bool> },
     IsStreaming { reply: oneshot::Sender<bool> },
     Shutdown { reply: oneshot::Sender<()> },
 }
@@ -49,11 +50,14 @@ impl LiveTurn {
         self.executions.iter().any(|e| !e.is_done())
     }
 
-    /// The topic status a finished turn leaves behind.
+    /// The topic status a finished turn leaves behind. A reply waiting for approval
+    /// needs the user more than any other outcome.
     fn final_status(&self) -> TopicStatus {
         let statuses: Vec<TerminalStatus> =
             self.executions.iter().filter_map(|e| if let Phase::Done(s) = e.phase { Some(s) } else { None }).collect();
-        if statuses.contains(&TerminalStatus::Success) {
+        if statuses.contains(&TerminalStatus::AwaitingApproval) {
+            TopicStatus::AwaitingApproval
+        } else if statuses.contains(&TerminalStatus::Success) {
             TopicStatus::Done
         } else if statuses.contains(&TerminalStatus::Error) {
             TopicStatus::Error
@@ -154,6 +158,15 @@ impl TopicActor {
                     let _ = reply.send(());
                 }
             },
+            Command::Steer { reply } => {
+                let running = self.turn.as_ref().filter(|t| t.is_running());
+                if let Some(turn) = running {
+                    for execution in turn.executions.iter().filter(|e| e.is_running()) {
+                        execution.steer.cancel();
+                    }
+                }
+                let _ = reply.send(running.is_some());
+            }
             Command::IsStreaming { reply } => {
                 let _ = reply.send(self.turn.as_ref().is_some_and(LiveTurn::is_running));
             }
@@ -236,17 +249,18 @@ impl TopicActor {
             self.attach(listener, &[])
         };
 
-        for (prepared_execution, index) in prepared.executions.iter().zip(placed) {
+        let turn_id = prepared.turn_id.clone();
+        for (prepared_execution, index) in prepared.executions.into_iter().zip(placed) {
             let start = UiChunk::Start {
                 message_id: Some(prepared_execution.message_id.to_string()),
-                message_metadata: Some(start_metadata(&prepared.turn_id, prepared_execution)),
+                message_metadata: Some(start_metadata(&turn_id, &prepared_execution)),
             };
             self.emit(index, start);
             let Some(execution) = self.turn.as_ref().and_then(|t| t.executions.get(index)) else { continue };
             let part_offset = execution.message.message().parts.len();
-            let request = execution::request(prepared_execution, self.config.idle_timeout, part_offset);
-            let cancel = execution.cancel.clone();
+            let (cancel, steer) = (execution.cancel.clone(), execution.steer.clone());
             let exec_span = tracing::info_span!(parent: &turn_span, "execution", model = %prepared_execution.model_ref);
+            let request = execution::request(prepared_execution.agent, self.config.idle_timeout, part_offset, steer);
             self.tracker.spawn(execution::run(index, request, cancel, self.reports_tx.clone()).instrument(exec_span));
         }
         Ok(reply)
@@ -268,7 +282,7 @@ impl TopicActor {
                 topic_id: prepared.topic_id.clone(),
                 turn_id: prepared.turn_id.clone(),
                 user_message_id: user.message_id.clone(),
-                user_text: user.text.clone(),
+                user_parts: user.parts.clone(),
                 assistants: prepared.executions.iter().map(slot).collect(),
             };
             self.store.insert_turn(&new_turn).await?;

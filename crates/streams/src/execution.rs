@@ -33,6 +33,8 @@ pub(crate) struct Execution {
     pub status_reason: Option<String>,
     pub phase: Phase,
     pub cancel: CancellationToken,
+    /// Cancelled when a steering message arrives: the loop yields at its next step boundary.
+    pub steer: CancellationToken,
     /// Changed since the last checkpoint.
     pub dirty: bool,
     /// The most recent chunks, oldest first, for subscribers that reattach with a cursor.
@@ -52,6 +54,7 @@ impl Execution {
             status_reason: None,
             phase: Phase::Running,
             cancel: CancellationToken::new(),
+            steer: CancellationToken::new(),
             dirty: false,
             ring: VecDeque::with_capacity(ring_capacity.min(64)),
             ring_capacity,
@@ -108,12 +111,22 @@ pub(crate) fn terminal(
     outcome: &TurnOutcome,
     interrupted: bool,
 ) -> (MessageStatus, Option<String>, TerminalStatus, Vec<UiChunk>) {
+    let finish = |reason| UiChunk::Finish { finish_reason: Some(reason), message_metadata: None };
     let (status, reason, terminal, last) = match outcome {
-        TurnOutcome::Finished { reason } => (
+        TurnOutcome::Finished { reason } => (MessageStatus::Success, None, TerminalStatus::Success, finish(*reason)),
+        // The reply is complete as far as it went; the steering message goes next.
+        TurnOutcome::Steered => (
             MessageStatus::Success,
-            None,
+            Some(agent::REASON_STEERED.to_owned()),
             TerminalStatus::Success,
-            UiChunk::Finish { finish_reason: Some(*reason), message_metadata: None },
+            finish(protocol::FinishReason::Stop),
+        ),
+        // Paused, not finished: answering the approval continues this same reply.
+        TurnOutcome::AwaitingApproval => (
+            MessageStatus::Paused,
+            Some(agent::REASON_AWAITING_APPROVAL.to_owned()),
+            TerminalStatus::AwaitingApproval,
+            finish(protocol::FinishReason::ToolCalls),
         ),
         TurnOutcome::Paused { reason } => {
             let reason = if interrupted { "interrupted".to_owned() } else { reason.clone() };
@@ -125,13 +138,12 @@ pub(crate) fn terminal(
             )
         }
         TurnOutcome::Failed { error } => {
-            let reason = serde_json::to_value(error.kind).ok().and_then(|v| v.as_str().map(str::to_owned));
-            (
-                MessageStatus::Error,
-                reason,
-                TerminalStatus::Error,
-                UiChunk::Finish { finish_reason: Some(protocol::FinishReason::Error), message_metadata: None },
-            )
+            // The finer provider classification (`rate_limit`, `auth`, …) when there is one.
+            let reason = error
+                .code
+                .clone()
+                .or_else(|| serde_json::to_value(error.kind).ok().and_then(|v| v.as_str().map(str::to_owned)));
+            (MessageStatus::Error, reason, TerminalStatus::Error, finish(protocol::FinishReason::Error))
         }
     };
     let metadata = serde_json::json!({ "status": status, "statusReason": reason });
@@ -165,6 +177,15 @@ pub(crate) async fn run(index: usize, request: TurnRequest, cancel: Cancellation
     let _ = tx.send(Report::Done { index, outcome }).await;
 }
 
-pub(crate) fn request(execution: &crate::PreparedExecution, idle_timeout: Duration, part_offset: usize) -> TurnRequest {
-    TurnRequest { model: execution.model.clone(), completion: execution.completion.clone(), idle_timeout, part_offset }
+/// The prepared agent request, with what only the actor knows filled in.
+pub(crate) fn request(
+    mut request: TurnRequest,
+    idle_timeout: Duration,
+    part_offset: usize,
+    steer: CancellationToken,
+) -> TurnRequest {
+    request.idle_timeout = idle_timeout;
+    request.part_offset = part_offset;
+    request.steer = steer;
+    request
 }

@@ -24,8 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use protocol::{AttachReply, ExecutionCursor, MessageId, ModelRef, TopicId, TurnId, UiMessage};
-use providers::{CompletionRequest, LanguageModel};
+use protocol::{AttachReply, ExecutionCursor, MessageId, ModelRef, TopicId, TurnId, UiMessage, UiPart};
 use store::{Store, StoreError};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -78,7 +77,8 @@ pub struct PreparedTurn {
 
 pub struct UserInput {
     pub message_id: MessageId,
-    pub text: String,
+    /// The message's text and attachments.
+    pub parts: Vec<UiPart>,
 }
 
 /// One model's part of a turn.
@@ -86,8 +86,9 @@ pub struct PreparedExecution {
     pub message_id: MessageId,
     pub model_ref: ModelRef,
     pub provider_name: String,
-    pub model: Arc<dyn LanguageModel>,
-    pub completion: CompletionRequest,
+    /// What the agent loop runs. The actor sets its idle timeout, part offset and steer
+    /// signal.
+    pub agent: agent::TurnRequest,
     pub slot: ReplySlot,
 }
 
@@ -184,6 +185,16 @@ impl StreamManager {
         for tx in senders {
             let _ = tx.send(Command::Detach { listener_id: listener_id.clone() }).await;
         }
+    }
+
+    /// Asks the topic's running turn to yield at its next step boundary (a steering
+    /// message waits). False when no turn is running.
+    pub async fn steer(&self, topic_id: &TopicId) -> bool {
+        let (reply, rx) = oneshot::channel();
+        if self.send(topic_id, Command::Steer { reply }, false).await.is_err() {
+            return false;
+        }
+        rx.await.unwrap_or(false)
     }
 
     /// Stops the topic's live turn. Resolves once every reply is persisted as paused;

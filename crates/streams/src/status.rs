@@ -33,8 +33,10 @@ impl StatusHub {
     }
 
     /// Records a new status. A finished turn (`done`, `aborted`, `error`) is unseen until
-    /// [`StatusHub::mark_seen`]; a new turn clears the mark.
-    pub(crate) fn publish(&self, topic_id: &TopicId, status: TopicStatus) {
+    /// [`StatusHub::mark_seen`]; a new turn clears the mark. Topic actors publish their
+    /// turns' transitions; the engine publishes what it settles outside a live turn (a
+    /// reply stopped while it waited for approval).
+    pub fn publish(&self, topic_id: &TopicId, status: TopicStatus) {
         let unseen = matches!(status, TopicStatus::Done | TopicStatus::Aborted | TopicStatus::Error);
         self.set(TopicStatusEvent { topic_id: topic_id.clone(), status, unseen });
     }

@@ -3,8 +3,24 @@
 
 use super::*;
 use protocol::{MessageStatus, StreamMessage, TerminalStatus, TopicStatus, UiChunk};
-use providers::{ChatMessage, ChatRole, CompletionEvent, CompletionStream, ProviderError, StopReason};
+use providers::{
+    ChatMessage, CompletionEvent, CompletionRequest, CompletionStream, LanguageModel, ProviderError, StopReason,
+};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+
+/// The loop's request for a model, as the engine would prepare it for a plain chat.
+fn agent_request(model: Arc<dyn LanguageModel>, name: &str) -> agent::TurnRequest {
+    let completion = CompletionRequest {
+        model: name.into(),
+        messages: vec![ChatMessage::user("hi")],
+        ..CompletionRequest::default()
+    };
+    agent::TurnRequest::new(model, completion, std::time::Duration::from_secs(120))
+}
+
+fn user(text: &str) -> UserInput {
+    UserInput { message_id: MessageId::new(), parts: UiMessage::user_text("", text).parts }
+}
 
 /// A model that streams exactly what the test sends it.
 struct GatedModel {
@@ -44,18 +60,12 @@ impl Harness {
         let turn = PreparedTurn {
             topic_id: self.topic.clone(),
             turn_id: TurnId::new(),
-            user: Some(UserInput { message_id: MessageId::new(), text: "hi".into() }),
+            user: Some(user("hi")),
             executions: vec![PreparedExecution {
                 message_id: message_id.clone(),
                 model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: "m".into() },
                 provider_name: "Fake".into(),
-                model,
-                completion: CompletionRequest {
-                    model: "m".into(),
-                    messages: vec![ChatMessage { role: ChatRole::User, content: "hi".into() }],
-                    temperature: None,
-                    max_tokens: None,
-                },
+                agent: agent_request(model, "m"),
                 slot: ReplySlot::New,
             }],
         };
@@ -222,13 +232,12 @@ async fn a_second_open_while_streaming_is_refused() {
     let turn = PreparedTurn {
         topic_id: h.topic.clone(),
         turn_id: TurnId::new(),
-        user: Some(UserInput { message_id: MessageId::new(), text: "again".into() }),
+        user: Some(user("again")),
         executions: vec![PreparedExecution {
             message_id: MessageId::new(),
             model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: "m".into() },
             provider_name: "Fake".into(),
-            model: Arc::new(GatedModel { rx: Mutex::new(Some(rx2)) }),
-            completion: CompletionRequest { model: "m".into(), messages: vec![], temperature: None, max_tokens: None },
+            agent: agent_request(Arc::new(GatedModel { rx: Mutex::new(Some(rx2)) }), "m"),
             slot: ReplySlot::New,
         }],
     };
@@ -302,8 +311,7 @@ fn gated(model: &str, message_id: MessageId, slot: ReplySlot) -> (Feed, Prepared
         message_id,
         model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: model.into() },
         provider_name: "Fake".into(),
-        model: Arc::new(GatedModel { rx: Mutex::new(Some(rx)) }),
-        completion: CompletionRequest { model: model.into(), messages: vec![], temperature: None, max_tokens: None },
+        agent: agent_request(Arc::new(GatedModel { rx: Mutex::new(Some(rx)) }), model),
         slot,
     };
     (feed, execution)
@@ -442,7 +450,7 @@ async fn a_multi_model_turn_streams_every_model_and_is_done_when_one_fails() {
     let turn = PreparedTurn {
         topic_id: h.topic.clone(),
         turn_id: turn_id.clone(),
-        user: Some(UserInput { message_id: MessageId::new(), text: "both".into() }),
+        user: Some(user("both")),
         executions: vec![a, b],
     };
     let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);

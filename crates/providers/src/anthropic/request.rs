@@ -1,8 +1,14 @@
 //! The request body: a [`CompletionRequest`] in Messages form.
+//!
+//! System messages go to `system`; tool results are `tool_result` blocks in a user turn;
+//! thinking blocks from an earlier Anthropic reply go back verbatim with their signature
+//! (a tool loop with extended thinking requires it).
 
 use serde::Serialize;
+use serde_json::{Value, json};
 
-use crate::language_model::{ChatRole, CompletionRequest};
+use crate::ProviderFormat;
+use crate::language_model::{ChatMessage, ChatRole, CompletionRequest, ContentPart, Media, MediaSource, ToolSpec};
 
 /// Messages requires `max_tokens`; this is used when the request leaves it open. Every
 /// current Claude model allows at least this many output tokens.
@@ -15,53 +21,143 @@ pub struct MessagesRequest<'a> {
     /// System messages, joined: Messages takes the system prompt apart from the turns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
-    pub messages: Vec<WireMessage<'a>>,
+    pub messages: Vec<WireMessage>,
     pub stream: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct WireMessage<'a> {
+pub struct WireMessage {
     pub role: &'static str,
-    pub content: &'a str,
+    /// A string for plain text, else content blocks.
+    pub content: Value,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WireTool<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub input_schema: &'a Value,
 }
 
 impl<'a> MessagesRequest<'a> {
     pub fn streaming(request: &'a CompletionRequest) -> Self {
-        let system: Vec<&str> = request
+        let system: Vec<String> = request
             .messages
             .iter()
             .filter(|m| m.role == ChatRole::System)
-            .map(|m| m.content.trim())
+            .map(|m| m.text().trim().to_owned())
             .filter(|text| !text.is_empty())
             .collect();
-        // Messages rejects empty turns; consecutive turns of one role are merged upstream.
-        let messages = request
-            .messages
-            .iter()
-            .filter(|m| !m.content.trim().is_empty())
-            .filter_map(|m| match m.role {
-                ChatRole::System => None,
-                ChatRole::User => Some(WireMessage { role: "user", content: &m.content }),
-                ChatRole::Assistant => Some(WireMessage { role: "assistant", content: &m.content }),
-            })
-            .collect();
+        let messages = request.messages.iter().filter_map(wire_message).collect();
+        let mut max_tokens = request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        let thinking = request.reasoning.map(|effort| {
+            let budget = effort.budget_tokens();
+            // The budget is part of `max_tokens` and must leave room for the answer.
+            max_tokens = max_tokens.max(budget + 1024);
+            json!({ "type": "enabled", "budget_tokens": budget })
+        });
         Self {
             model: &request.model,
-            max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            max_tokens,
             system: (!system.is_empty()).then(|| system.join("\n\n")),
             messages,
             stream: true,
-            temperature: request.temperature,
+            tools: request.tools.iter().map(wire_tool).collect(),
+            // Extended thinking only runs at the default temperature.
+            temperature: if thinking.is_some() { None } else { request.temperature },
+            thinking,
         }
     }
+}
+
+fn wire_tool(tool: &ToolSpec) -> WireTool<'_> {
+    WireTool { name: &tool.name, description: &tool.description, input_schema: &tool.input_schema }
+}
+
+/// One turn, or `None` when nothing of it can be sent (Messages rejects empty turns).
+fn wire_message(message: &ChatMessage) -> Option<WireMessage> {
+    let role = match message.role {
+        ChatRole::System => return None,
+        ChatRole::User | ChatRole::Tool => "user",
+        ChatRole::Assistant => "assistant",
+    };
+    if message.content.iter().all(|part| matches!(part, ContentPart::Text { .. })) {
+        let text = message.text();
+        return (!text.trim().is_empty()).then(|| WireMessage { role, content: Value::String(text) });
+    }
+    let blocks: Vec<Value> = message.content.iter().filter_map(block).collect();
+    (!blocks.is_empty()).then(|| WireMessage { role, content: Value::Array(blocks) })
+}
+
+fn block(part: &ContentPart) -> Option<Value> {
+    match part {
+        ContentPart::Text { text } if text.trim().is_empty() => None,
+        ContentPart::Text { text } => Some(json!({ "type": "text", "text": text })),
+        ContentPart::Media(media) => Some(media_block(media)),
+        ContentPart::Reasoning(reasoning) => {
+            if reasoning.format.as_deref() != Some(ProviderFormat::Anthropic.as_str()) {
+                return None;
+            }
+            if let Some(data) = &reasoning.redacted {
+                return Some(json!({ "type": "redacted_thinking", "data": data }));
+            }
+            let signature = reasoning.signature.as_ref()?;
+            Some(json!({ "type": "thinking", "thinking": reasoning.text, "signature": signature }))
+        }
+        ContentPart::ToolCall(call) => {
+            // `input` must be an object even when the model sent something else.
+            let input = if call.arguments.is_object() { call.arguments.clone() } else { json!({}) };
+            Some(json!({ "type": "tool_use", "id": call.id, "name": call.name, "input": input }))
+        }
+        ContentPart::ToolResult(result) => {
+            let content: Vec<Value> = result
+                .content
+                .iter()
+                .filter_map(|part| match part {
+                    ContentPart::Text { text } => Some(json!({ "type": "text", "text": text })),
+                    ContentPart::Media(media) if media.is_image() => Some(media_block(media)),
+                    ContentPart::Media(media) => {
+                        Some(json!({ "type": "text", "text": crate::unsupported_attachment(media) }))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let mut block = json!({ "type": "tool_result", "tool_use_id": result.call_id, "content": content });
+            if result.is_error {
+                block["is_error"] = Value::Bool(true);
+            }
+            Some(block)
+        }
+    }
+}
+
+fn media_block(media: &Media) -> Value {
+    let source = match &media.source {
+        MediaSource::Base64(data) => json!({ "type": "base64", "media_type": media.media_type, "data": data }),
+        MediaSource::Url(url) => json!({ "type": "url", "url": url }),
+    };
+    if media.is_image() {
+        return json!({ "type": "image", "source": source });
+    }
+    if let Some(text) = media.inline_text() {
+        return json!({ "type": "text", "text": crate::attachment_text(media, &text) });
+    }
+    if media.media_type == "application/pdf" {
+        return json!({ "type": "document", "source": source });
+    }
+    json!({ "type": "text", "text": crate::unsupported_attachment(media) })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::language_model::ChatMessage;
+    use crate::language_model::{Reasoning, ReasoningEffort, ToolCall, ToolResult};
 
     #[test]
     fn takes_system_messages_apart_and_skips_empty_turns() {
@@ -75,7 +171,7 @@ mod tests {
                 ChatMessage::user("Colour?"),
             ],
             temperature: Some(0.2),
-            max_tokens: None,
+            ..CompletionRequest::default()
         };
         insta::assert_json_snapshot!(MessagesRequest::streaming(&request), @r#"
         {
@@ -109,5 +205,137 @@ mod tests {
         let body = serde_json::to_value(MessagesRequest::streaming(&request)).unwrap();
         assert_eq!(body["max_tokens"], 64);
         assert!(body.get("system").is_none() && body.get("temperature").is_none());
+    }
+
+    #[test]
+    fn a_thinking_tool_loop_sends_signed_thinking_back_and_results_in_a_user_turn() {
+        let request = CompletionRequest {
+            model: "claude-sonnet-4-5".into(),
+            reasoning: Some(ReasoningEffort::Low),
+            temperature: Some(0.3),
+            tools: vec![ToolSpec {
+                name: "current_time".into(),
+                description: "The time".into(),
+                input_schema: json!({"type": "object"}),
+            }],
+            messages: vec![
+                ChatMessage::user("Time?"),
+                ChatMessage::new(
+                    ChatRole::Assistant,
+                    vec![
+                        ContentPart::Reasoning(Reasoning {
+                            text: "call the clock".into(),
+                            signature: Some("sig".into()),
+                            redacted: None,
+                            format: Some("anthropic".into()),
+                        }),
+                        ContentPart::Reasoning(Reasoning {
+                            text: "from another provider".into(),
+                            signature: Some("other".into()),
+                            redacted: None,
+                            format: Some("gemini".into()),
+                        }),
+                        ContentPart::ToolCall(ToolCall {
+                            id: "toolu_1".into(),
+                            name: "current_time".into(),
+                            arguments: json!({}),
+                        }),
+                    ],
+                ),
+                ChatMessage::tool_results(vec![ToolResult::text("toolu_1", "current_time", "denied", true)]),
+            ],
+            ..CompletionRequest::default()
+        };
+        insta::assert_json_snapshot!(MessagesRequest::streaming(&request), @r#"
+        {
+          "model": "claude-sonnet-4-5",
+          "max_tokens": 8192,
+          "messages": [
+            {
+              "role": "user",
+              "content": "Time?"
+            },
+            {
+              "role": "assistant",
+              "content": [
+                {
+                  "signature": "sig",
+                  "thinking": "call the clock",
+                  "type": "thinking"
+                },
+                {
+                  "id": "toolu_1",
+                  "input": {},
+                  "name": "current_time",
+                  "type": "tool_use"
+                }
+              ]
+            },
+            {
+              "role": "user",
+              "content": [
+                {
+                  "content": [
+                    {
+                      "text": "denied",
+                      "type": "text"
+                    }
+                  ],
+                  "is_error": true,
+                  "tool_use_id": "toolu_1",
+                  "type": "tool_result"
+                }
+              ]
+            }
+          ],
+          "stream": true,
+          "tools": [
+            {
+              "name": "current_time",
+              "description": "The time",
+              "input_schema": {
+                "type": "object"
+              }
+            }
+          ],
+          "thinking": {
+            "budget_tokens": 1024,
+            "type": "enabled"
+          }
+        }
+        "#);
+    }
+
+    #[test]
+    fn images_and_pdfs_are_blocks() {
+        let request = CompletionRequest {
+            model: "m".into(),
+            messages: vec![ChatMessage::new(
+                ChatRole::User,
+                vec![
+                    ContentPart::text("Look"),
+                    ContentPart::Media(Media {
+                        media_type: "image/jpeg".into(),
+                        source: MediaSource::Base64("/9j/".into()),
+                        filename: None,
+                    }),
+                    ContentPart::Media(Media {
+                        media_type: "application/pdf".into(),
+                        source: MediaSource::Base64("JVBE".into()),
+                        filename: Some("r.pdf".into()),
+                    }),
+                ],
+            )],
+            ..CompletionRequest::default()
+        };
+        let body = serde_json::to_value(MessagesRequest::streaming(&request)).unwrap();
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([
+                {"type": "text", "text": "Look"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "/9j/"}},
+                {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}}
+            ])
+        );
     }
 }

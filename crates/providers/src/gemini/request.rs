@@ -1,40 +1,34 @@
 //! The request body: a [`CompletionRequest`] in `generateContent` form.
+//!
+//! Roles are `user` and `model`; tool results are `functionResponse` parts in a user turn,
+//! matched to their calls by name and order. A `thoughtSignature` Gemini gave goes back on
+//! the part it came with: the part right after the reasoning that recorded it.
 
 use serde::Serialize;
+use serde_json::{Value, json};
 
-use crate::language_model::{ChatRole, CompletionRequest};
+use crate::ProviderFormat;
+use crate::language_model::{ChatMessage, ChatRole, CompletionRequest, ContentPart, Media, MediaSource, ToolSpec};
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GenerateContentRequest<'a> {
-    pub contents: Vec<Content<'a>>,
+pub struct GenerateContentRequest {
+    pub contents: Vec<Content>,
     /// System messages, joined: Gemini takes the system prompt apart from the turns.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub system_instruction: Option<SystemInstruction>,
+    pub system_instruction: Option<Content>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<Value>,
     #[serde(skip_serializing_if = "GenerationConfig::is_empty")]
     pub generation_config: GenerationConfig,
 }
 
 #[derive(Debug, Serialize)]
-pub struct Content<'a> {
-    /// `user` or `model`.
-    pub role: &'static str,
-    pub parts: Vec<Part<'a>>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Part<'a> {
-    pub text: &'a str,
-}
-
-#[derive(Debug, Serialize)]
-pub struct SystemInstruction {
-    pub parts: Vec<OwnedPart>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct OwnedPart {
-    pub text: String,
+pub struct Content {
+    /// `user` or `model`; absent for the system instruction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<&'static str>,
+    pub parts: Vec<Value>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -44,52 +38,104 @@ pub struct GenerationConfig {
     pub temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_config: Option<Value>,
 }
 
 impl GenerationConfig {
     fn is_empty(&self) -> bool {
-        self.temperature.is_none() && self.max_output_tokens.is_none()
+        self.temperature.is_none() && self.max_output_tokens.is_none() && self.thinking_config.is_none()
     }
 }
 
-impl<'a> GenerateContentRequest<'a> {
-    pub fn new(request: &'a CompletionRequest) -> Self {
-        let system: Vec<&str> = request
+impl GenerateContentRequest {
+    pub fn new(request: &CompletionRequest) -> Self {
+        let system: Vec<String> = request
             .messages
             .iter()
             .filter(|m| m.role == ChatRole::System)
-            .map(|m| m.content.trim())
+            .map(|m| m.text().trim().to_owned())
             .filter(|text| !text.is_empty())
             .collect();
-        let contents = request
-            .messages
-            .iter()
-            .filter(|m| !m.content.trim().is_empty())
-            .filter_map(|m| {
-                let role = match m.role {
-                    ChatRole::System => return None,
-                    ChatRole::User => "user",
-                    ChatRole::Assistant => "model",
-                };
-                Some(Content { role, parts: vec![Part { text: &m.content }] })
-            })
-            .collect();
+        let contents = request.messages.iter().filter_map(content).collect();
+        let tools = if request.tools.is_empty() {
+            Vec::new()
+        } else {
+            vec![json!({ "functionDeclarations": request.tools.iter().map(declaration).collect::<Vec<_>>() })]
+        };
         Self {
             contents,
             system_instruction: (!system.is_empty())
-                .then(|| SystemInstruction { parts: vec![OwnedPart { text: system.join("\n\n") }] }),
+                .then(|| Content { role: None, parts: vec![json!({ "text": system.join("\n\n") })] }),
+            tools,
             generation_config: GenerationConfig {
                 temperature: request.temperature,
                 max_output_tokens: request.max_tokens,
+                thinking_config: request
+                    .reasoning
+                    .map(|effort| json!({ "includeThoughts": true, "thinkingBudget": effort.budget_tokens() })),
             },
         }
+    }
+}
+
+/// `parametersJsonSchema` takes any JSON Schema; the older `parameters` field only an
+/// OpenAPI subset that tool schemas from MCP servers often step outside of.
+fn declaration(tool: &ToolSpec) -> Value {
+    json!({ "name": tool.name, "description": tool.description, "parametersJsonSchema": tool.input_schema })
+}
+
+fn content(message: &ChatMessage) -> Option<Content> {
+    let role = match message.role {
+        ChatRole::System => return None,
+        ChatRole::User | ChatRole::Tool => "user",
+        ChatRole::Assistant => "model",
+    };
+    let mut parts = Vec::new();
+    let mut signature: Option<&str> = None;
+    for part in &message.content {
+        let mut wire = match part {
+            ContentPart::Text { text } if text.trim().is_empty() => continue,
+            ContentPart::Text { text } => json!({ "text": text }),
+            ContentPart::Media(media) => media_part(media),
+            ContentPart::Reasoning(reasoning) => {
+                if reasoning.format.as_deref() == Some(ProviderFormat::Gemini.as_str()) {
+                    signature = reasoning.signature.as_deref().or(signature);
+                }
+                continue;
+            }
+            ContentPart::ToolCall(call) => {
+                let args = if call.arguments.is_object() { call.arguments.clone() } else { json!({}) };
+                json!({ "functionCall": { "name": call.name, "args": args } })
+            }
+            ContentPart::ToolResult(result) => {
+                let text = result.text_content();
+                let response = if result.is_error { json!({ "error": text }) } else { json!({ "result": text }) };
+                json!({ "functionResponse": { "name": result.name, "response": response } })
+            }
+        };
+        if let Some(signature) = signature.take() {
+            wire["thoughtSignature"] = Value::String(signature.to_owned());
+        }
+        parts.push(wire);
+    }
+    (!parts.is_empty()).then_some(Content { role: Some(role), parts })
+}
+
+fn media_part(media: &Media) -> Value {
+    if let Some(text) = media.inline_text() {
+        return json!({ "text": crate::attachment_text(media, &text) });
+    }
+    match &media.source {
+        MediaSource::Base64(data) => json!({ "inlineData": { "mimeType": media.media_type, "data": data } }),
+        MediaSource::Url(url) => json!({ "fileData": { "mimeType": media.media_type, "fileUri": url } }),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::language_model::ChatMessage;
+    use crate::language_model::{Reasoning, ReasoningEffort, ToolCall, ToolResult};
 
     #[test]
     fn maps_roles_and_takes_the_system_prompt_apart() {
@@ -103,6 +149,7 @@ mod tests {
             ],
             temperature: Some(1.0),
             max_tokens: Some(200),
+            ..CompletionRequest::default()
         };
         insta::assert_json_snapshot!(GenerateContentRequest::new(&request), @r#"
         {
@@ -152,5 +199,79 @@ mod tests {
         let request = CompletionRequest { messages: vec![ChatMessage::user("x")], ..CompletionRequest::default() };
         let body = serde_json::to_value(GenerateContentRequest::new(&request)).unwrap();
         assert_eq!(body, serde_json::json!({"contents": [{"role": "user", "parts": [{"text": "x"}]}]}));
+    }
+
+    #[test]
+    fn a_tool_loop_echoes_the_thought_signature_on_the_call_it_came_with() {
+        let request = CompletionRequest {
+            model: "gemini-2.5-pro".into(),
+            reasoning: Some(ReasoningEffort::Low),
+            tools: vec![ToolSpec {
+                name: "read_file".into(),
+                description: "Reads".into(),
+                input_schema: json!({"type": "object", "additionalProperties": false}),
+            }],
+            messages: vec![
+                ChatMessage::user("Read a.txt"),
+                ChatMessage::new(
+                    ChatRole::Assistant,
+                    vec![
+                        ContentPart::Reasoning(Reasoning {
+                            text: "I should read it".into(),
+                            signature: Some("c2ln".into()),
+                            redacted: None,
+                            format: Some("gemini".into()),
+                        }),
+                        ContentPart::ToolCall(ToolCall {
+                            id: "call_x_0".into(),
+                            name: "read_file".into(),
+                            arguments: json!({"path": "a.txt"}),
+                        }),
+                    ],
+                ),
+                ChatMessage::tool_results(vec![ToolResult::text("call_x_0", "read_file", "contents", false)]),
+            ],
+            ..CompletionRequest::default()
+        };
+        let body = serde_json::to_value(GenerateContentRequest::new(&request)).unwrap();
+        assert_eq!(
+            body["contents"],
+            json!([
+                {"role": "user", "parts": [{"text": "Read a.txt"}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {"path": "a.txt"}}, "thoughtSignature": "c2ln"}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "read_file", "response": {"result": "contents"}}}]}
+            ])
+        );
+        assert_eq!(
+            body["tools"],
+            json!([{"functionDeclarations": [{"name": "read_file", "description": "Reads", "parametersJsonSchema": {"type": "object", "additionalProperties": false}}]}])
+        );
+        assert_eq!(
+            body["generationConfig"],
+            json!({"thinkingConfig": {"includeThoughts": true, "thinkingBudget": 1024}})
+        );
+    }
+
+    #[test]
+    fn images_are_inline_data() {
+        let request = CompletionRequest {
+            messages: vec![ChatMessage::new(
+                ChatRole::User,
+                vec![
+                    ContentPart::text("What is this?"),
+                    ContentPart::Media(Media {
+                        media_type: "image/png".into(),
+                        source: MediaSource::Base64("iVBO".into()),
+                        filename: None,
+                    }),
+                ],
+            )],
+            ..CompletionRequest::default()
+        };
+        let body = serde_json::to_value(GenerateContentRequest::new(&request)).unwrap();
+        assert_eq!(
+            body["contents"][0]["parts"],
+            json!([{"text": "What is this?"}, {"inlineData": {"mimeType": "image/png", "data": "iVBO"}}])
+        );
     }
 }

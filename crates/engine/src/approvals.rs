@@ -1,0 +1,140 @@
+//! Tool approvals as the user meets them: answering an approval (then the reply goes
+//! on), listing approvals across topics, the policy rules, and the audit log.
+
+use protocol::api::{
+    ApprovalScope, ApprovalsListRequest, AuditListRequest, ToolApprovalRespond, ToolRuleInput, UpdateToolRule,
+};
+use protocol::tool::{Approval, PolicyRule};
+use protocol::{ApiError, ErrorKind, MessageId, TopicId};
+use store::tools::ApprovalAnswer;
+
+use crate::{Engine, ListenerId, store_error};
+
+/// What a reply stopped while waiting is told about its open calls.
+pub(crate) const STOPPED_WHILE_WAITING: &str = "the user stopped the reply instead of answering";
+
+impl Engine {
+    /// Records the user's answer. When it was the last open question of its reply, the
+    /// reply goes on (the approved calls run). A second answer returns the first.
+    pub(crate) async fn respond_approval(&self, request: ToolApprovalRespond) -> Result<Approval, ApiError> {
+        let id = request.approval_id.trim();
+        if id.is_empty() {
+            return Err(ApiError::bad_request("approvalId", "must not be empty"));
+        }
+        if let Some(input) = &request.updated_input
+            && !input.is_object()
+        {
+            return Err(ApiError::bad_request("updatedInput", "the edited arguments must be a JSON object"));
+        }
+        if let Some(reason) = &request.reason
+            && reason.chars().count() > 2000
+        {
+            return Err(ApiError::bad_request("reason", "at most 2000 characters"));
+        }
+        let rule_id = uuid::Uuid::now_v7().to_string();
+        let answer = ApprovalAnswer {
+            approval_id: id,
+            decision: request.decision,
+            scope: request.scope.unwrap_or(ApprovalScope::Once),
+            reason: request.reason.as_deref(),
+            updated_input: request.updated_input.as_ref(),
+            rule_id: &rule_id,
+        };
+        let (approval, changed) = self.inner.store.respond_approval(&answer).await.map_err(store_error)?;
+        if changed {
+            tracing::info!(approval = %approval.id, tool = %approval.tool_name, state = ?approval.state, "approval answered");
+            self.resume_if_answered(&approval.topic_id, &approval.message_id).await;
+        }
+        Ok(approval)
+    }
+
+    /// Continues a reply whose approvals are all answered.
+    async fn resume_if_answered(&self, topic_id: &TopicId, message_id: &str) {
+        match self.inner.store.pending_approvals_of(message_id).await {
+            Ok(0) => {}
+            Ok(_) => return,
+            Err(err) => {
+                tracing::error!(error = %err, "could not read the reply's approvals");
+                return;
+            }
+        }
+        let request =
+            protocol::api::ReplyRequest { topic_id: topic_id.clone(), message_id: MessageId(message_id.to_owned()) };
+        // Windows showing the topic follow the continued reply through the status feed.
+        let (listener, _unheard) = self.listener(ListenerId::unique(), topic_id);
+        let resumed = match self.prepare_resume(request).await {
+            Ok(turn) => self.inner.streams.open(turn, listener).await.map_err(crate::error::stream_error),
+            Err(err) => Err(err),
+        };
+        match resumed {
+            Ok(_) => {}
+            // Another answer resumed it first.
+            Err(err) if err.kind == ErrorKind::Conflict => {}
+            Err(err) => tracing::error!(error = %err, "the approved reply could not go on"),
+        }
+    }
+
+    pub(crate) async fn list_approvals(&self, request: ApprovalsListRequest) -> Result<Vec<Approval>, ApiError> {
+        if let Some(topic) = &request.topic_id {
+            self.inner.store.get_topic(topic).await.map_err(store_error)?;
+        }
+        let pending_only = !request.all.unwrap_or(false);
+        self.inner.store.list_approvals(request.topic_id.as_ref(), pending_only).await.map_err(store_error)
+    }
+
+    /// Stop on a topic whose reply waits for approvals: its questions are answered "no"
+    /// and the reply is stopped. True if there was such a reply.
+    pub(crate) async fn stop_waiting_replies(&self, topic_id: &TopicId) -> Result<bool, ApiError> {
+        let messages =
+            self.inner.store.deny_pending_approvals(topic_id, STOPPED_WHILE_WAITING).await.map_err(store_error)?;
+        for message in &messages {
+            self.inner.store.stop_awaiting_reply(message).await.map_err(store_error)?;
+        }
+        if !messages.is_empty() {
+            self.inner.streams.status().publish(topic_id, protocol::TopicStatus::Aborted);
+        }
+        Ok(!messages.is_empty())
+    }
+
+    pub(crate) async fn save_rule(&self, id: Option<String>, input: ToolRuleInput) -> Result<PolicyRule, ApiError> {
+        let (id, created_at) = match id {
+            Some(id) => {
+                let existing = self.inner.store.get_rule(&id).await.map_err(store_error)?;
+                (existing.id, existing.created_at)
+            }
+            None => (uuid::Uuid::now_v7().to_string(), store::now()),
+        };
+        if let protocol::tool::RuleScope::Topic { topic_id } = &input.scope {
+            self.inner.store.get_topic(topic_id).await.map_err(|e| match e {
+                store::StoreError::NotFound { .. } => {
+                    ApiError::bad_request("scope.topicId", format!("no topic {topic_id}"))
+                }
+                other => store_error(other),
+            })?;
+        }
+        let rule = PolicyRule {
+            id,
+            tool: input.tool.trim().to_owned(),
+            conditions: input.conditions,
+            decision: input.decision,
+            scope: input.scope,
+            expires_at: input.expires_at.map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()),
+            created_at,
+        };
+        tools::policy::validate(&rule).map_err(|e| ApiError::bad_request(e.field, e.message))?;
+        self.inner.store.save_rule(&rule).await.map_err(store_error)?;
+        Ok(rule)
+    }
+
+    pub(crate) async fn update_rule(&self, request: UpdateToolRule) -> Result<PolicyRule, ApiError> {
+        self.save_rule(Some(request.id), request.rule).await
+    }
+
+    pub(crate) async fn list_audit(
+        &self,
+        request: AuditListRequest,
+    ) -> Result<Vec<protocol::tool::AuditEntry>, ApiError> {
+        let limit = request.limit.unwrap_or(200).clamp(1, 1000);
+        self.inner.store.list_audit(request.topic_id.as_ref(), limit).await.map_err(store_error)
+    }
+}

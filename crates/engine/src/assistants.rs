@@ -1,0 +1,119 @@
+//! Assistants (saved setups) and workspace folders, with the checks that keep them
+//! usable.
+
+use std::path::{Path, PathBuf};
+
+use protocol::ApiError;
+use protocol::api::{Assistant, AssistantInput, UpdateAssistant};
+use store::assistants::AssistantFields;
+
+use crate::{Engine, store_error};
+
+/// The default and the bounds of an assistant's tool-call cap.
+pub(crate) const DEFAULT_MAX_TOOL_CALLS: u32 = agent::DEFAULT_MAX_TOOL_CALLS;
+const MAX_TOOL_CALLS_RANGE: std::ops::RangeInclusive<u32> = 1..=100;
+
+/// A workspace folder the user picked, checked: absolute, an existing folder, and neither
+/// the file system root nor the home folder itself (tools could touch everything). The
+/// canonical path comes back.
+pub(crate) fn checked_workspace(field: &str, path: &str) -> Result<String, ApiError> {
+    let path = path.trim();
+    let requested = Path::new(path);
+    if !requested.is_absolute() {
+        return Err(ApiError::bad_request(field, format!("{path} is not an absolute path")));
+    }
+    let canonical = std::fs::canonicalize(requested)
+        .map_err(|e| ApiError::bad_request(field, format!("{path} cannot be opened: {e}")))?;
+    if !canonical.is_dir() {
+        return Err(ApiError::bad_request(field, format!("{path} is not a folder")));
+    }
+    if canonical.parent().is_none() {
+        return Err(ApiError::bad_request(field, "the whole file system cannot be a workspace; pick a project folder"));
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok());
+    if home.as_deref() == Some(canonical.as_path()) {
+        return Err(ApiError::bad_request(
+            field,
+            "your whole home folder cannot be a workspace; pick a project folder inside it",
+        ));
+    }
+    Ok(canonical.to_string_lossy().into_owned())
+}
+
+impl Engine {
+    pub(crate) async fn save_assistant(
+        &self,
+        id: Option<String>,
+        input: AssistantInput,
+    ) -> Result<Assistant, ApiError> {
+        let name = input.name.trim();
+        if name.is_empty() {
+            return Err(ApiError::bad_request("name", "must not be empty"));
+        }
+        let max_tool_calls = input.max_tool_calls.unwrap_or(DEFAULT_MAX_TOOL_CALLS);
+        if !MAX_TOOL_CALLS_RANGE.contains(&max_tool_calls) {
+            return Err(ApiError::bad_request("maxToolCalls", "must be between 1 and 100"));
+        }
+        for (index, model) in input.models.iter().enumerate() {
+            self.check_model(model).await.map_err(|_| {
+                ApiError::bad_request(
+                    format!("models.{index}.providerId"),
+                    format!("no provider {}", model.provider_id),
+                )
+            })?;
+        }
+        if let Some(tools) = &input.tools {
+            let known: Vec<String> = self.catalog().await.iter().map(|t| t.tool.definition().name.clone()).collect();
+            for (index, tool) in tools.iter().enumerate() {
+                if !known.contains(tool) {
+                    return Err(ApiError::bad_request(
+                        format!("tools.{index}"),
+                        format!("there is no tool named {tool}"),
+                    ));
+                }
+            }
+        }
+        let workspace = match input.workspace.as_deref().map(str::trim).filter(|w| !w.is_empty()) {
+            Some(path) => Some(checked_workspace("workspace", path)?),
+            None => None,
+        };
+        let id = match id {
+            Some(id) => {
+                self.inner.store.get_assistant(&id).await.map_err(store_error)?;
+                id
+            }
+            None => uuid::Uuid::now_v7().to_string(),
+        };
+        let fields = AssistantFields {
+            name,
+            system_prompt: input.system_prompt.trim(),
+            models: &input.models,
+            tools: input.tools.as_deref(),
+            max_tool_calls,
+            workspace: workspace.as_deref(),
+        };
+        self.inner.store.save_assistant(&id, &fields).await.map_err(store_error)
+    }
+
+    pub(crate) async fn update_assistant(&self, request: UpdateAssistant) -> Result<Assistant, ApiError> {
+        self.save_assistant(Some(request.id), request.assistant).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workspaces_must_be_real_project_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = checked_workspace("workspace", dir.path().to_str().unwrap()).unwrap();
+        assert_eq!(Path::new(&ok), std::fs::canonicalize(dir.path()).unwrap());
+        assert_eq!(checked_workspace("w", "relative/path").unwrap_err().field.as_deref(), Some("w"));
+        assert!(checked_workspace("w", "/").unwrap_err().message.contains("whole file system"));
+        let file = dir.path().join("f.txt");
+        std::fs::write(&file, "x").unwrap();
+        assert!(checked_workspace("w", file.to_str().unwrap()).unwrap_err().message.contains("not a folder"));
+        assert!(checked_workspace("w", dir.path().join("missing").to_str().unwrap()).is_err());
+    }
+}

@@ -1,0 +1,591 @@
+//! File tools inside the workspace: three that read, two that write.
+//!
+//! Reads are capped (a model cannot take a gigabyte anyway) and skip binary files;
+//! writes show the user a unified diff before they run.
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use protocol::tool::{ToolAnnotations, ToolOutput};
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Workspace;
+use crate::tool::{Tool, ToolContext, ToolDefinition, ToolError};
+
+/// Most bytes `read_file` returns.
+const READ_CAP: usize = 256 * 1024;
+/// Most entries `list_dir` returns.
+const LIST_CAP: usize = 1000;
+/// Files larger than this are not searched.
+const SEARCH_FILE_CAP: u64 = 2 * 1024 * 1024;
+/// Folders a listing or search does not descend into: version control and build output.
+const SKIPPED_DIRS: &[&str] = &[".git", ".hg", ".svn", "node_modules", "target", "dist", "__pycache__", ".venv"];
+
+fn definition(name: &str, description: &str, schema: Value, annotations: ToolAnnotations) -> ToolDefinition {
+    ToolDefinition {
+        name: name.to_owned(),
+        title: None,
+        description: description.to_owned(),
+        input_schema: schema,
+        annotations,
+    }
+}
+
+const READ_ONLY: ToolAnnotations =
+    ToolAnnotations { read_only: true, destructive: false, idempotent: true, open_world: false };
+
+fn parse<T: for<'de> Deserialize<'de>>(input: Value) -> Result<T, ToolError> {
+    serde_json::from_value(input).map_err(|e| ToolError::InvalidInput(e.to_string()))
+}
+
+fn io_error(what: &str, path: &str, err: std::io::Error) -> ToolError {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => ToolError::Failed(format!("{path} does not exist")),
+        std::io::ErrorKind::PermissionDenied => ToolError::Failed(format!("no permission to {what} {path}")),
+        _ => ToolError::Failed(format!("cannot {what} {path}: {err}")),
+    }
+}
+
+/// Runs blocking file work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| ToolError::Failed(format!("the file task failed: {e}")))?
+}
+
+fn looks_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(8192).any(|b| *b == 0)
+}
+
+// ---------------------------------------------------------------------------------------
+
+pub struct ReadFile(ToolDefinition);
+
+impl ReadFile {
+    pub fn new() -> Self {
+        Self(definition(
+            "read_file",
+            "Read a text file in the workspace folder. Returns its lines, numbered. For long files, \
+             pass `offset` (first line, 1-based) and `limit` (number of lines).",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Path relative to the workspace folder"},
+                    "offset": {"type": "integer", "minimum": 1, "description": "First line to return (1-based)"},
+                    "limit": {"type": "integer", "minimum": 1, "description": "How many lines to return"}
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+            READ_ONLY,
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+struct ReadInput {
+    path: String,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+#[async_trait]
+impl Tool for ReadFile {
+    fn definition(&self) -> &ToolDefinition {
+        &self.0
+    }
+
+    async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let input: ReadInput = parse(input)?;
+        let ws = Workspace::of(ctx)?;
+        let path = ws.resolve(&input.path)?;
+        let shown = ws.display(&path);
+        blocking(move || {
+            let bytes = std::fs::read(&path).map_err(|e| io_error("read", &shown, e))?;
+            if looks_binary(&bytes) {
+                return Err(ToolError::Failed(format!(
+                    "{shown} is a binary file ({} bytes); read_file reads text only",
+                    bytes.len()
+                )));
+            }
+            let truncated = bytes.len() > READ_CAP;
+            let text = String::from_utf8_lossy(&bytes[..bytes.len().min(READ_CAP)]).into_owned();
+            let first = input.offset.unwrap_or(1).max(1);
+            let lines: Vec<&str> = text.lines().collect();
+            let total = lines.len();
+            let take = input.limit.unwrap_or(usize::MAX);
+            let mut out = String::new();
+            for (number, line) in lines.iter().enumerate().skip(first - 1).take(take) {
+                out.push_str(&format!("{:>6}\t{line}\n", number + 1));
+            }
+            if out.is_empty() {
+                out = if total == 0 {
+                    format!("{shown} is empty\n")
+                } else {
+                    format!("{shown} has only {total} lines\n")
+                };
+            }
+            if truncated {
+                out.push_str(&format!("[only the first {READ_CAP} bytes of {shown} were read]\n"));
+            }
+            Ok(ToolOutput::text(out))
+        })
+        .await
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+pub struct ListDir(ToolDefinition);
+
+impl ListDir {
+    pub fn new() -> Self {
+        Self(definition(
+            "list_dir",
+            "List a folder in the workspace: one entry per line, folders ending in `/`, files with \
+             their size. `recursive` lists everything below (skipping .git, node_modules, target).",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Folder relative to the workspace (default: the workspace itself)"},
+                    "recursive": {"type": "boolean"}
+                },
+                "additionalProperties": false
+            }),
+            READ_ONLY,
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+struct ListInput {
+    #[serde(default)]
+    path: String,
+    #[serde(default)]
+    recursive: bool,
+}
+
+#[async_trait]
+impl Tool for ListDir {
+    fn definition(&self) -> &ToolDefinition {
+        &self.0
+    }
+
+    async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let input: ListInput = parse(input)?;
+        let ws = Workspace::of(ctx)?;
+        let dir = ws.resolve(&input.path)?;
+        blocking(move || {
+            let shown = ws.display(&dir);
+            if !dir.is_dir() {
+                return Err(ToolError::Failed(format!("{shown} is not a folder")));
+            }
+            let mut lines = Vec::new();
+            let mut more = false;
+            walk(&dir, input.recursive, &mut |path, meta| {
+                if lines.len() >= LIST_CAP {
+                    more = true;
+                    return false;
+                }
+                let name = ws.display(path);
+                lines.push(if meta.is_dir() { format!("{name}/") } else { format!("{name}  ({} bytes)", meta.len()) });
+                true
+            })
+            .map_err(|e| io_error("list", &shown, e))?;
+            if lines.is_empty() {
+                return Ok(ToolOutput::text(format!("{shown} is empty")));
+            }
+            if more {
+                lines.push(format!("[stopped after {LIST_CAP} entries]"));
+            }
+            Ok(ToolOutput::text(lines.join("\n")))
+        })
+        .await
+    }
+}
+
+/// Visits the entries under `dir` in name order (folders before their contents); `visit`
+/// returns false to stop.
+fn walk(
+    dir: &Path,
+    recursive: bool,
+    visit: &mut dyn FnMut(&Path, &std::fs::Metadata) -> bool,
+) -> std::io::Result<bool> {
+    let mut entries: Vec<(PathBuf, std::fs::Metadata)> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        // symlink_metadata: a link is listed, never followed out of the workspace.
+        .filter_map(|entry| entry.path().symlink_metadata().ok().map(|meta| (entry.path(), meta)))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, meta) in entries {
+        if !visit(&path, &meta) {
+            return Ok(false);
+        }
+        let skipped = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| SKIPPED_DIRS.contains(&n));
+        if recursive && meta.is_dir() && !skipped && !walk(&path, true, visit)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+// ---------------------------------------------------------------------------------------
+
+pub struct SearchFiles(ToolDefinition);
+
+impl SearchFiles {
+    pub fn new() -> Self {
+        Self(definition(
+            "search_files",
+            "Search the text files of the workspace for a regular expression (or plain text with \
+             `literal: true`). Returns `path:line: text` for each matching line.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "A regular expression (Rust syntax)"},
+                    "path": {"type": "string", "description": "Folder to search, relative to the workspace (default: all of it)"},
+                    "literal": {"type": "boolean", "description": "Treat the pattern as plain text"},
+                    "file_glob": {"type": "string", "description": "Only files whose name matches, e.g. `*.rs`"},
+                    "max_results": {"type": "integer", "minimum": 1, "maximum": 1000}
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+            READ_ONLY,
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+struct SearchInput {
+    pattern: String,
+    #[serde(default)]
+    path: String,
+    #[serde(default)]
+    literal: bool,
+    file_glob: Option<String>,
+    max_results: Option<usize>,
+}
+
+#[async_trait]
+impl Tool for SearchFiles {
+    fn definition(&self) -> &ToolDefinition {
+        &self.0
+    }
+
+    async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let input: SearchInput = parse(input)?;
+        let pattern = if input.literal { regex::escape(&input.pattern) } else { input.pattern.clone() };
+        let regex = Regex::new(&pattern)
+            .map_err(|e| ToolError::InvalidInput(format!("the pattern is not a valid regular expression: {e}")))?;
+        let name_filter = match &input.file_glob {
+            Some(glob) => Some(
+                Regex::new(&format!("^{}$", regex::escape(glob).replace(r"\*", ".*").replace(r"\?", ".")))
+                    .map_err(|e| ToolError::InvalidInput(format!("file_glob: {e}")))?,
+            ),
+            None => None,
+        };
+        let max = input.max_results.unwrap_or(200).min(1000);
+        let ws = Workspace::of(ctx)?;
+        let root = ws.resolve(&input.path)?;
+        let cancel = ctx.cancel.clone();
+        blocking(move || {
+            let mut hits = Vec::new();
+            let mut visit = |path: &Path, meta: &std::fs::Metadata| {
+                if cancel.is_cancelled() || hits.len() >= max {
+                    return false;
+                }
+                if !meta.is_file() || meta.len() > SEARCH_FILE_CAP {
+                    return true;
+                }
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                if name_filter.as_ref().is_some_and(|filter| !filter.is_match(name)) {
+                    return true;
+                }
+                let Ok(bytes) = std::fs::read(path) else { return true };
+                if looks_binary(&bytes) {
+                    return true;
+                }
+                let text = String::from_utf8_lossy(&bytes);
+                for (number, line) in text.lines().enumerate() {
+                    if regex.is_match(line) {
+                        let line: String = line.chars().take(300).collect();
+                        hits.push(format!("{}:{}: {}", ws.display(path), number + 1, line.trim_end()));
+                        if hits.len() >= max {
+                            break;
+                        }
+                    }
+                }
+                true
+            };
+            if root.is_file() {
+                let meta = root.metadata().map_err(|e| io_error("search", &input.path, e))?;
+                visit(&root, &meta);
+            } else {
+                walk(&root, true, &mut visit).map_err(|e| io_error("search", &input.path, e))?;
+            }
+            if cancel.is_cancelled() {
+                return Err(ToolError::Cancelled);
+            }
+            if hits.is_empty() {
+                return Ok(ToolOutput::text(format!("no matches for {}", input.pattern)));
+            }
+            if hits.len() >= max {
+                hits.push(format!("[stopped at {max} matches]"));
+            }
+            Ok(ToolOutput::text(hits.join("\n")))
+        })
+        .await
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+const WRITES: ToolAnnotations =
+    ToolAnnotations { read_only: false, destructive: true, idempotent: true, open_world: false };
+
+/// A unified diff of a file's change, for the approval card.
+fn diff(shown: &str, old: &str, new: &str) -> String {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let text = diff.unified_diff().context_radius(3).header(&format!("a/{shown}"), &format!("b/{shown}")).to_string();
+    if text.is_empty() { format!("{shown}: no change") } else { text }
+}
+
+pub struct WriteFile(ToolDefinition);
+
+impl WriteFile {
+    pub fn new() -> Self {
+        Self(definition(
+            "write_file",
+            "Create or overwrite a text file in the workspace with `content`. Missing folders are created.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Path relative to the workspace folder"},
+                    "content": {"type": "string", "description": "The whole new content of the file"}
+                },
+                "required": ["path", "content"],
+                "additionalProperties": false
+            }),
+            WRITES,
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+struct WriteInput {
+    path: String,
+    content: String,
+}
+
+#[async_trait]
+impl Tool for WriteFile {
+    fn definition(&self) -> &ToolDefinition {
+        &self.0
+    }
+
+    async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let input: WriteInput = parse(input)?;
+        let ws = Workspace::of(ctx)?;
+        let path = ws.resolve(&input.path)?;
+        let shown = ws.display(&path);
+        blocking(move || {
+            if path.is_dir() {
+                return Err(ToolError::Failed(format!("{shown} is a folder")));
+            }
+            let existed = path.exists();
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| io_error("create the folder for", &shown, e))?;
+            }
+            std::fs::write(&path, input.content.as_bytes()).map_err(|e| io_error("write", &shown, e))?;
+            let verb = if existed { "replaced" } else { "created" };
+            Ok(ToolOutput::text(format!("{verb} {shown} ({} bytes)", input.content.len())))
+        })
+        .await
+    }
+
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Option<String> {
+        let input: WriteInput = parse(input.clone()).ok()?;
+        let ws = Workspace::of(ctx).ok()?;
+        let path = ws.resolve(&input.path).ok()?;
+        let old = std::fs::read_to_string(&path).unwrap_or_default();
+        Some(diff(&ws.display(&path), &old, &input.content))
+    }
+}
+
+pub struct EditFile(ToolDefinition);
+
+impl EditFile {
+    pub fn new() -> Self {
+        Self(definition(
+            "edit_file",
+            "Replace exact text in a file of the workspace. `old_text` must match exactly once \
+             (include surrounding lines to make it unique) unless `replace_all` is true.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "old_text": {"type": "string", "minLength": 1},
+                    "new_text": {"type": "string"},
+                    "replace_all": {"type": "boolean"}
+                },
+                "required": ["path", "old_text", "new_text"],
+                "additionalProperties": false
+            }),
+            ToolAnnotations { idempotent: false, ..WRITES },
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+struct EditInput {
+    path: String,
+    old_text: String,
+    new_text: String,
+    #[serde(default)]
+    replace_all: bool,
+}
+
+/// The file's text after the edit, or why the edit cannot be made.
+fn edited(text: &str, input: &EditInput, shown: &str) -> Result<String, ToolError> {
+    if input.old_text.is_empty() {
+        return Err(ToolError::InvalidInput("old_text must not be empty".into()));
+    }
+    match text.matches(input.old_text.as_str()).count() {
+        0 => Err(ToolError::Failed(format!(
+            "old_text was not found in {shown}; read the file and copy the text exactly"
+        ))),
+        1 => Ok(text.replacen(&input.old_text, &input.new_text, 1)),
+        n if input.replace_all => {
+            let _ = n;
+            Ok(text.replace(&input.old_text, &input.new_text))
+        }
+        n => Err(ToolError::Failed(format!(
+            "old_text matches {n} places in {shown}; include more surrounding text, or set replace_all"
+        ))),
+    }
+}
+
+#[async_trait]
+impl Tool for EditFile {
+    fn definition(&self) -> &ToolDefinition {
+        &self.0
+    }
+
+    async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let input: EditInput = parse(input)?;
+        let ws = Workspace::of(ctx)?;
+        let path = ws.resolve(&input.path)?;
+        let shown = ws.display(&path);
+        blocking(move || {
+            let text = std::fs::read_to_string(&path).map_err(|e| io_error("read", &shown, e))?;
+            let new = edited(&text, &input, &shown)?;
+            std::fs::write(&path, new.as_bytes()).map_err(|e| io_error("write", &shown, e))?;
+            let count = if input.replace_all { text.matches(input.old_text.as_str()).count() } else { 1 };
+            Ok(ToolOutput::text(format!("edited {shown} ({count} replacement{})", if count == 1 { "" } else { "s" })))
+        })
+        .await
+    }
+
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Option<String> {
+        let input: EditInput = parse(input.clone()).ok()?;
+        let ws = Workspace::of(ctx).ok()?;
+        let path = ws.resolve(&input.path).ok()?;
+        let shown = ws.display(&path);
+        let text = std::fs::read_to_string(&path).ok()?;
+        match edited(&text, &input, &shown) {
+            Ok(new) => Some(diff(&shown, &text, &new)),
+            Err(err) => Some(format!("this edit will fail: {err}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(dir: &Path) -> ToolContext {
+        ToolContext::detached(Some(dir.to_path_buf()))
+    }
+
+    fn text(output: &ToolOutput) -> String {
+        output.text_content()
+    }
+
+    #[tokio::test]
+    async fn read_list_and_search_stay_in_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "fn main() {\n    println!(\"hi\");\n}\n").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "one\ntwo\nthree\n").unwrap();
+        std::fs::write(dir.path().join("blob.bin"), [0u8, 1, 2]).unwrap();
+        std::fs::create_dir_all(dir.path().join("node_modules/x")).unwrap();
+        std::fs::write(dir.path().join("node_modules/x/i.js"), "println").unwrap();
+        let ctx = ctx(dir.path());
+
+        let out = ReadFile::new().execute(json!({"path": "notes.txt", "offset": 2, "limit": 1}), &ctx).await.unwrap();
+        assert_eq!(text(&out), "     2\ttwo\n");
+        let err = ReadFile::new().execute(json!({"path": "blob.bin"}), &ctx).await.unwrap_err();
+        assert!(err.to_string().contains("binary"), "{err}");
+        let err = ReadFile::new().execute(json!({"path": "../etc/passwd"}), &ctx).await.unwrap_err();
+        assert!(matches!(err, ToolError::Refused(_)));
+        let err = ReadFile::new().execute(json!({"path": "nope.txt"}), &ctx).await.unwrap_err();
+        assert_eq!(err.to_string(), "nope.txt does not exist");
+
+        let out = ListDir::new().execute(json!({"recursive": true}), &ctx).await.unwrap();
+        let listing = text(&out);
+        assert!(
+            listing.contains("src/\n") && listing.contains("src/main.rs  (") && listing.contains("node_modules/"),
+            "{listing}"
+        );
+        assert!(!listing.contains("i.js"), "node_modules is not descended into: {listing}");
+
+        let out = SearchFiles::new().execute(json!({"pattern": "println"}), &ctx).await.unwrap();
+        assert_eq!(text(&out), "src/main.rs:2:     println!(\"hi\");");
+        let out = SearchFiles::new().execute(json!({"pattern": "(", "literal": true}), &ctx).await.unwrap();
+        assert!(text(&out).starts_with("src/main.rs:1:"));
+        let err = SearchFiles::new().execute(json!({"pattern": "("}), &ctx).await.unwrap_err();
+        assert!(matches!(err, ToolError::InvalidInput(_)));
+        let out = SearchFiles::new().execute(json!({"pattern": "t", "file_glob": "*.txt"}), &ctx).await.unwrap();
+        assert_eq!(text(&out), "notes.txt:2: two\nnotes.txt:3: three");
+    }
+
+    #[tokio::test]
+    async fn writes_and_edits_preview_a_diff_and_then_change_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        let write = WriteFile::new();
+        let input = json!({"path": "docs/a.md", "content": "hello\nworld\n"});
+        let preview = write.preview(&input, &ctx).await.unwrap();
+        assert!(preview.contains("+++ b/docs/a.md") && preview.contains("+hello"), "{preview}");
+        assert!(!dir.path().join("docs/a.md").exists(), "a preview writes nothing");
+        assert_eq!(text(&write.execute(input, &ctx).await.unwrap()), "created docs/a.md (12 bytes)");
+
+        let edit = EditFile::new();
+        let input = json!({"path": "docs/a.md", "old_text": "world", "new_text": "there"});
+        let preview = edit.preview(&input, &ctx).await.unwrap();
+        assert!(preview.contains("-world") && preview.contains("+there"), "{preview}");
+        edit.execute(input, &ctx).await.unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("docs/a.md")).unwrap(), "hello\nthere\n");
+
+        std::fs::write(dir.path().join("b.txt"), "x x").unwrap();
+        let err = edit.execute(json!({"path": "b.txt", "old_text": "x", "new_text": "y"}), &ctx).await.unwrap_err();
+        assert!(err.to_string().contains("matches 2 places"), "{err}");
+        edit.execute(json!({"path": "b.txt", "old_text": "x", "new_text": "y", "replace_all": true}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("b.txt")).unwrap(), "y y");
+        let err = edit.execute(json!({"path": "b.txt", "old_text": "zz", "new_text": "y"}), &ctx).await.unwrap_err();
+        assert!(err.to_string().contains("not found"), "{err}");
+        let err = write.execute(json!({"path": "/tmp/outside.txt", "content": "x"}), &ctx).await.unwrap_err();
+        assert!(matches!(err, ToolError::Refused(_)));
+    }
+
+    #[tokio::test]
+    async fn without_a_workspace_file_tools_refuse_and_say_why() {
+        let err = ListDir::new().execute(json!({}), &ToolContext::detached(None)).await.unwrap_err();
+        assert!(err.to_string().contains("no workspace folder"), "{err}");
+    }
+}
