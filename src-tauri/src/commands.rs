@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 type Reply<T> = Result<T, ApiError>;
 
 fn parse<T: DeserializeOwned>(request: Value) -> Reply<T> {
-    serde_json::from_value(request).map_err(|e| ApiError::from_body_error(&e))
+    protocol::parse_body(request)
 }
 
 /// Plain operations, one command each, all answered by [`Engine::call`]. The list is

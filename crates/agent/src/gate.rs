@@ -25,8 +25,8 @@ pub struct GateCall {
 pub enum GateDecision {
     /// Run it (a rule or the tool's default allowed it).
     Allow,
-    /// Do not run it; the model is told, with the reason when there is one.
-    Deny { reason: Option<String> },
+    /// Do not run it (the policy refuses it); the model is told why.
+    Deny { reason: String },
     /// The user decides: an approval request with this id is recorded.
     Ask { approval_id: String },
 }
@@ -90,14 +90,13 @@ pub enum PendingState {
     /// Never checked (the turn paused at the tool-call limit before it).
     Unchecked,
     /// Still waiting for the user.
-    Waiting {
-        approval_id: String,
-    },
+    Waiting { approval_id: String },
     /// Approved; `input` is what runs (the user may have edited it).
     Approved,
-    Denied {
-        reason: Option<String>,
-    },
+    /// The user said no.
+    Denied { reason: Option<String> },
+    /// The approval policy said no; `reason` says which rule.
+    Refused { reason: String },
     /// Ran already: only its result is reported.
     Done(ToolOutput),
     /// Was running when the app stopped; it is not run again.

@@ -422,7 +422,8 @@ async fn a_tool_call_runs_and_the_model_answers_from_its_result() {
     let tool = FakeTool::new("read", Behaviour::Answer("hello"));
     let gate = FakeGate::new(GateDecision::Allow);
     let (chunks, outcome) =
-        run_request(with_tools(model.clone(), &[tool.clone()], gate.clone()), CancellationToken::new()).await;
+        run_request(with_tools(model.clone(), std::slice::from_ref(&tool), gate.clone()), CancellationToken::new())
+            .await;
     assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Stop });
     assert_eq!(tool.runs(), vec![json!({"path": "a.txt"})]);
     assert_eq!(*gate.begun.lock().unwrap(), vec!["c1".to_owned()]);
@@ -475,7 +476,7 @@ async fn a_continued_reply_runs_approved_calls_reports_denials_and_goes_on() {
     let model = FakeModel::new(vec![answer("Wrote it; skipped the other.")]);
     let write = FakeTool::new("write", Behaviour::Answer("written"));
     let gate = FakeGate::new(GateDecision::Allow);
-    let mut request = with_tools(model.clone(), &[write.clone()], gate.clone());
+    let mut request = with_tools(model.clone(), std::slice::from_ref(&write), gate.clone());
     request.pending = vec![
         pending("c1", "write", json!({"path": "edited.txt"}), PendingState::Approved),
         pending("c2", "write", json!({"path": "x"}), PendingState::Denied { reason: Some("not x".into()) }),
@@ -497,7 +498,7 @@ async fn a_call_the_ledger_says_ran_already_is_not_run_twice() {
         already_ran: vec!["c1".into()],
         ..Arc::into_inner(FakeGate::new(GateDecision::Allow)).unwrap()
     });
-    let mut request = with_tools(model.clone(), &[write.clone()], gate);
+    let mut request = with_tools(model.clone(), std::slice::from_ref(&write), gate);
     request.pending = vec![
         pending("c1", "write", json!({"path": "a"}), PendingState::Approved),
         pending("c2", "write", json!({"path": "b"}), PendingState::Interrupted),
@@ -523,7 +524,7 @@ async fn invalid_arguments_get_one_repair_round() {
     ]);
     let read = FakeTool::new("read", Behaviour::Answer("A"));
     let (chunks, outcome) = run_request(
-        with_tools(model.clone(), &[read.clone()], FakeGate::new(GateDecision::Allow)),
+        with_tools(model.clone(), std::slice::from_ref(&read), FakeGate::new(GateDecision::Allow)),
         CancellationToken::new(),
     )
     .await;
@@ -586,11 +587,12 @@ async fn failures_and_progress_reach_the_tool_card() {
 async fn a_policy_denial_is_reported_to_the_model() {
     let model = FakeModel::new(vec![calls(&[("c1", "write", r#"{"path":"a"}"#)]), answer("ok")]);
     let write = FakeTool::new("write", Behaviour::Answer("written"));
-    let gate = FakeGate::new(GateDecision::Deny { reason: None });
-    let (chunks, _) = run_request(with_tools(model.clone(), &[write.clone()], gate), CancellationToken::new()).await;
+    let gate = FakeGate::new(GateDecision::Deny { reason: "rule r1 forbids it".into() });
+    let (chunks, _) =
+        run_request(with_tools(model.clone(), std::slice::from_ref(&write), gate), CancellationToken::new()).await;
     assert!(write.runs().is_empty());
     assert!(chunks.contains(&UiChunk::ToolOutputDenied { tool_call_id: "c1".into() }));
-    assert_eq!(tool_results(&model.requests()[1])[0].text_content(), "The user denied this tool call.");
+    assert_eq!(tool_results(&model.requests()[1])[0].text_content(), "This tool call was not run: rule r1 forbids it.");
 }
 
 #[tokio::test]
@@ -600,7 +602,7 @@ async fn the_tool_call_limit_pauses_the_turn_as_its_own_state() {
         calls(&[("c2", "read", r#"{"path":"b"}"#), ("c3", "read", r#"{"path":"c"}"#)]),
     ]);
     let read = FakeTool::new("read", Behaviour::Answer("x"));
-    let mut request = with_tools(model, &[read.clone()], FakeGate::new(GateDecision::Allow));
+    let mut request = with_tools(model, std::slice::from_ref(&read), FakeGate::new(GateDecision::Allow));
     request.max_tool_calls = 2;
     let (chunks, outcome) = run_request(request, CancellationToken::new()).await;
     assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_TOOL_LIMIT.into() });
@@ -613,7 +615,7 @@ async fn the_tool_call_limit_pauses_the_turn_as_its_own_state() {
 async fn a_steer_yields_at_the_next_step_boundary() {
     let model = FakeModel::new(vec![calls(&[("c1", "read", r#"{"path":"a"}"#)]), answer("never asked")]);
     let read = FakeTool::new("read", Behaviour::Answer("x"));
-    let request = with_tools(model.clone(), &[read.clone()], FakeGate::new(GateDecision::Allow));
+    let request = with_tools(model.clone(), std::slice::from_ref(&read), FakeGate::new(GateDecision::Allow));
     request.steer.cancel();
     let (chunks, outcome) = run_request(request, CancellationToken::new()).await;
     assert_eq!(outcome, TurnOutcome::Steered);
@@ -741,7 +743,7 @@ async fn models_without_native_tools_call_them_through_the_prompt() {
         answer("It holds A."),
     ]);
     let read = FakeTool::new("read", Behaviour::Answer("A"));
-    let mut request = with_tools(model.clone(), &[read.clone()], FakeGate::new(GateDecision::Allow));
+    let mut request = with_tools(model.clone(), std::slice::from_ref(&read), FakeGate::new(GateDecision::Allow));
     request.tool_calling = ToolCalling::Prompt;
     let (chunks, outcome) = run_request(request, CancellationToken::new()).await;
     assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Stop });

@@ -597,7 +597,7 @@ impl Turn {
         };
         let state = match self.gate.check(&gate_call).await {
             Ok(GateDecision::Allow) => PendingState::Approved,
-            Ok(GateDecision::Deny { reason }) => PendingState::Denied { reason },
+            Ok(GateDecision::Deny { reason }) => PendingState::Refused { reason },
             Ok(GateDecision::Ask { approval_id }) => {
                 asks.push(UiChunk::ToolApprovalRequest {
                     approval_id: approval_id.clone(),
@@ -628,6 +628,11 @@ impl Turn {
             PendingState::Denied { reason } => {
                 sink.send(self.writer.plain(UiChunk::ToolOutputDenied { tool_call_id: call_id.clone() })).await?;
                 let text = denial_text(reason.as_deref());
+                return Ok((ToolResult::text(call_id, tool_name, text, true), None));
+            }
+            PendingState::Refused { reason } => {
+                sink.send(self.writer.plain(UiChunk::ToolOutputDenied { tool_call_id: call_id.clone() })).await?;
+                let text = format!("This tool call was not run: {reason}.");
                 return Ok((ToolResult::text(call_id, tool_name, text, true), None));
             }
             PendingState::Done(output) => (output, None),

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::Result;
-use protocol::{MessageId, ModelRef, ProviderId, StreamMessage, TopicId, TurnId, UiChunk};
+use protocol::{MessageId, ModelRef, ProviderId, StreamMessage, TopicId, TurnId, UiChunk, UiMessage};
 use providers::{ChatMessage, CompletionRequest, LanguageModel, OpenAiChat, OpenAiChatConfig};
 use store::Store;
 use streams::{
@@ -121,17 +121,20 @@ fn turn(topic_id: &TopicId, model: Arc<dyn LanguageModel>) -> PreparedTurn {
     PreparedTurn {
         topic_id: topic_id.clone(),
         turn_id: TurnId::new(),
-        user: Some(UserInput { message_id: MessageId::new(), text: "bench".to_owned() }),
+        user: Some(UserInput { message_id: MessageId::new(), parts: UiMessage::user_text("", "bench").parts }),
         executions: vec![PreparedExecution {
             message_id: MessageId::new(),
             model_ref: ModelRef { provider_id: ProviderId::from("bench"), model: "scripted".to_owned() },
             provider_name: "testkit".to_owned(),
-            model,
-            completion: CompletionRequest {
-                model: "scripted".to_owned(),
-                messages: vec![ChatMessage::user("bench")],
-                ..CompletionRequest::default()
-            },
+            agent: agent::TurnRequest::new(
+                model,
+                CompletionRequest {
+                    model: "scripted".to_owned(),
+                    messages: vec![ChatMessage::user("bench")],
+                    ..CompletionRequest::default()
+                },
+                std::time::Duration::from_secs(120),
+            ),
             slot: ReplySlot::New,
         }],
     }

@@ -21,7 +21,7 @@ pub(crate) const DEFAULT_TOPIC_TITLE: &str = "New topic";
 fn parse<T: DeserializeOwned>(request: Value) -> Result<T, ApiError> {
     // Operations without fields accept `null` as well as `{}`.
     let request = if request.is_null() { Value::Object(Default::default()) } else { request };
-    serde_json::from_value(request).map_err(|e| ApiError::from_body_error(&e))
+    protocol::parse_body(request)
 }
 
 fn json(value: impl Serialize) -> Result<Value, ApiError> {

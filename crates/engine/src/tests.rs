@@ -10,6 +10,8 @@ use testkit::{MockConfig, MockServer, Script};
 
 use super::*;
 
+mod tools;
+
 struct Fixture {
     engine: Engine,
     _dir: tempfile::TempDir,

@@ -153,7 +153,7 @@ impl ToolGate for EngineGate {
         tracing::info!(tool = %call.tool_name, decision = verdict.decision.as_str(), actor, "tool call decided");
         Ok(match recorded {
             Recorded::Approved => GateDecision::Allow,
-            Recorded::Denied { reason } => GateDecision::Deny { reason },
+            Recorded::Denied { reason } => GateDecision::Deny { reason: reason.unwrap_or(denial) },
             Recorded::Waiting { approval_id } => GateDecision::Ask { approval_id },
             // Past its decision: `begin` will refuse to run it again.
             Recorded::Settled => GateDecision::Allow,

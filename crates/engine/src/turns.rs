@@ -368,14 +368,13 @@ impl Engine {
         let open: Vec<(&String, &String, Option<&serde_json::Value>)> = last_step
             .iter()
             .filter_map(|part| match part {
-                UiPart::DynamicTool { tool_name, tool_call_id, state, input, .. }
-                    if matches!(
-                        state,
-                        ToolState::InputAvailable | ToolState::ApprovalRequested | ToolState::ApprovalResponded
-                    ) =>
-                {
-                    Some((tool_call_id, tool_name, input.as_ref()))
-                }
+                UiPart::DynamicTool {
+                    tool_name,
+                    tool_call_id,
+                    state: ToolState::InputAvailable | ToolState::ApprovalRequested | ToolState::ApprovalResponded,
+                    input,
+                    ..
+                } => Some((tool_call_id, tool_name, input.as_ref())),
                 _ => None,
             })
             .collect();
@@ -395,7 +394,13 @@ impl Engine {
                             None => agent::PendingState::Unchecked,
                         },
                         LedgerState::Approved => agent::PendingState::Approved,
-                        LedgerState::Denied => agent::PendingState::Denied { reason: row.reason.clone() },
+                        // With an approval the user said no, without one a rule did.
+                        LedgerState::Denied => match &row.approval_id {
+                            Some(_) => agent::PendingState::Denied { reason: row.reason.clone() },
+                            None => agent::PendingState::Refused {
+                                reason: row.reason.clone().unwrap_or_else(|| "the approval policy refused it".into()),
+                            },
+                        },
                         LedgerState::Running => agent::PendingState::Interrupted,
                         LedgerState::Done => agent::PendingState::Done(
                             row.output.clone().and_then(|o| serde_json::from_value(o).ok()).unwrap_or_default(),

@@ -69,24 +69,55 @@ impl ApiError {
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, message)
     }
+}
 
-    /// Turns a serde error from an untrusted request body into a `bad_request` that names
-    /// the field serde choked on, when it can tell.
-    pub fn from_body_error(err: &serde_json::Error) -> Self {
-        let text = err.to_string();
-        let field = field_from_serde_message(&text).unwrap_or_else(|| "body".to_owned());
-        Self {
+/// Parses a request body, naming the offending field on failure as a dotted path
+/// (`models.0.providerId`), whatever went wrong with it (missing, wrong type, unknown
+/// variant). Nothing is parsed half: the error is all the caller gets.
+pub fn parse_body<T: serde::de::DeserializeOwned>(body: serde_json::Value) -> Result<T, ApiError> {
+    if !body.is_object() {
+        return Err(ApiError::bad_request("body", "the request must be a JSON object"));
+    }
+    serde_path_to_error::deserialize(body).map_err(|err| {
+        let inner = err.inner().to_string();
+        let mut path: Vec<String> = err
+            .path()
+            .iter()
+            .filter_map(|segment| match segment {
+                serde_path_to_error::Segment::Seq { index } => Some(index.to_string()),
+                serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+                serde_path_to_error::Segment::Enum { variant } => Some(variant.clone()),
+                serde_path_to_error::Segment::Unknown => None,
+            })
+            .collect();
+        // A missing or unknown field is named by the message, one level below the path.
+        if (inner.starts_with("missing field") || inner.starts_with("unknown field"))
+            && let Some(name) = field_from_serde_message(&inner)
+            && path.last() != Some(&name)
+        {
+            path.push(name);
+        }
+        let field = if path.is_empty() { "body".to_owned() } else { path.join(".") };
+        ApiError {
             kind: ErrorKind::BadRequest,
-            message: format!("invalid request: {text}"),
+            message: format!("{field}: {}", strip_position(&inner)),
             retryable: false,
             field: Some(field),
             code: None,
         }
+    })
+}
+
+/// serde_json appends "at line 1 column 12", which means nothing for a parsed value.
+fn strip_position(text: &str) -> &str {
+    match text.rfind(" at line ") {
+        Some(at) => &text[..at],
+        None => text,
     }
 }
 
-/// serde_json words its errors as "missing field `x`" or "unknown field `x`" or
-/// "invalid type: ... expected ..."; pick out the backticked name when there is one.
+/// serde words its errors as "missing field `x`" or "unknown field `x`, expected …";
+/// picks out the backticked name.
 fn field_from_serde_message(text: &str) -> Option<String> {
     let start = text.find('`')? + 1;
     let end = start + text[start..].find('`')?;
@@ -98,17 +129,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn body_error_names_the_missing_field() {
+    fn parsed_bodies_name_the_field_at_any_depth() {
         #[derive(Debug, Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct Model {
+            provider_id: String,
+        }
+        #[derive(Debug, Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
         #[allow(dead_code)]
         struct Body {
-            topic_id: String,
+            decision: Decision,
+            #[serde(default)]
+            models: Vec<Model>,
         }
-        let err = serde_json::from_str::<Body>("{}").unwrap_err();
-        let api = ApiError::from_body_error(&err);
-        assert_eq!(api.kind, ErrorKind::BadRequest);
-        assert_eq!(api.field.as_deref(), Some("topic_id"));
-        assert!(api.message.contains("topic_id"), "{}", api.message);
+        #[derive(Debug, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        enum Decision {
+            Approve,
+        }
+        let field = |body| parse_body::<Body>(body).unwrap_err().field.unwrap();
+        assert_eq!(field(serde_json::json!({"decision": "maybe"})), "decision");
+        assert_eq!(field(serde_json::json!({})), "decision");
+        assert_eq!(
+            field(serde_json::json!({"decision": "approve", "models": [{"providerId": 1}]})),
+            "models.0.providerId"
+        );
+        assert_eq!(field(serde_json::json!({"decision": "approve", "models": [{}]})), "models.0.providerId");
+        assert_eq!(field(serde_json::json!({"decision": "approve", "extra": 1})), "extra");
+        assert_eq!(field(serde_json::json!([1])), "body");
+        let err = parse_body::<Body>(serde_json::json!({"decision": "maybe"})).unwrap_err();
+        assert!(err.message.starts_with("decision: unknown variant `maybe`"), "{}", err.message);
     }
 
     #[test]

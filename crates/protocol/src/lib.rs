@@ -23,6 +23,6 @@ pub use envelope::{
     AttachReply, ExecutionCursor, ExecutionSnapshot, ExecutionTerminal, LaggedNotice, StatusMessage, StatusSnapshot,
     StreamEvent, StreamMessage, TerminalStatus, TopicStatus, TopicStatusEvent,
 };
-pub use error::{ApiError, ErrorKind};
+pub use error::{ApiError, ErrorKind, parse_body};
 pub use ids::{ExecutionId, MessageId, ModelRef, ProviderId, TopicId, TurnId};
 pub use message::{MessageAccumulator, MessageMetadata, MessageRole, MessageStatus, PartState, UiMessage, UiPart};

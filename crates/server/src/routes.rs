@@ -161,7 +161,7 @@ fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
 }
 
 fn typed<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
-    serde_json::from_value(value).map_err(|e| ApiError::from_body_error(&e))
+    protocol::parse_body(value)
 }
 
 pub(crate) fn error_response(error: ApiError) -> Response {

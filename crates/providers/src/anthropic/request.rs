@@ -89,10 +89,10 @@ fn wire_message(message: &ChatMessage) -> Option<WireMessage> {
     };
     if message.content.iter().all(|part| matches!(part, ContentPart::Text { .. })) {
         let text = message.text();
-        return (!text.trim().is_empty()).then(|| WireMessage { role, content: Value::String(text) });
+        return (!text.trim().is_empty()).then_some(WireMessage { role, content: Value::String(text) });
     }
     let blocks: Vec<Value> = message.content.iter().filter_map(block).collect();
-    (!blocks.is_empty()).then(|| WireMessage { role, content: Value::Array(blocks) })
+    (!blocks.is_empty()).then_some(WireMessage { role, content: Value::Array(blocks) })
 }
 
 fn block(part: &ContentPart) -> Option<Value> {

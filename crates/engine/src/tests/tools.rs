@@ -1,0 +1,407 @@
+//! Tool calls end to end: the mock model calls tools over real HTTP, the engine decides
+//! with the policy, asks the user, records every step in the ledger, and the reply goes
+//! on once the user answers — exactly once, across double clicks and restarts.
+
+use protocol::tool::{Approval, ApprovalState, AuditEntry, PolicyRule, ToolInfo};
+
+use super::*;
+
+struct ToolFixture {
+    f: Fixture,
+    server: MockServer,
+    topic: Topic,
+    workspace: tempfile::TempDir,
+    config: EngineConfig,
+}
+
+async fn tool_fixture() -> ToolFixture {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = EngineConfig::new(dir.path().to_path_buf(), "test");
+    config.retry = providers::RetryPolicy::none();
+    let f = Fixture { engine: Engine::open(config.clone()).await.unwrap(), _dir: dir };
+    let server = mock(None).await;
+    f.provider(&server, "").await;
+    let workspace = tempfile::tempdir().unwrap();
+    let topic = f.topic().await;
+    let topic: Topic =
+        f.call("topic_update", json!({ "id": topic.id, "workspace": workspace.path().to_str().unwrap() })).await;
+    ToolFixture { f, server, topic, workspace, config }
+}
+
+/// A reply that only calls `tool` with `arguments`.
+fn call(tool: &str, arguments: Value) -> Script {
+    Script::text(Vec::<String>::new()).with_tool_call(tool, arguments.to_string())
+}
+
+fn write(path: &str, content: &str) -> Script {
+    call("write_file", json!({ "path": path, "content": content }))
+}
+
+impl ToolFixture {
+    async fn pending(&self) -> Vec<Approval> {
+        self.f.call("approvals_list", json!({ "topicId": self.topic.id })).await
+    }
+
+    async fn respond(&self, body: Value) -> Result<Approval, protocol::ApiError> {
+        self.f.engine.call("tool_approval_respond", body).await.map(|v| serde_json::from_value(v).unwrap())
+    }
+
+    /// Waits until the topic's last reply settles (not live, not waiting).
+    async fn settled(&self) -> Vec<StoredMessage> {
+        wait_for(&self.f, &self.topic, "the reply settles", |rows| {
+            rows.last().is_some_and(|m| {
+                !m.status.is_live() && m.status_reason.as_deref() != Some(agent::REASON_AWAITING_APPROVAL)
+            })
+        })
+        .await
+    }
+
+    fn chat_requests(&self) -> Vec<Value> {
+        self.server.requests().into_iter().filter(|r| r.path.ends_with("/chat/completions")).map(|r| r.body).collect()
+    }
+
+    fn file(&self, path: &str) -> Option<String> {
+        std::fs::read_to_string(self.workspace.path().join(path)).ok()
+    }
+}
+
+/// The tool messages of a Chat Completions request body.
+fn tool_messages(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+fn tool_part_state(message: &StoredMessage) -> Vec<String> {
+    message
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            UiPart::DynamicTool { state, .. } => {
+                serde_json::to_value(state).ok().and_then(|v| v.as_str().map(str::to_owned))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_write_waits_for_approval_runs_once_despite_a_double_click_and_the_reply_goes_on() {
+    let t = tool_fixture().await;
+    t.server.push_script(write("notes.md", "hello\n"));
+    t.server.push_script(Script::text(["Wrote notes.md."]));
+    let stream = t.f.send(&t.topic, "write a note").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::AwaitingApproval);
+    assert!(t.file("notes.md").is_none(), "nothing is written before the answer");
+
+    let pending = t.pending().await;
+    assert_eq!(pending.len(), 1);
+    let approval = &pending[0];
+    assert_eq!((approval.tool_name.as_str(), approval.state), ("write_file", ApprovalState::Pending));
+    assert!(approval.preview.as_deref().unwrap().contains("+hello"), "the card shows a diff: {:?}", approval.preview);
+    let rows = t.f.messages(&t.topic).await;
+    assert_eq!(rows[1].status_reason.as_deref(), Some(agent::REASON_AWAITING_APPROVAL));
+    assert_eq!(tool_part_state(&rows[1]), vec!["approval-requested"]);
+    let status = t.f.engine.status_subscribe();
+    drop(status);
+
+    // Sending while a call waits is refused with a reason.
+    let (listener, _rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+    let err = t.f.engine.stream_open(open_request(t.topic.id.clone(), "and now?"), listener).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict);
+    assert!(err.message.contains("waiting for your approval"), "{err:?}");
+
+    // A double click: two answers at once.
+    let body = json!({ "approvalId": approval.id, "decision": "approve" });
+    let (first, second) = tokio::join!(t.respond(body.clone()), t.respond(body));
+    assert_eq!((first.unwrap().state, second.unwrap().state), (ApprovalState::Approved, ApprovalState::Approved));
+    let rows = t.settled().await;
+    assert_eq!(rows[1].status, MessageStatus::Success);
+    assert_eq!(rows[1].message.text(), "Wrote notes.md.");
+    assert_eq!(tool_part_state(&rows[1]), vec!["output-available"]);
+    assert_eq!(t.file("notes.md").as_deref(), Some("hello\n"));
+
+    let chats = t.chat_requests();
+    assert_eq!(chats.len(), 2, "one model call for the question, one after the answer");
+    assert_eq!(tool_messages(&chats[1]), vec!["created notes.md (6 bytes)".to_owned()]);
+    assert!(chats[0]["tools"].as_array().unwrap().iter().any(|t| t["function"]["name"] == "write_file"));
+
+    let audit: Vec<AuditEntry> = t.f.call("tool_audit_list", json!({})).await;
+    let actors: Vec<(&str, &str)> = audit.iter().map(|e| (e.actor.as_str(), e.decision.as_str())).collect();
+    assert_eq!(actors, vec![("user", "allow"), ("default", "ask")]);
+    // Answering again later changes nothing.
+    let again = t.respond(json!({ "approvalId": approval.id, "decision": "deny" })).await.unwrap();
+    assert_eq!(again.state, ApprovalState::Approved);
+    assert!(t.pending().await.is_empty());
+}
+
+#[tokio::test]
+async fn a_denial_reaches_the_model_with_its_reason_and_an_edit_runs_the_edited_call() {
+    let t = tool_fixture().await;
+    t.server.push_script(write("a.txt", "one"));
+    t.server.push_script(Script::text(["Understood."]));
+    t.f.send(&t.topic, "write a").await;
+    let approval = t.pending().await.remove(0);
+    t.respond(json!({ "approvalId": approval.id, "decision": "deny", "reason": "not that file" })).await.unwrap();
+    let rows = t.settled().await;
+    assert_eq!(tool_part_state(&rows[1]), vec!["output-denied"]);
+    assert!(t.file("a.txt").is_none());
+    let denial = tool_messages(&t.chat_requests()[1]);
+    assert_eq!(denial, vec!["The user denied this tool call. Their reason: not that file".to_owned()]);
+
+    t.server.push_script(write("b.txt", "model's text"));
+    t.server.push_script(Script::text(["Done."]));
+    t.f.send(&t.topic, "write b").await;
+    let approval = t.pending().await.remove(0);
+    let edited = json!({ "path": "c.txt", "content": "my text" });
+    let answer =
+        t.respond(json!({ "approvalId": approval.id, "decision": "approve", "updatedInput": edited })).await.unwrap();
+    assert_eq!(answer.input, edited);
+    t.settled().await;
+    assert_eq!((t.file("b.txt"), t.file("c.txt").as_deref()), (None, Some("my text")));
+    let rows = t.f.messages(&t.topic).await;
+    let UiPart::DynamicTool { input, .. } =
+        rows[3].message.parts.iter().find(|p| matches!(p, UiPart::DynamicTool { .. })).unwrap()
+    else {
+        unreachable!()
+    };
+    assert_eq!(input.as_ref(), Some(&edited), "the stored call shows what ran");
+}
+
+#[tokio::test]
+async fn a_pending_approval_survives_a_restart_and_answering_it_continues_the_turn() {
+    let t = tool_fixture().await;
+    t.server.push_script(write("later.md", "after restart"));
+    t.f.send(&t.topic, "write later").await;
+    let before = t.pending().await;
+    t.f.engine.shutdown().await;
+
+    let engine = Engine::open(t.config.clone()).await.unwrap();
+    let f = Fixture { engine, _dir: tempfile::tempdir().unwrap() };
+    let mut feed = f.engine.status_subscribe();
+    let Some(protocol::StatusMessage::Snapshot(snapshot)) = feed.recv().await else { panic!("snapshot first") };
+    let status = snapshot.statuses.iter().find(|s| s.topic_id == t.topic.id).unwrap();
+    assert_eq!(status.status, protocol::TopicStatus::AwaitingApproval);
+    let after: Vec<Approval> = f.call("approvals_list", json!({})).await;
+    assert_eq!(after, before, "the card is still there, across topics too");
+
+    t.server.push_script(Script::text(["Written after the restart."]));
+    let _: Approval =
+        f.call("tool_approval_respond", json!({ "approvalId": after[0].id, "decision": "approve" })).await;
+    let rows =
+        wait_for(&f, &t.topic, "the resumed reply finishes", |rows| rows[1].status == MessageStatus::Success).await;
+    assert_eq!(rows[1].message.text(), "Written after the restart.");
+    assert_eq!(t.file("later.md").as_deref(), Some("after restart"));
+}
+
+#[tokio::test]
+async fn always_for_this_topic_saves_a_rule_and_the_next_call_runs_without_asking() {
+    let t = tool_fixture().await;
+    t.server.push_script(write("1.txt", "1"));
+    t.server.push_script(Script::text(["one"]));
+    t.f.send(&t.topic, "first").await;
+    let approval = t.pending().await.remove(0);
+    t.respond(json!({ "approvalId": approval.id, "decision": "approve", "scope": "topic" })).await.unwrap();
+    t.settled().await;
+    let rules: Vec<PolicyRule> = t.f.call("tool_rules_list", json!({})).await;
+    assert_eq!(rules.len(), 1);
+    assert_eq!(rules[0].scope, protocol::tool::RuleScope::Topic { topic_id: t.topic.id.clone() });
+
+    t.server.push_script(write("2.txt", "2"));
+    t.server.push_script(Script::text(["two"]));
+    let stream = t.f.send(&t.topic, "second").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success, "no question this time");
+    assert_eq!(t.file("2.txt").as_deref(), Some("2"));
+    let audit: Vec<AuditEntry> = t.f.call("tool_audit_list", json!({ "limit": 1 })).await;
+    assert_eq!(audit[0].actor, format!("rule:{}", rules[0].id));
+}
+
+#[tokio::test]
+async fn read_only_tools_run_without_asking_and_rules_can_deny_them() {
+    let t = tool_fixture().await;
+    std::fs::write(t.workspace.path().join("x.txt"), "x").unwrap();
+    t.server.push_script(call("list_dir", json!({})));
+    t.server.push_script(Script::text(["There is x.txt."]));
+    let stream = t.f.send(&t.topic, "what is here").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    assert!(tool_messages(&t.chat_requests()[1])[0].contains("x.txt"));
+
+    let rule: PolicyRule = t
+        .f
+        .call(
+            "tool_rule_create",
+            json!({ "tool": "read_*", "conditions": [{ "pointer": "/path", "op": "glob", "value": "*.txt" }], "decision": "deny", "scope": { "kind": "global" } }),
+        )
+        .await;
+    t.server.push_script(call("read_file", json!({ "path": "x.txt" })));
+    t.server.push_script(Script::text(["I may not read it."]));
+    t.f.send(&t.topic, "read it").await;
+    let denial = tool_messages(t.chat_requests().last().unwrap());
+    assert!(
+        denial[1].starts_with("This tool call was not run") && denial[1].contains(&format!("rule:{}", rule.id)),
+        "{denial:?}"
+    );
+
+    let bad = t
+        .f
+        .engine
+        .call("tool_rule_create", json!({ "tool": "x", "conditions": [{ "pointer": "/a", "op": "regex", "value": "(" }], "decision": "deny", "scope": { "kind": "global" } }))
+        .await
+        .unwrap_err();
+    assert_eq!(bad.field.as_deref(), Some("conditions.0.value"));
+}
+
+#[tokio::test]
+async fn stop_while_waiting_denies_the_call_and_frees_the_topic() {
+    let t = tool_fixture().await;
+    t.server.push_script(write("s.txt", "s"));
+    t.f.send(&t.topic, "write s").await;
+    t.f.engine.stream_abort(&t.topic.id).await.unwrap();
+    assert!(t.pending().await.is_empty());
+    let all: Vec<Approval> = t.f.call("approvals_list", json!({ "topicId": t.topic.id, "all": true })).await;
+    assert_eq!(all[0].state, ApprovalState::Denied);
+    let rows = t.f.messages(&t.topic).await;
+    assert_eq!((rows[1].status, rows[1].status_reason.as_deref()), (MessageStatus::Paused, Some("user_stop")));
+    t.server.push_script(Script::text(["fresh"]));
+    let stream = t.f.send(&t.topic, "something else").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    assert!(t.file("s.txt").is_none());
+}
+
+#[tokio::test]
+async fn bad_answers_are_clear_errors() {
+    let t = tool_fixture().await;
+    let err = t.respond(json!({ "approvalId": "nope", "decision": "approve" })).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotFound);
+    let err = t.respond(json!({ "approvalId": "x", "decision": "maybe" })).await.unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("decision"));
+    let err = t.respond(json!({ "approvalId": "x", "decision": "approve", "updatedInput": [1] })).await.unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("updatedInput"));
+}
+
+#[tokio::test]
+async fn the_tool_call_limit_pauses_and_continue_goes_on_with_a_fresh_allowance() {
+    let t = tool_fixture().await;
+    let assistant: protocol::api::Assistant =
+        t.f.call("assistant_create", json!({ "name": "Careful", "systemPrompt": "Be careful.", "maxToolCalls": 1 }))
+            .await;
+    let _: Topic = t.f.call("topic_update", json!({ "id": t.topic.id, "assistantId": assistant.id })).await;
+    t.server.push_script(call("current_time", json!({})));
+    t.server.push_script(call("current_time", json!({})));
+    t.server.push_script(Script::text(["It is late."]));
+    t.f.send(&t.topic, "what time").await;
+    let rows = t.settled().await;
+    assert_eq!(
+        (rows[1].status, rows[1].status_reason.as_deref()),
+        (MessageStatus::Paused, Some(agent::REASON_TOOL_LIMIT))
+    );
+    assert_eq!(
+        t.chat_requests()[0]["messages"][0]["content"],
+        "Be careful.\n\nYou can work with the files in the user's workspace folder ".to_owned()
+            + &std::fs::canonicalize(t.workspace.path()).unwrap().display().to_string()
+            + " through your file tools; paths are relative to it."
+    );
+
+    let (listener, mut rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+    let request = protocol::api::ReplyRequest { topic_id: t.topic.id.clone(), message_id: rows[1].id.clone() };
+    t.f.engine.stream_continue(request, listener).await.unwrap();
+    drain(&mut rx).await;
+    let rows = t.settled().await;
+    assert_eq!(rows[1].status, MessageStatus::Success);
+    assert!(rows[1].message.text().ends_with("It is late."));
+    assert_eq!(tool_part_state(&rows[1]), vec!["output-available", "output-available"]);
+}
+
+#[tokio::test]
+async fn models_without_native_tools_call_them_through_the_prompt() {
+    let t = tool_fixture().await;
+    let provider: Provider =
+        t.f.call(
+            "provider_create",
+            json!({ "name": "Plain", "baseUrl": t.server.base_url(), "defaultModel": "plain",
+                    "capabilities": { "plain": { "tools": false, "reasoning": false, "vision": false } } }),
+        )
+        .await;
+    assert!(!provider.capabilities["plain"].tools && provider.capabilities["plain"].custom);
+    std::fs::write(t.workspace.path().join("p.txt"), "prompted").unwrap();
+    t.server.push_script(Script::text([
+        "Let me read it. <tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"p.txt\"}}</tool_call>",
+    ]));
+    t.server.push_script(Script::text(["It says prompted."]));
+    let mut request = open_request(t.topic.id.clone(), "read p.txt");
+    request.model = Some(protocol::ModelRef { provider_id: provider.id, model: "plain".into() });
+    let (listener, mut rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+    t.f.engine.stream_open(request, listener).await.unwrap();
+    drain(&mut rx).await;
+    let chats = t.chat_requests();
+    assert!(chats[0].get("tools").is_none(), "no native tools");
+    assert!(chats[0]["messages"][1]["content"].as_str().unwrap().contains("<tool_call>"));
+    let last = chats[1]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "user");
+    assert!(last["content"].as_str().unwrap().contains("prompted"), "{last}");
+    let rows = t.settled().await;
+    assert_eq!(rows[1].message.text(), "Let me read it. It says prompted.");
+}
+
+#[tokio::test]
+async fn a_steer_during_a_tool_using_turn_yields_and_goes_next() {
+    let t = tool_fixture().await;
+    t.server.push_script(call("current_time", json!({})).with_token_delay(Duration::from_millis(400)));
+    t.server.push_script(Script::text(["Switching to your new question."]));
+    let (listener, _rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+    t.f.engine.stream_open(open_request(t.topic.id.clone(), "first"), listener).await.unwrap();
+    let _: protocol::api::InboxItem =
+        t.f.call("inbox_add", json!({ "topicId": t.topic.id, "text": "actually, this", "mode": "steer" })).await;
+    let rows =
+        wait_for(&t.f, &t.topic, "the steer runs", |rows| rows.len() == 4 && rows[3].status == MessageStatus::Success)
+            .await;
+    assert_eq!(
+        (rows[1].status, rows[1].status_reason.as_deref()),
+        (MessageStatus::Success, Some(agent::REASON_STEERED))
+    );
+    assert_eq!(tool_part_state(&rows[1]), vec!["output-available"], "the step's tool ran before the turn yielded");
+    assert_eq!(rows[2].message.text(), "actually, this");
+    assert_eq!(rows[3].message.text(), "Switching to your new question.");
+    let chats = t.chat_requests();
+    assert_eq!(chats.len(), 2, "the yielded turn made no second model call");
+    assert_eq!(tool_messages(&chats[1]).len(), 1, "the continuation sees the tool result");
+}
+
+#[tokio::test]
+async fn tools_are_listed_switched_off_and_kept_out_of_requests() {
+    let t = tool_fixture().await;
+    let tools: Vec<ToolInfo> = t.f.call("tools_list", json!({})).await;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        vec!["read_file", "list_dir", "search_files", "write_file", "edit_file", "fetch_url", "current_time"]
+    );
+    let write = tools.iter().find(|t| t.name == "write_file").unwrap();
+    assert_eq!(write.default_decision, protocol::tool::PolicyDecision::Ask);
+    t.f.engine.call("tool_set_enabled", json!({ "name": "write_file", "enabled": false })).await.unwrap();
+    let err = t.f.engine.call("tool_set_enabled", json!({ "name": "nope", "enabled": false })).await.unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("name"));
+    t.server.push_script(Script::text(["hi"]));
+    t.f.send(&t.topic, "hello").await;
+    let offered: Vec<String> = t.chat_requests()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!offered.contains(&"write_file".to_owned()) && offered.contains(&"read_file".to_owned()));
+
+    // Without a workspace the file tools are not offered at all.
+    let _: Topic = t.f.call("topic_update", json!({ "id": t.topic.id, "workspace": "" })).await;
+    t.server.push_script(Script::text(["hi"]));
+    t.f.send(&t.topic, "hello again").await;
+    let offered = t.chat_requests()[1]["tools"].as_array().unwrap().len();
+    assert_eq!(offered, 2, "fetch_url and current_time");
+    let err = t.f.engine.call("topic_update", json!({ "id": t.topic.id, "workspace": "/" })).await.unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("workspace"));
+}
