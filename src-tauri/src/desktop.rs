@@ -17,6 +17,8 @@ const MAIN_WINDOW: &str = "main";
 
 pub fn run() -> std::process::ExitCode {
     let app = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
         .manage(commands::StatusFeeds::default())
         .invoke_handler(commands::handler())
         .on_window_event(|window, event| {
@@ -44,6 +46,7 @@ pub fn run() -> std::process::ExitCode {
             ))
             .map_err(|e| e.message)?;
             tracing::info!(data_dir = %data_dir.display(), "engine ready");
+            crate::notify::watch(app.handle().clone(), engine.clone());
             app.manage(engine);
             open_main_window(app.handle());
             Ok(())

@@ -5,6 +5,7 @@
 
 mod commands;
 mod desktop;
+mod notify;
 mod single_instance;
 
 use clap::{Parser, Subcommand};

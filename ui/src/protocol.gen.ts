@@ -211,7 +211,12 @@ export type AppInfo = { version: string,
 /**
  * `desktop` or `server`.
  */
-mode: string, dataDir: string, };
+mode: string, dataDir: string, 
+/**
+ * Where API keys are kept, in words for the settings page (the OS keychain, or a
+ * file only the user can read, and which).
+ */
+secretStore: string, };
 
 export type InboxMode = "queue" | "steer";
 

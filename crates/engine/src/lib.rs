@@ -162,6 +162,7 @@ impl Engine {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             mode: self.inner.config.mode.clone(),
             data_dir: self.inner.config.data_dir.display().to_string(),
+            secret_store: self.inner.secrets.describe(),
         }
     }
 

@@ -312,6 +312,9 @@ pub struct AppInfo {
     /// `desktop` or `server`.
     pub mode: String,
     pub data_dir: String,
+    /// Where API keys are kept, in words for the settings page (the OS keychain, or a
+    /// file only the user can read, and which).
+    pub secret_store: String,
 }
 
 /// How a message sent while a turn runs should be handled.
