@@ -64,15 +64,24 @@ export class MessageFold {
         return this.updateOpen(this.activeText, chunk.id, (part) => (part.type === 'text' ? { ...part, text: part.text + chunk.delta } : part));
       case 'text-end':
         return this.closeOpen(this.activeText, chunk.id);
-      case 'reasoning-start':
-        this.activeReasoning.set(chunk.id, this.push({ type: 'reasoning', id: chunk.id, text: '', state: 'streaming' }));
+      case 'reasoning-start': {
+        const part: UiPart = { type: 'reasoning', id: chunk.id, text: '', state: 'streaming' };
+        // A signature (or redacted data) the provider needs back; may also come at the end.
+        if (chunk.providerMetadata !== undefined) part.providerMetadata = chunk.providerMetadata;
+        this.activeReasoning.set(chunk.id, this.push(part));
         return true;
+      }
       case 'reasoning-delta':
         return this.updateOpen(this.activeReasoning, chunk.id, (part) =>
           part.type === 'reasoning' ? { ...part, text: part.text + chunk.delta } : part,
         );
-      case 'reasoning-end':
+      case 'reasoning-end': {
+        const metadata = chunk.providerMetadata;
+        if (metadata !== undefined) {
+          this.updateOpen(this.activeReasoning, chunk.id, (part) => (part.type === 'reasoning' ? { ...part, providerMetadata: metadata } : part));
+        }
         return this.closeOpen(this.activeReasoning, chunk.id);
+      }
       case 'tool-input-start':
         this.toolInput.set(chunk.toolCallId, '');
         this.upsertTool(chunk.toolCallId, chunk.toolName, (part) => ({ ...part, state: 'input-streaming' }));

@@ -33,7 +33,9 @@ function partToChunks(part: UiPart, index: number): UIMessageChunk[] {
     }
     case 'reasoning': {
       const id = part.id ?? reasoningPartId(index);
-      const chunks: UIMessageChunk[] = [{ type: 'reasoning-start', id }];
+      const start: UIMessageChunk = { type: 'reasoning-start', id };
+      if (part.providerMetadata !== undefined) start.providerMetadata = part.providerMetadata as typeof start.providerMetadata;
+      const chunks: UIMessageChunk[] = [start];
       if (part.text !== '') chunks.push({ type: 'reasoning-delta', id, delta: part.text });
       if (part.state !== 'streaming') chunks.push({ type: 'reasoning-end', id });
       return chunks;
