@@ -78,6 +78,11 @@ plain_commands!($
     assistant_create,
     assistant_update,
     assistant_delete,
+    mcp_servers_list,
+    mcp_server_create,
+    mcp_server_update,
+    mcp_server_delete,
+    mcp_server_refresh,
 );
 
 /// A window is one listener per topic: attaching again replaces its previous channel.

@@ -3,20 +3,16 @@
 //! `paused`/`interrupted` holding the text streamed up to the last checkpoint before the
 //! kill (nothing invented, at most ~500 ms lost), and the topic must take a new message.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+#[path = "support/server.rs"]
+mod server;
+
 use std::time::Duration;
 
-use futures::StreamExt;
-use futures::stream::BoxStream;
 use serde_json::{Value, json};
+use server::Server;
 use testkit::{MockConfig, MockServer, Script};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
-use tokio::task::JoinHandle;
-use tokio::time::{Instant, sleep_until, timeout};
+use tokio::time::{Instant, sleep_until};
 
-const TOKEN: &str = "t";
 /// The stream manager checkpoints a live reply at most this often.
 const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(500);
 /// Allowance on top of the interval for the checkpoint tick to run and its transaction to
@@ -28,12 +24,6 @@ const STREAM_BEFORE_KILL: Duration = Duration::from_secs(2);
 /// Delay between the mock's chunks; with `REPLY_CHUNKS` the reply would take ~12 s.
 const TOKEN_DELAY: Duration = Duration::from_millis(10);
 const REPLY_CHUNKS: usize = 1200;
-
-/// Start-up includes opening (and migrating) the database on a possibly loaded machine.
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-/// Longest silence tolerated on an event stream (the mock sends a chunk every 10 ms).
-const EVENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_killed_mid_stream_comes_back_paused_with_its_checkpointed_text() {
@@ -76,7 +66,7 @@ async fn a_reply_killed_mid_stream_comes_back_paused_with_its_checkpointed_text(
     let mut kill_deadline: Option<Instant> = None;
     let mut killed_at: Option<Instant> = None;
     loop {
-        let deadline = kill_deadline.unwrap_or_else(|| Instant::now() + EVENT_TIMEOUT);
+        let deadline = kill_deadline.unwrap_or_else(|| Instant::now() + server::EVENT_TIMEOUT);
         tokio::select! {
             biased;
             () = sleep_until(deadline), if kill_deadline.is_some() && killed_at.is_none() => {
@@ -211,135 +201,4 @@ fn lost_span(received: &[(Instant, String)], stored_len: usize, killed_at: Insta
 fn message_text(message: &Value) -> String {
     let parts = message["parts"].as_array().map(Vec::as_slice).unwrap_or_default();
     parts.iter().filter(|part| part["type"] == "text").filter_map(|part| part["text"].as_str()).collect()
-}
-
-async fn within<T>(limit: Duration, what: &str, future: impl Future<Output = T>) -> T {
-    match timeout(limit, future).await {
-        Ok(value) => value,
-        Err(_) => panic!("timed out after {limit:?}: {what}"),
-    }
-}
-
-/// A `colloquy serve` child process; killed when dropped, so none outlives the test.
-struct Server {
-    child: Child,
-    base: String,
-    /// Where its stderr (the logs) goes; printed if the test fails.
-    log: PathBuf,
-    /// Keeps reading stdout so the child never blocks on a full pipe.
-    stdout: Option<JoinHandle<()>>,
-}
-
-impl Server {
-    /// Starts `colloquy serve` on `root/data` and waits for its "serving on" line.
-    async fn start(root: &Path, name: &str) -> Server {
-        let log = root.join(format!("{name}.log"));
-        let child = Command::new(env!("CARGO_BIN_EXE_colloquy"))
-            .args(["serve", "--port", "0", "--token", TOKEN])
-            .arg("--data-dir")
-            .arg(root.join("data"))
-            .arg("--ui-dir")
-            .arg(root.join("ui"))
-            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let mut server = Server { child, base: String::new(), log, stdout: None };
-        let mut lines = BufReader::new(server.child.stdout.take().unwrap()).lines();
-        server.base = within(STARTUP_TIMEOUT, "colloquy serve to start", async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                if let Some(url) = line.strip_prefix("Colloquy is serving on ") {
-                    let (base, token) = url.split_once("/#token=").unwrap();
-                    assert_eq!(token, TOKEN);
-                    return base.to_owned();
-                }
-            }
-            panic!("colloquy serve exited before serving");
-        })
-        .await;
-        server.stdout = Some(tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} }));
-        server
-    }
-
-    /// A plain operation; panics unless it succeeds.
-    async fn call(&self, client: &reqwest::Client, operation: &str, body: Value) -> Value {
-        let request = client.post(format!("{}/api/{operation}", self.base)).bearer_auth(TOKEN).json(&body);
-        let response = within(REQUEST_TIMEOUT, operation, request.send()).await.unwrap();
-        let status = response.status();
-        let body: Value = within(REQUEST_TIMEOUT, operation, response.json()).await.unwrap();
-        assert!(status.is_success(), "{operation}: {status} {body}");
-        body
-    }
-
-    /// `stream_open`, checked up to its `reply` event.
-    async fn stream(&self, client: &reqwest::Client, body: Value) -> Events {
-        let request = client.post(format!("{}/api/stream_open", self.base)).bearer_auth(TOKEN).json(&body);
-        let response = within(REQUEST_TIMEOUT, "stream_open", request.send()).await.unwrap();
-        assert_eq!(response.status().as_u16(), 200);
-        let mut events = Events {
-            body: response.bytes_stream().map(|read| read.map(Vec::from)).boxed(),
-            buffer: Vec::new(),
-            last_read: Instant::now(),
-        };
-        let (_, reply) = events.next_event().await.expect("a reply event");
-        assert_eq!(reply["live"], true, "{reply}");
-        events
-    }
-
-    /// Sends SIGKILL (on Unix) without waiting.
-    fn kill(&mut self) {
-        self.child.start_kill().unwrap();
-    }
-
-    async fn wait_for_exit(&mut self) -> std::process::ExitStatus {
-        within(REQUEST_TIMEOUT, "the killed server to exit", self.child.wait()).await.unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.start_kill();
-        if let Some(stdout) = self.stdout.take() {
-            stdout.abort();
-        }
-        if std::thread::panicking() {
-            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-            eprintln!("--- {} ---\n{log}", self.log.display());
-        }
-    }
-}
-
-/// The `data:` events of a server-sent event stream, each with the time its last byte
-/// arrived.
-struct Events {
-    body: BoxStream<'static, reqwest::Result<Vec<u8>>>,
-    buffer: Vec<u8>,
-    last_read: Instant,
-}
-
-impl Events {
-    /// The next event, or `None` once the stream has ended or the connection broke.
-    /// Cancel-safe: nothing is consumed until a whole event is returned.
-    async fn next_event(&mut self) -> Option<(Instant, Value)> {
-        loop {
-            while let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
-                let frame: Vec<u8> = self.buffer.drain(..end + 2).collect();
-                let frame = String::from_utf8(frame).unwrap();
-                let data: String = frame.lines().filter_map(|line| line.strip_prefix("data: ")).collect();
-                if !data.is_empty() {
-                    return Some((self.last_read, serde_json::from_str(&data).unwrap()));
-                }
-            }
-            match within(EVENT_TIMEOUT, "the next server-sent event", self.body.next()).await {
-                Some(Ok(bytes)) => {
-                    self.last_read = Instant::now();
-                    self.buffer.extend_from_slice(&bytes);
-                }
-                Some(Err(_)) | None => return None,
-            }
-        }
-    }
 }

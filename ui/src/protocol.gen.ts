@@ -403,3 +403,51 @@ workspace?: string, createdAt: string, updatedAt: string, };
 export type AssistantInput = { name: string, systemPrompt: string, models: Array<ModelRef>, tools?: Array<string>, maxToolCalls?: number, workspace?: string, };
 
 export type UpdateAssistant = { id: string, assistant: AssistantInput, };
+
+export type McpTransport = { "kind": "stdio", command: string, args: Array<string>, env: { [key in string]: string }, 
+/**
+ * The folder it runs in.
+ */
+cwd?: string, } | { "kind": "http", url: string, 
+/**
+ * Sent with every request (e.g. `Authorization`).
+ */
+headers: { [key in string]: string }, };
+
+export type McpState = "disabled" | "connecting" | "ready" | "error";
+
+export type McpStatus = { state: McpState, 
+/**
+ * What went wrong, in the server's own words when it gave any.
+ */
+message?: string, 
+/**
+ * The last lines the server wrote to stderr (stdio servers).
+ */
+stderrTail?: string, 
+/**
+ * Tools it offers (from the cached list while it is not connected).
+ */
+toolCount: number, 
+/**
+ * Tools left out, and why (an unusable input schema, a clashing name).
+ */
+problems: Array<string>, };
+
+export type McpServer = { id: string, name: string, transport: McpTransport, enabled: boolean, 
+/**
+ * Tools the server marks read-only run without asking.
+ */
+trustReadOnly: boolean, 
+/**
+ * How long one call may take, in seconds.
+ */
+timeoutSecs: number, status: McpStatus, 
+/**
+ * The names its tools have in Colloquy (`<server>__<tool>`).
+ */
+tools: Array<string>, createdAt: string, };
+
+export type McpServerInput = { name: string, transport: McpTransport, enabled?: boolean, trustReadOnly?: boolean, timeoutSecs?: number, };
+
+export type UpdateMcpServer = { id: string, server: McpServerInput, };

@@ -147,29 +147,34 @@ fn is_root() -> bool {
     Cmd::new("id").arg("-u").read().is_some_and(|uid| uid.trim() == "0")
 }
 
-/// `npm ci` when ui/node_modules is missing or older than ui/package-lock.json.
+/// `npm ci` in ui/ and in tests/mcp-servers/ (the MCP servers the tests run), each when
+/// its node_modules is missing or older than its package-lock.json.
 fn install_ui_dependencies(repo: &Repo) -> Result<()> {
-    let ui = repo.ui();
-    let lock = ui.join("package-lock.json");
-    if !lock.exists() {
-        bail!("{} is missing: cannot install the UI's dependencies", lock.display());
-    }
     if find_program("npm").is_none() {
         bail!("npm is not on PATH: install Node.js 20 or newer (with npm)");
+    }
+    npm_ci_if_stale(&repo.ui(), "ui")?;
+    npm_ci_if_stale(&repo.root().join("tests/mcp-servers"), "tests/mcp-servers")
+}
+
+fn npm_ci_if_stale(dir: &Path, name: &str) -> Result<()> {
+    let lock = dir.join("package-lock.json");
+    if !lock.exists() {
+        bail!("{} is missing: cannot install {name}'s dependencies", lock.display());
     }
     // npm writes node_modules/.package-lock.json on every install, so its age is the
     // age of the install.
     let installed =
-        modified(&ui.join("node_modules/.package-lock.json")).or_else(|| modified(&ui.join("node_modules")));
+        modified(&dir.join("node_modules/.package-lock.json")).or_else(|| modified(&dir.join("node_modules")));
     match (installed, modified(&lock)) {
         (Some(installed), Some(lock)) if installed >= lock => {
-            println!("setup: ui/node_modules is up to date");
+            println!("setup: {name}/node_modules is up to date");
             Ok(())
         }
         (installed, _) => {
             let why = if installed.is_some() { "older than package-lock.json" } else { "missing" };
-            println!("setup: ui/node_modules is {why}; running npm ci");
-            Cmd::new("npm").args(["ci", "--no-audit", "--no-fund"]).dir(&ui).run()
+            println!("setup: {name}/node_modules is {why}; running npm ci");
+            Cmd::new("npm").args(["ci", "--no-audit", "--no-fund"]).dir(dir).run()
         }
     }
 }

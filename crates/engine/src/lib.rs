@@ -17,6 +17,7 @@ mod capabilities;
 mod demo;
 mod error;
 mod inbox;
+mod mcp;
 mod operations;
 pub mod telemetry;
 mod tools;
@@ -109,6 +110,8 @@ struct Inner {
     streams: StreamManager,
     http: reqwest::Client,
     demo: demo::DemoProvider,
+    /// MCP servers, kept connected; their tools come from its cache.
+    mcp: ::tools::mcp::McpHub,
     /// The engine's own background tasks (the inbox dispatcher).
     tasks: tokio_util::task::TaskTracker,
     stop: tokio_util::sync::CancellationToken,
@@ -148,10 +151,12 @@ impl Engine {
         if held > 0 {
             tracing::info!(held, "queued messages from the last run are held until released");
         }
+        let mcp = ::tools::mcp::McpHub::new(mcp::hub_options(&config.data_dir, &store, http.clone()));
+        mcp::load(&store, &mcp).await?;
         let demo = demo::DemoProvider::new(config.demo_token_delay);
         let tasks = tokio_util::task::TaskTracker::new();
         let stop = tokio_util::sync::CancellationToken::new();
-        let engine = Self { inner: Arc::new(Inner { config, store, secrets, streams, http, demo, tasks, stop }) };
+        let engine = Self { inner: Arc::new(Inner { config, store, secrets, streams, http, demo, mcp, tasks, stop }) };
         engine.restart_demo().await?;
         engine.inner.tasks.spawn(engine.clone().run_dispatcher(engine.inner.stop.clone()));
         Ok(engine)
@@ -247,6 +252,7 @@ impl Engine {
         self.inner.tasks.close();
         self.inner.tasks.wait().await;
         self.inner.streams.shutdown().await;
+        self.inner.mcp.shutdown().await;
         self.inner.demo.stop().await;
         self.inner.store.close().await;
     }

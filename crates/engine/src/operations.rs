@@ -69,6 +69,11 @@ pub const OPERATIONS: &[&str] = &[
     "assistant_create",
     "assistant_update",
     "assistant_delete",
+    "mcp_servers_list",
+    "mcp_server_create",
+    "mcp_server_update",
+    "mcp_server_delete",
+    "mcp_server_refresh",
 ];
 
 impl Engine {
@@ -151,6 +156,19 @@ impl Engine {
             "assistant_delete" => {
                 let request: IdRequest = parse(request)?;
                 self.inner.store.delete_assistant(&request.id).await.map_err(store_error)?;
+                Ok(Value::Null)
+            }
+            "mcp_servers_list" => json(self.list_mcp_servers().await?),
+            "mcp_server_create" => json(self.save_mcp_server(None, parse(request)?).await?),
+            "mcp_server_update" => json(self.update_mcp_server(parse(request)?).await?),
+            "mcp_server_delete" => {
+                let request: IdRequest = parse(request)?;
+                self.delete_mcp_server(&request.id).await?;
+                Ok(Value::Null)
+            }
+            "mcp_server_refresh" => {
+                let request: IdRequest = parse(request)?;
+                self.refresh_mcp_server(&request.id).await?;
                 Ok(Value::Null)
             }
             other => Err(ApiError::bad_request("operation", format!("unknown operation `{other}`"))),

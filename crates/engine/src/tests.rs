@@ -10,6 +10,7 @@ use testkit::{MockConfig, MockServer, Script};
 
 use super::*;
 
+mod mcp;
 mod tools;
 
 struct Fixture {

@@ -41,13 +41,8 @@ impl Engine {
                 CatalogTool { tool, source: ToolSource::Builtin, default }
             })
             .collect();
-        out.extend(self.mcp_tools().await);
+        out.extend(self.mcp_catalog());
         out
-    }
-
-    /// The tools of connected MCP servers.
-    async fn mcp_tools(&self) -> Vec<CatalogTool> {
-        Vec::new()
     }
 
     /// Tools as settings lists them.

@@ -7,6 +7,7 @@
 //! - [`api`]: request and response bodies of the user-facing operations.
 //! - [`error`]: [`ApiError`], the one error shape that crosses IPC and HTTP.
 //! - [`tool`]: tools, their results, approval rules, approvals and the audit log.
+//! - [`mcp`]: MCP servers: how to reach them and how they are doing.
 //! - [`typescript`]: the generated TypeScript declarations the UI imports.
 
 pub mod api;
@@ -14,6 +15,7 @@ pub mod chunk;
 pub mod envelope;
 pub mod error;
 pub mod ids;
+pub mod mcp;
 pub mod message;
 pub mod tool;
 pub mod typescript;

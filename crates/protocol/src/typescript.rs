@@ -10,6 +10,7 @@ use crate::chunk::{DataChunk, FinishReason, UiChunk};
 use crate::envelope::*;
 use crate::error::{ApiError, ErrorKind};
 use crate::ids::*;
+use crate::mcp::*;
 use crate::message::*;
 use crate::tool::*;
 
@@ -104,6 +105,12 @@ pub fn declarations() -> String {
         Assistant::decl(&cfg),
         AssistantInput::decl(&cfg),
         UpdateAssistant::decl(&cfg),
+        McpTransport::decl(&cfg),
+        McpState::decl(&cfg),
+        McpStatus::decl(&cfg),
+        McpServer::decl(&cfg),
+        McpServerInput::decl(&cfg),
+        UpdateMcpServer::decl(&cfg),
     ];
     let mut out = String::from("// Generated from crates/protocol by `cargo xtask gen`. Do not edit.\n\n");
     out.push_str(

@@ -3,7 +3,7 @@
 //! - [`Store`]: the pool, opened once per process; migrations from `/migrations` run at open.
 //! - [`topics`], [`messages`], [`providers`], [`inbox`], [`assistants`], [`tools`]: one
 //!   repository module per table family ([`tools`] holds the policy rules, the tool-call
-//!   ledger, approvals and the audit log).
+//!   ledger, approvals and the audit log; [`mcp`] the MCP servers and their cached tools).
 //! - [`secrets`]: where API keys live (never in the database).
 //!
 //! Rows written by an older or damaged version never make a read fail as a whole: a
@@ -11,6 +11,7 @@
 
 pub mod assistants;
 pub mod inbox;
+pub mod mcp;
 pub mod messages;
 pub mod providers;
 pub mod secrets;

@@ -7,12 +7,14 @@
 //! - [`schema`]: checking a schema and a call's input against it.
 //! - [`policy`]: rules on tool names and arguments → allow / deny / ask.
 //! - [`builtin`]: file tools inside a workspace folder, `fetch_url`, `current_time`.
+//! - [`mcp`]: tools of MCP servers (stdio and streamable HTTP), with a cached catalog.
 //!
 //! Architecture invariant: nothing here knows about topics' storage or streams; a tool
 //! gets its input and a context, and returns a [`protocol::tool::ToolOutput`] or a
 //! [`ToolError`]. File tools never touch a path outside the workspace they were given.
 
 pub mod builtin;
+pub mod mcp;
 pub mod policy;
 pub mod schema;
 mod set;

@@ -6,15 +6,15 @@ use protocol::tool::{Approval, ApprovalState, AuditEntry, PolicyRule, ToolInfo};
 
 use super::*;
 
-struct ToolFixture {
-    f: Fixture,
-    server: MockServer,
-    topic: Topic,
-    workspace: tempfile::TempDir,
-    config: EngineConfig,
+pub(super) struct ToolFixture {
+    pub(super) f: Fixture,
+    pub(super) server: MockServer,
+    pub(super) topic: Topic,
+    pub(super) workspace: tempfile::TempDir,
+    pub(super) config: EngineConfig,
 }
 
-async fn tool_fixture() -> ToolFixture {
+pub(super) async fn tool_fixture() -> ToolFixture {
     let dir = tempfile::tempdir().unwrap();
     let mut config = EngineConfig::new(dir.path().to_path_buf(), "test");
     config.retry = providers::RetryPolicy::none();
@@ -29,7 +29,7 @@ async fn tool_fixture() -> ToolFixture {
 }
 
 /// A reply that only calls `tool` with `arguments`.
-fn call(tool: &str, arguments: Value) -> Script {
+pub(super) fn call(tool: &str, arguments: Value) -> Script {
     Script::text(Vec::<String>::new()).with_tool_call(tool, arguments.to_string())
 }
 
@@ -38,16 +38,16 @@ fn write(path: &str, content: &str) -> Script {
 }
 
 impl ToolFixture {
-    async fn pending(&self) -> Vec<Approval> {
+    pub(super) async fn pending(&self) -> Vec<Approval> {
         self.f.call("approvals_list", json!({ "topicId": self.topic.id })).await
     }
 
-    async fn respond(&self, body: Value) -> Result<Approval, protocol::ApiError> {
+    pub(super) async fn respond(&self, body: Value) -> Result<Approval, protocol::ApiError> {
         self.f.engine.call("tool_approval_respond", body).await.map(|v| serde_json::from_value(v).unwrap())
     }
 
     /// Waits until the topic's last reply settles (not live, not waiting).
-    async fn settled(&self) -> Vec<StoredMessage> {
+    pub(super) async fn settled(&self) -> Vec<StoredMessage> {
         wait_for(&self.f, &self.topic, "the reply settles", |rows| {
             rows.last().is_some_and(|m| {
                 !m.status.is_live() && m.status_reason.as_deref() != Some(agent::REASON_AWAITING_APPROVAL)
@@ -56,7 +56,7 @@ impl ToolFixture {
         .await
     }
 
-    fn chat_requests(&self) -> Vec<Value> {
+    pub(super) fn chat_requests(&self) -> Vec<Value> {
         self.server.requests().into_iter().filter(|r| r.path.ends_with("/chat/completions")).map(|r| r.body).collect()
     }
 
@@ -66,7 +66,7 @@ impl ToolFixture {
 }
 
 /// The tool messages of a Chat Completions request body.
-fn tool_messages(body: &Value) -> Vec<String> {
+pub(super) fn tool_messages(body: &Value) -> Vec<String> {
     body["messages"]
         .as_array()
         .unwrap()

@@ -1,0 +1,351 @@
+//! One live connection to an MCP server (rmcp underneath): connecting over stdio or
+//! streamable HTTP with a deadline on the handshake, listing tools, and calls with
+//! progress, cancellation and a timeout.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use protocol::mcp::McpTransport;
+use protocol::tool::{ToolContent, ToolOutput};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
+    ProgressNotificationParam, ServerResult,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
+
+use super::McpServerConfig;
+use super::processes::ProcessRegistry;
+use crate::tool::{Progress, ProgressSink, ToolError};
+
+/// How many stderr lines a server's status shows.
+const STDERR_LINES: usize = 20;
+
+/// The last lines a stdio server wrote to stderr.
+#[derive(Clone, Default)]
+pub(crate) struct StderrTail(Arc<Mutex<std::collections::VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        if let Ok(mut lines) = self.0.lock() {
+            if lines.len() == STDERR_LINES {
+                lines.pop_front();
+            }
+            lines.push_back(line);
+        }
+    }
+
+    pub(crate) fn text(&self) -> Option<String> {
+        let lines = self.0.lock().ok()?;
+        (!lines.is_empty()).then(|| lines.iter().cloned().collect::<Vec<_>>().join("\n"))
+    }
+}
+
+/// Our side of the connection: routes progress to the calls that asked for it, and
+/// notices when the server's tool list changes.
+#[derive(Clone, Default)]
+pub(crate) struct Handler {
+    progress: Arc<Mutex<HashMap<String, ProgressSink>>>,
+    pub(crate) list_changed: Arc<tokio::sync::Notify>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let key = token_key(&params.progress_token);
+        let sink = self.progress.lock().ok().and_then(|p| p.get(&key).cloned());
+        if let Some(sink) = sink {
+            sink(Progress { progress: params.progress, total: params.total, message: params.message });
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.notify_one();
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.client_info.name = "colloquy".into();
+        info.client_info.version = env!("CARGO_PKG_VERSION").into();
+        info
+    }
+}
+
+fn token_key(token: &rmcp::model::ProgressToken) -> String {
+    serde_json::to_string(token).unwrap_or_default()
+}
+
+/// Why a connection could not be made, with what the server said on stderr.
+#[derive(Debug)]
+pub(crate) struct ConnectError {
+    pub message: String,
+    pub stderr: Option<String>,
+}
+
+pub(crate) struct Client {
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
+    peer: rmcp::service::Peer<RoleClient>,
+    pub(crate) handler: Handler,
+    /// The stdio server's process group.
+    pub(crate) pid: Option<u32>,
+    pub(crate) stderr: StderrTail,
+    closed: CancellationToken,
+}
+
+impl Client {
+    /// Starts (stdio) or reaches (HTTP) the server and completes the MCP handshake
+    /// within `timeout`.
+    pub(crate) async fn connect(
+        config: &McpServerConfig,
+        processes: &ProcessRegistry,
+        http: &reqwest::Client,
+        timeout: Duration,
+    ) -> Result<Self, ConnectError> {
+        let handler = Handler::default();
+        let stderr = StderrTail::default();
+        let error = |message: String, stderr: &StderrTail| ConnectError { message, stderr: stderr.text() };
+        let (serving, pid) = match &config.transport {
+            McpTransport::Stdio { command, args, env, cwd } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env).kill_on_drop(true);
+                if let Some(cwd) = cwd.as_deref().filter(|c| !c.trim().is_empty()) {
+                    cmd.current_dir(cwd);
+                }
+                // Its own process group: stopping it stops whatever it started.
+                #[cfg(unix)]
+                cmd.process_group(0);
+                let (transport, child_stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| error(spawn_error(command, &e), &stderr))?;
+                let pid = transport.id();
+                if let Some(pid) = pid {
+                    processes.add(pid, &config.name);
+                }
+                if let Some(child_stderr) = child_stderr {
+                    let tail = stderr.clone();
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(child_stderr).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            tail.push(line);
+                        }
+                    });
+                }
+                (tokio::time::timeout(timeout, handler.clone().serve(transport)).await, pid)
+            }
+            McpTransport::Http { url, headers } => {
+                let mut custom = HashMap::new();
+                for (name, value) in headers {
+                    let name = reqwest::header::HeaderName::try_from(name.as_str())
+                        .map_err(|e| error(format!("header {name} is not a valid header name: {e}"), &stderr))?;
+                    let value = reqwest::header::HeaderValue::try_from(value.as_str())
+                        .map_err(|e| error(format!("the value of header {name} is not valid: {e}"), &stderr))?;
+                    custom.insert(name, value);
+                }
+                let mut transport_config =
+                    rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                        url.as_str(),
+                    );
+                transport_config.custom_headers = custom;
+                let transport = StreamableHttpClientTransport::with_client(http.clone(), transport_config);
+                (tokio::time::timeout(timeout, handler.clone().serve(transport)).await, None)
+            }
+        };
+        let service = match serving {
+            Ok(Ok(service)) => service,
+            Ok(Err(e)) => {
+                let message = format!("the MCP handshake failed: {e}");
+                if let Some(pid) = pid {
+                    processes.stop(pid).await;
+                }
+                // Give the stderr reader a moment to collect the server's last words.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                return Err(error(message, &stderr));
+            }
+            Err(_elapsed) => {
+                if let Some(pid) = pid {
+                    processes.stop(pid).await;
+                }
+                return Err(error(
+                    format!("the server did not answer `initialize` within {} s", timeout.as_secs()),
+                    &stderr,
+                ));
+            }
+        };
+        let peer = service.peer().clone();
+        let closed = CancellationToken::new();
+        let watch = closed.clone();
+        // `closed` fires when the connection ends, whoever ends it (the SDK has no event
+        // for it; a server that exits is noticed within a quarter of a second).
+        let peer_watch = peer.clone();
+        tokio::spawn(async move {
+            while !peer_watch.is_transport_closed() && !watch.is_cancelled() {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            watch.cancel();
+        });
+        Ok(Self { service: tokio::sync::Mutex::new(Some(service)), peer, handler, pid, stderr, closed })
+    }
+
+    /// Resolves when the connection has ended.
+    pub(crate) async fn closed(&self) {
+        self.closed.cancelled().await;
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    /// Every tool, as JSON (read by `catalog::read_tools`).
+    pub(crate) async fn list_tools(&self, timeout: Duration) -> Result<Vec<Value>, String> {
+        let tools = tokio::time::timeout(timeout, self.peer.list_all_tools())
+            .await
+            .map_err(|_| format!("`tools/list` got no answer within {} s", timeout.as_secs()))?
+            .map_err(|e| format!("`tools/list` failed: {e}"))?;
+        Ok(tools.iter().filter_map(|tool| serde_json::to_value(tool).ok()).collect())
+    }
+
+    /// Calls a tool. Progress goes to `progress`; `cancel` or the timeout sends
+    /// `notifications/cancelled` to the server.
+    pub(crate) async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        progress: ProgressSink,
+        cancel: &CancellationToken,
+        timeout: Duration,
+    ) -> Result<ToolOutput, ToolError> {
+        let Value::Object(arguments) = arguments else {
+            return Err(ToolError::InvalidInput("the arguments must be a JSON object".into()));
+        };
+        let mut params = CallToolRequestParams::new(name.to_owned());
+        params.arguments = Some(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self
+            .peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| ToolError::Failed(format!("the MCP server could not be reached: {e}")))?;
+        let key = token_key(&handle.progress_token);
+        if let Ok(mut sinks) = self.handler.progress.lock() {
+            sinks.insert(key.clone(), progress);
+        }
+        let rmcp::service::RequestHandle { rx, id, .. } = handle;
+        let outcome = tokio::select! {
+            answer = rx => match answer {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(e)) => Err(ToolError::Failed(format!("the MCP server failed the call: {e}"))),
+                Err(_) => Err(ToolError::Failed("the MCP server closed the connection during the call".into())),
+            },
+            _ = cancel.cancelled() => Err(ToolError::Cancelled),
+            _ = tokio::time::sleep(timeout) => Err(ToolError::TimedOut(timeout)),
+            _ = self.closed.cancelled() => Err(ToolError::Failed("the MCP server stopped during the call".into())),
+        };
+        if let Ok(mut sinks) = self.handler.progress.lock() {
+            sinks.remove(&key);
+        }
+        if let Err(ToolError::Cancelled | ToolError::TimedOut(_)) = &outcome {
+            let reason = if matches!(outcome, Err(ToolError::Cancelled)) { "stopped by the user" } else { "timed out" };
+            let _ = self.peer.notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason.into()))).await;
+        }
+        match outcome? {
+            ServerResult::CallToolResult(result) => {
+                Ok(tool_output(serde_json::to_value(result).unwrap_or(Value::Null)))
+            }
+            other => Err(ToolError::Failed(format!(
+                "the MCP server answered the call with something else: {}",
+                serde_json::to_string(&other).unwrap_or_default().chars().take(200).collect::<String>()
+            ))),
+        }
+    }
+
+    /// Ends the connection (and a stdio server's whole process group).
+    pub(crate) async fn shutdown(&self, processes: &ProcessRegistry) {
+        if let Some(mut service) = self.service.lock().await.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), service.close()).await;
+        }
+        if let Some(pid) = self.pid {
+            processes.stop(pid).await;
+        }
+        self.closed.cancel();
+    }
+}
+
+fn spawn_error(command: &str, error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => {
+            format!("{command} was not found: install it, or give its full path in the server's settings")
+        }
+        std::io::ErrorKind::PermissionDenied => format!("{command} cannot be run (permission denied)"),
+        _ => format!("{command} could not be started: {error}"),
+    }
+}
+
+/// A `CallToolResult` (as JSON) in our output shape. Content kinds we do not show
+/// (audio, unknown ones) become a line of text saying what they were.
+pub(crate) fn tool_output(result: Value) -> ToolOutput {
+    let mut content = Vec::new();
+    for block in result.get("content").and_then(Value::as_array).into_iter().flatten() {
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or_default();
+        let text = |key: &str| block.get(key).and_then(Value::as_str).map(str::to_owned);
+        match kind {
+            "text" => content.push(ToolContent::Text { text: text("text").unwrap_or_default() }),
+            "image" => match (text("data"), text("mimeType")) {
+                (Some(data), Some(mime_type)) => content.push(ToolContent::Image { mime_type, data }),
+                _ => content.push(ToolContent::Text { text: "[an image without data]".into() }),
+            },
+            "resource" => {
+                let resource = block.get("resource");
+                let field = |key: &str| resource.and_then(|r| r.get(key)).and_then(Value::as_str).map(str::to_owned);
+                content.push(ToolContent::Resource {
+                    uri: field("uri").unwrap_or_default(),
+                    mime_type: field("mimeType"),
+                    text: field("text")
+                        .or_else(|| field("blob").map(|b| format!("[{} bytes of binary data]", b.len() * 3 / 4))),
+                });
+            }
+            "resource_link" => content.push(ToolContent::Resource {
+                uri: text("uri").unwrap_or_default(),
+                mime_type: text("mimeType"),
+                text: text("description").or_else(|| text("name")),
+            }),
+            other => content.push(ToolContent::Text { text: format!("[{other} content is not shown]") }),
+        }
+    }
+    ToolOutput {
+        content,
+        structured_content: result.get("structuredContent").filter(|v| !v.is_null()).cloned(),
+        is_error: result.get("isError").and_then(Value::as_bool).unwrap_or(false),
+        truncated_for_model: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn results_keep_text_images_resources_and_structured_content() {
+        let output = tool_output(json!({
+            "content": [
+                {"type": "text", "text": "hi"},
+                {"type": "image", "data": "iVBO", "mimeType": "image/png"},
+                {"type": "resource", "resource": {"uri": "file:///a", "mimeType": "text/plain", "text": "A"}},
+                {"type": "resource_link", "uri": "test://b", "name": "b"},
+                {"type": "audio", "data": "x", "mimeType": "audio/wav"}
+            ],
+            "structuredContent": {"temperature": 21},
+            "isError": true
+        }));
+        assert_eq!(output.content.len(), 5);
+        assert!(output.is_error);
+        assert_eq!(output.structured_content, Some(json!({"temperature": 21})));
+        assert_eq!(output.text_content(), "hi\nA\nb\n[audio content is not shown]");
+    }
+}

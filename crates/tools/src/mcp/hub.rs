@@ -1,0 +1,364 @@
+//! [`McpHub`]: every configured MCP server, each kept connected by its own supervisor
+//! task, and the cached catalog of their tools.
+//!
+//! - One connection (one process, for stdio) per server, shared by every topic.
+//! - A server that fails to start, exits, or drops the connection is retried with
+//!   exponential backoff (1 s, doubling, at most a minute); its status says why.
+//! - The catalog is what the server last listed successfully. Requests are built from it
+//!   without ever waiting on a server; a failed refresh keeps the old list.
+
+use std::collections::BTreeMap;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use protocol::mcp::{McpState, McpStatus};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::McpServerConfig;
+use super::catalog::{self, McpToolSpec};
+use super::client::Client;
+use super::processes::ProcessRegistry;
+use super::tool::McpTool;
+use crate::tool::Tool;
+
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// Where the hub saves a server's catalog after each successful listing.
+#[async_trait]
+pub trait CatalogSink: Send + Sync {
+    async fn save(&self, server_id: &str, tools: &[McpToolSpec]);
+}
+
+pub struct HubOptions {
+    /// Where stdio servers' process groups are recorded (for reaping after a crash).
+    pub processes_file: std::path::PathBuf,
+    /// How long the MCP handshake (and a `tools/list`) may take.
+    pub connect_timeout: Duration,
+    pub http: reqwest::Client,
+    pub sink: Arc<dyn CatalogSink>,
+}
+
+/// An MCP tool as offered, with where it comes from.
+#[derive(Clone)]
+pub struct McpToolEntry {
+    pub tool: Arc<dyn Tool>,
+    pub server_id: String,
+    pub server_name: String,
+    /// The server's read-only tools may run without asking.
+    pub trust_read_only: bool,
+}
+
+/// Every configured server. Cheap to clone.
+#[derive(Clone)]
+pub struct McpHub {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    options: HubOptions,
+    pub(crate) processes: ProcessRegistry,
+    servers: Mutex<BTreeMap<String, Server>>,
+    /// Order of addition, for stable name prefixes.
+    order: Mutex<Vec<String>>,
+    tracker: TaskTracker,
+}
+
+struct Server {
+    config: McpServerConfig,
+    enabled: bool,
+    status: McpStatus,
+    tools: Vec<McpToolSpec>,
+    /// The live connection, for calls.
+    client: watch::Sender<Option<Arc<Client>>>,
+    stop: CancellationToken,
+    refresh: Arc<tokio::sync::Notify>,
+}
+
+impl McpHub {
+    /// A hub with no servers yet. Process groups a crashed run left behind are killed
+    /// first.
+    pub fn new(options: HubOptions) -> Self {
+        let processes = ProcessRegistry::new(&options.processes_file);
+        let reaped = processes.reap_orphans();
+        if reaped > 0 {
+            tracing::warn!(reaped, "stopped MCP servers left running by the last run");
+        }
+        Self {
+            inner: Arc::new(Inner {
+                options,
+                processes,
+                servers: Mutex::new(BTreeMap::new()),
+                order: Mutex::new(Vec::new()),
+                tracker: TaskTracker::new(),
+            }),
+        }
+    }
+
+    /// Adds or replaces a server (its connection restarts), starting from `cached` tools
+    /// when it has none yet.
+    pub fn upsert(&self, config: McpServerConfig, enabled: bool, cached: Vec<McpToolSpec>) {
+        let id = config.id.clone();
+        let previous = {
+            let Ok(mut servers) = self.inner.servers.lock() else { return };
+            let previous = servers.remove(&id);
+            let tools = match &previous {
+                Some(old) if cached.is_empty() => old.tools.clone(),
+                _ => cached,
+            };
+            let state = if enabled { McpState::Connecting } else { McpState::Disabled };
+            let status = McpStatus {
+                state,
+                message: None,
+                stderr_tail: None,
+                tool_count: tools.len() as u32,
+                problems: Vec::new(),
+            };
+            let server = Server {
+                config: config.clone(),
+                enabled,
+                status,
+                tools,
+                client: watch::channel(None).0,
+                stop: CancellationToken::new(),
+                refresh: Arc::new(tokio::sync::Notify::new()),
+            };
+            let (stop, refresh) = (server.stop.clone(), server.refresh.clone());
+            servers.insert(id.clone(), server);
+            if let Ok(mut order) = self.inner.order.lock()
+                && !order.contains(&id)
+            {
+                order.push(id.clone());
+            }
+            if enabled {
+                self.inner.tracker.spawn(supervise(self.inner.clone(), config, stop, refresh));
+            }
+            previous
+        };
+        if let Some(previous) = previous {
+            previous.stop.cancel();
+            self.spawn_disconnect(previous.client.borrow().clone());
+        }
+    }
+
+    /// Removes a server and stops its connection.
+    pub fn remove(&self, id: &str) {
+        let removed = self.inner.servers.lock().ok().and_then(|mut s| s.remove(id));
+        if let Ok(mut order) = self.inner.order.lock() {
+            order.retain(|o| o != id);
+        }
+        if let Some(server) = removed {
+            server.stop.cancel();
+            self.spawn_disconnect(server.client.borrow().clone());
+        }
+    }
+
+    fn spawn_disconnect(&self, client: Option<Arc<Client>>) {
+        if let Some(client) = client {
+            let inner = self.inner.clone();
+            self.inner.tracker.spawn(async move { client.shutdown(&inner.processes).await });
+        }
+    }
+
+    /// Lists the server's tools again, in the background. False when there is no such
+    /// enabled server.
+    pub fn refresh(&self, id: &str) -> bool {
+        let servers = self.inner.servers.lock();
+        match servers.ok().as_ref().and_then(|s| s.get(id)) {
+            Some(server) if server.enabled => {
+                server.refresh.notify_one();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub fn status(&self, id: &str) -> Option<McpStatus> {
+        self.inner.servers.lock().ok()?.get(id).map(|s| s.status.clone())
+    }
+
+    /// The tools of every enabled server, from the cache: never waits on a server.
+    pub fn tools(&self) -> Vec<McpToolEntry> {
+        let order: Vec<String> = self.inner.order.lock().map(|o| o.clone()).unwrap_or_default();
+        let Ok(servers) = self.inner.servers.lock() else { return Vec::new() };
+        let names: Vec<&str> = order.iter().filter_map(|id| servers.get(id)).map(|s| s.config.name.as_str()).collect();
+        let prefixes = catalog::unique_slugs(names);
+        let mut taken = HashSet::new();
+        let mut out = Vec::new();
+        for (id, prefix) in order.iter().zip(prefixes) {
+            let Some(server) = servers.get(id) else { continue };
+            for spec in &server.tools {
+                let name = catalog::namespaced(&prefix, &spec.name, &mut taken);
+                if !server.enabled {
+                    continue;
+                }
+                let tool = McpTool::new(
+                    self.inner.clone(),
+                    id.clone(),
+                    server.config.name.clone(),
+                    name,
+                    spec.clone(),
+                    server.config.timeout,
+                );
+                out.push(McpToolEntry {
+                    tool: Arc::new(tool),
+                    server_id: id.clone(),
+                    server_name: server.config.name.clone(),
+                    trust_read_only: server.config.trust_read_only,
+                });
+            }
+        }
+        out
+    }
+
+    /// Stops every server and waits for their processes to go.
+    pub async fn shutdown(&self) {
+        let servers: Vec<Server> =
+            self.inner.servers.lock().map(|mut s| std::mem::take(&mut *s).into_values().collect()).unwrap_or_default();
+        for server in &servers {
+            server.stop.cancel();
+            let client = server.client.borrow().clone();
+            if let Some(client) = client {
+                client.shutdown(&self.inner.processes).await;
+            }
+        }
+        self.inner.tracker.close();
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.inner.tracker.wait()).await;
+        self.inner.processes.stop_all_now();
+    }
+}
+
+impl Inner {
+    fn update(&self, id: &str, change: impl FnOnce(&mut Server)) {
+        if let Ok(mut servers) = self.servers.lock()
+            && let Some(server) = servers.get_mut(id)
+        {
+            change(server);
+        }
+    }
+
+    /// The server's live connection, waiting up to `wait` for one while it connects.
+    pub(crate) async fn client(&self, id: &str, wait: Duration) -> Result<Arc<Client>, String> {
+        let (mut rx, name) = {
+            let servers = self.servers.lock().map_err(|_| "the MCP hub is broken".to_owned())?;
+            let server = servers.get(id).ok_or_else(|| "this MCP server was removed".to_owned())?;
+            if !server.enabled {
+                return Err(format!("the MCP server {} is switched off", server.config.name));
+            }
+            (server.client.subscribe(), server.config.name.clone())
+        };
+        let waited = tokio::time::timeout(wait, rx.wait_for(|c| c.as_ref().is_some_and(|c| !c.is_closed()))).await;
+        match waited {
+            Ok(Ok(client)) => client.clone().ok_or_else(|| format!("the MCP server {name} is not connected")),
+            _ => {
+                let status = self.servers.lock().ok().and_then(|s| s.get(id).map(|s| s.status.clone()));
+                let why = status.and_then(|s| s.message).unwrap_or_else(|| "it is still connecting".into());
+                Err(format!("the MCP server {name} is not connected: {why}"))
+            }
+        }
+    }
+}
+
+/// Keeps one server connected until `stop`.
+async fn supervise(
+    inner: Arc<Inner>,
+    config: McpServerConfig,
+    stop: CancellationToken,
+    refresh: Arc<tokio::sync::Notify>,
+) {
+    let id = config.id.clone();
+    let timeout = inner.options.connect_timeout;
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        inner.update(&id, |s| {
+            s.status.state = McpState::Connecting;
+        });
+        let connected = tokio::select! {
+            _ = stop.cancelled() => return,
+            connected = Client::connect(&config, &inner.processes, &inner.options.http, timeout) => connected,
+        };
+        match connected {
+            Err(error) => {
+                tracing::warn!(server = %config.name, error = %error.message, "MCP server unavailable");
+                inner.update(&id, |s| {
+                    s.status = McpStatus {
+                        state: McpState::Error,
+                        message: Some(error.message),
+                        stderr_tail: error.stderr,
+                        ..s.status.clone()
+                    };
+                });
+            }
+            Ok(client) => {
+                let client = Arc::new(client);
+                list(&inner, &config, &client, timeout).await;
+                backoff = Duration::from_secs(1);
+                inner.update(&id, |s| {
+                    s.client.send_replace(Some(client.clone()));
+                });
+                tracing::info!(server = %config.name, "MCP server connected");
+                loop {
+                    tokio::select! {
+                        _ = stop.cancelled() => {
+                            client.shutdown(&inner.processes).await;
+                            return;
+                        }
+                        _ = refresh.notified() => list(&inner, &config, &client, timeout).await,
+                        _ = client.handler.list_changed.notified() => list(&inner, &config, &client, timeout).await,
+                        _ = client.closed() => break,
+                    }
+                }
+                if let Some(pid) = client.pid {
+                    inner.processes.forget(pid);
+                }
+                let tail = client.stderr.text();
+                tracing::warn!(server = %config.name, "MCP server connection ended; reconnecting");
+                inner.update(&id, |s| {
+                    s.client.send_replace(None);
+                    s.status = McpStatus {
+                        state: McpState::Error,
+                        message: Some("the server stopped or closed the connection; reconnecting".into()),
+                        stderr_tail: tail,
+                        ..s.status.clone()
+                    };
+                });
+            }
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(backoff) => {}
+        }
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// Lists the server's tools and replaces the catalog; on failure the old one stays.
+async fn list(inner: &Inner, config: &McpServerConfig, client: &Client, timeout: Duration) {
+    match client.list_tools(timeout).await {
+        Ok(raw) => {
+            let (tools, problems) = catalog::read_tools(&raw);
+            inner.options.sink.save(&config.id, &tools).await;
+            inner.update(&config.id, |s| {
+                s.status = McpStatus {
+                    state: McpState::Ready,
+                    message: None,
+                    stderr_tail: None,
+                    tool_count: tools.len() as u32,
+                    problems,
+                };
+                s.tools = tools;
+            });
+        }
+        Err(error) => inner.update(&config.id, |s| {
+            s.status = McpStatus {
+                state: McpState::Ready,
+                message: Some(format!("{error}; the last known tools are kept")),
+                stderr_tail: client.stderr.text(),
+                ..s.status.clone()
+            };
+        }),
+    }
+}

@@ -1,0 +1,193 @@
+//! Stdio servers' process groups: every server runs as the leader of its own process
+//! group (so a server that starts children is stopped whole), the groups are written to a
+//! file in the data folder, and at the next start any group a crash left behind is killed.
+//!
+//! A recorded group is only killed if its leader still has the start time recorded with
+//! it, so a process id reused by something else since is never touched.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+/// The process groups of running stdio servers, mirrored in a file.
+#[derive(Debug)]
+pub struct ProcessRegistry {
+    path: PathBuf,
+    groups: Mutex<BTreeMap<u32, Recorded>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Recorded {
+    /// The leader's start time, in clock ticks since boot (`/proc/<pid>/stat` field 22).
+    start_time: u64,
+    server: String,
+}
+
+impl ProcessRegistry {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into(), groups: Mutex::new(BTreeMap::new()) }
+    }
+
+    /// Kills the groups a previous run left behind (it crashed or was killed) and empties
+    /// the file. Returns how many groups were still alive.
+    pub fn reap_orphans(&self) -> usize {
+        let recorded: BTreeMap<u32, Recorded> =
+            std::fs::read_to_string(&self.path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+        let mut reaped = 0;
+        for (pid, entry) in recorded {
+            if start_time(pid) == Some(entry.start_time) {
+                tracing::warn!(pid, server = %entry.server, "stopping an MCP server left running by the last run");
+                kill_group(pid, libc::SIGKILL);
+                reaped += 1;
+            }
+        }
+        if let Ok(mut groups) = self.groups.lock() {
+            groups.clear();
+        }
+        self.save();
+        reaped
+    }
+
+    /// Remembers a new server process (its own group leader).
+    pub fn add(&self, pid: u32, server: &str) {
+        let Some(start_time) = start_time(pid) else { return };
+        if let Ok(mut groups) = self.groups.lock() {
+            groups.insert(pid, Recorded { start_time, server: server.to_owned() });
+        }
+        self.save();
+    }
+
+    /// Stops a server's whole process group: SIGTERM, then SIGKILL for what is left.
+    pub async fn stop(&self, pid: u32) {
+        kill_group(pid, libc::SIGTERM);
+        for _ in 0..20 {
+            if !group_alive(pid) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        kill_group(pid, libc::SIGKILL);
+        self.forget(pid);
+    }
+
+    /// The process has exited by itself.
+    pub fn forget(&self, pid: u32) {
+        if let Ok(mut groups) = self.groups.lock() {
+            groups.remove(&pid);
+        }
+        self.save();
+    }
+
+    /// Every recorded group, killed at once (app exit).
+    pub fn stop_all_now(&self) {
+        let pids: Vec<u32> = self.groups.lock().map(|g| g.keys().copied().collect()).unwrap_or_default();
+        for pid in pids {
+            kill_group(pid, libc::SIGKILL);
+        }
+        if let Ok(mut groups) = self.groups.lock() {
+            groups.clear();
+        }
+        self.save();
+    }
+
+    fn save(&self) {
+        let Ok(groups) = self.groups.lock() else { return };
+        let text = serde_json::to_string(&*groups).unwrap_or_else(|_| "{}".into());
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let tmp = self.path.with_extension("tmp");
+        if std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &self.path)).is_err() {
+            tracing::warn!(path = %self.path.display(), "could not record MCP server processes");
+        }
+    }
+}
+
+fn kill_group(pid: u32, signal: libc::c_int) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return };
+    if pid <= 1 {
+        return;
+    }
+    // SAFETY: kill(2) with a negative pid signals that process group; no memory is involved.
+    unsafe {
+        libc::kill(-pid, signal);
+    }
+}
+
+/// Whether a process of the group is still running. Killed processes linger as zombies
+/// until their (adoptive) parent reaps them, and a signal to the group still "reaches"
+/// them, so this reads `/proc` instead.
+pub fn group_alive(pgid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+    entries.filter_map(Result::ok).any(|entry| {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { return false };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+        let Some(rest) = stat.rfind(')').map(|at| &stat[at + 1..]) else { return false };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // Fields after the name: state (3), ppid (4), pgrp (5).
+        fields.first() != Some(&"Z") && fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+    })
+}
+
+/// A live process's start time, or `None` when it is gone (or a zombie).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: fields after it
+    // start after its last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state); start time is field 22.
+    if fields.first() == Some(&"Z") {
+        return None;
+    }
+    fields.get(22 - 3)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    fn spawn_group() -> std::process::Child {
+        // A shell that starts a child of its own: both must go.
+        std::process::Command::new("sh").args(["-c", "sleep 300 & sleep 300"]).process_group(0).spawn().unwrap()
+    }
+
+    #[test]
+    fn orphans_from_a_crashed_run_are_killed_with_their_children() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp-processes.json");
+        let mut child = spawn_group();
+        let pid = child.id();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        {
+            let crashed = ProcessRegistry::new(&path);
+            crashed.add(pid, "everything");
+            // The app dies here without stopping anything.
+        }
+        // A pid recorded with another start time (reused since) is left alone.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("everything"));
+        let next = ProcessRegistry::new(&path);
+        assert_eq!(next.reap_orphans(), 1);
+        assert!(child.wait().unwrap().code().is_none(), "killed by a signal");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!group_alive(pid), "the server's children are gone too");
+        assert_eq!(ProcessRegistry::new(&path).reap_orphans(), 0, "the file was emptied");
+    }
+
+    #[test]
+    fn a_reused_pid_is_not_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp-processes.json");
+        let mut child = spawn_group();
+        let pid = child.id();
+        std::fs::write(&path, format!(r#"{{"{pid}": {{"start_time": 1, "server": "old"}}}}"#)).unwrap();
+        assert_eq!(ProcessRegistry::new(&path).reap_orphans(), 0);
+        assert!(child.try_wait().unwrap().is_none(), "still running");
+        kill_group(pid, libc::SIGKILL);
+        child.wait().unwrap();
+    }
+}
