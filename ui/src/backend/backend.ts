@@ -58,6 +58,7 @@ export class ApiFailure extends Error implements ApiError {
   readonly kind: ErrorKind;
   readonly retryable: boolean;
   readonly field?: string;
+  readonly code?: string;
 
   constructor(error: ApiError) {
     super(error.message);
@@ -65,11 +66,13 @@ export class ApiFailure extends Error implements ApiError {
     this.kind = error.kind;
     this.retryable = error.retryable;
     if (error.field !== undefined) this.field = error.field;
+    if (error.code !== undefined) this.code = error.code;
   }
 
   toJSON(): ApiError {
     const json: ApiError = { kind: this.kind, message: this.message, retryable: this.retryable };
     if (this.field !== undefined) json.field = this.field;
+    if (this.code !== undefined) json.code = this.code;
     return json;
   }
 }

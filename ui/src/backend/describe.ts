@@ -1,10 +1,24 @@
 import type { ApiError } from '../protocol.gen';
 
+/** Headings for a provider's failure, by `ApiError.code`. */
+const PROVIDER_TITLES: Record<string, string> = {
+  rate_limit: 'The provider is rate-limiting requests',
+  auth: 'The provider did not accept the API key',
+  overloaded: 'The provider is overloaded',
+  context_too_long: 'The conversation is too long for this model',
+  content_filtered: "The provider's content filter stopped the reply",
+  network: 'The connection to the provider failed',
+  server: 'The provider had a server error',
+  bad_response: 'The provider sent an answer Colloquy could not read',
+  invalid_request: 'The provider refused the request',
+  timeout: 'The provider took too long to answer',
+};
+
 /** A one-line heading for an error, in the user's terms. */
 export function errorTitle(error: ApiError): string {
   switch (error.kind) {
     case 'provider':
-      return 'The model provider returned an error';
+      return (error.code !== undefined ? PROVIDER_TITLES[error.code] : undefined) ?? 'The model provider returned an error';
     case 'unauthorized':
       return 'Not authorized';
     case 'not_found':
@@ -22,9 +36,18 @@ export function errorTitle(error: ApiError): string {
 export function errorHint(error: ApiError): string {
   switch (error.kind) {
     case 'provider':
-      return error.retryable
-        ? 'This may be temporary: retry in a moment.'
-        : "Check the provider's API key, base URL and model in Settings, then retry.";
+      switch (error.code) {
+        case 'context_too_long':
+          return 'Start a new topic, or retry with a model that takes longer conversations.';
+        case 'content_filtered':
+          return 'Rephrase your message, or retry with another model.';
+        case 'auth':
+          return "Check the provider's API key in Settings, then retry.";
+        default:
+          return error.retryable
+            ? 'This may be temporary: retry in a moment.'
+            : "Check the provider's API key, base URL and model in Settings, then retry.";
+      }
     case 'unauthorized':
       return 'Open the URL printed by `colloquy serve` again to sign in.';
     case 'not_found':

@@ -14,7 +14,10 @@ export function storedToChat(stored: StoredMessage): ChatMessage {
   const cached = shown.get(stored);
   if (cached) return cached;
   const metadata: MessageMetadata = { ...(stored.message.metadata ?? {}), status: stored.status };
+  // The row's reason is the truth: a reply that waited for approval and then finished
+  // keeps the old reason in its message metadata.
   if (stored.statusReason !== undefined) metadata.statusReason = stored.statusReason;
+  else delete metadata.statusReason;
   if (metadata.model === undefined && stored.model) metadata.model = stored.model.model;
   if (metadata.turnId === undefined && stored.turnId) metadata.turnId = stored.turnId;
   const message: ChatMessage = { id: stored.id, role: stored.message.role, parts: stored.message.parts, metadata };
@@ -35,6 +38,28 @@ export function messageStatus(message: ChatMessage, isLive: boolean): MessageSta
   return 'success';
 }
 
+/** Why a paused reply stopped, or undefined when it is not paused. */
+export function pauseReason(message: ChatMessage, isLive: boolean): string | undefined {
+  if (messageStatus(message, isLive) !== 'paused') return undefined;
+  return message.metadata?.statusReason ?? 'user_stop';
+}
+
+/** A reply waiting for the user to answer its tool calls: answering goes on, not Continue. */
+export function isAwaitingApproval(message: ChatMessage, isLive: boolean): boolean {
+  return pauseReason(message, isLive) === 'awaiting_approval';
+}
+
+/** Continue can pick this reply up: it was paused for any reason but a pending approval. */
+export function canContinue(message: ChatMessage, isLive: boolean): boolean {
+  const reason = pauseReason(message, isLive);
+  return reason !== undefined && reason !== 'awaiting_approval';
+}
+
+/** The reply ended early to let the user's steering message go next. */
+export function yieldedToSteering(message: ChatMessage, isLive: boolean): boolean {
+  return messageStatus(message, isLive) === 'success' && message.metadata?.statusReason === 'steered';
+}
+
 /** The label of the marker on a reply that stopped before its end. */
 export function stoppedLabel(reason: string | undefined): string {
   switch (reason) {
@@ -42,6 +67,8 @@ export function stoppedLabel(reason: string | undefined): string {
       return 'Interrupted';
     case 'stalled':
       return 'Stalled';
+    case 'tool_limit':
+      return 'Tool-call limit reached — continue?';
     default:
       return 'Stopped';
   }
@@ -54,6 +81,8 @@ export function stoppedHint(reason: string | undefined): string {
       return 'The app closed while this reply was being written. Continue it, or retry it from the start.';
     case 'stalled':
       return 'The model stopped sending text. Continue it, or retry it from the start.';
+    case 'tool_limit':
+      return 'The reply made as many tool calls as it may in one go. Continue lets it go on with a fresh allowance.';
     default:
       return 'You stopped this reply. The text so far is kept; Continue picks up where it ended.';
   }
@@ -62,4 +91,45 @@ export function stoppedHint(reason: string | undefined): string {
 /** The user-visible text of a message (its text parts joined). */
 export function messageText(message: ChatMessage): string {
   return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
+type Part = UiMessage['parts'][number];
+type TextPart = Extract<Part, { type: 'text' }>;
+
+/** What a reply shows, in order: runs of text, thinking, tool calls and files. */
+export type ReplyBlock =
+  | { kind: 'text'; parts: TextPart[] }
+  | { kind: 'reasoning'; part: Extract<Part, { type: 'reasoning' }> }
+  | { kind: 'tool'; part: Extract<Part, { type: 'dynamic-tool' }> }
+  | { kind: 'file'; part: Extract<Part, { type: 'file' }> };
+
+/**
+ * A reply's parts as blocks to show, in order. Text parts next to each other (also across
+ * steps) form one block; reasoning without text (a provider's signature only) is not shown;
+ * sources, errors and other data parts are shown apart.
+ */
+export function replyBlocks(parts: readonly Part[]): ReplyBlock[] {
+  const blocks: ReplyBlock[] = [];
+  for (const part of parts) {
+    const last = blocks.at(-1);
+    switch (part.type) {
+      case 'text':
+        if (part.text === '') break;
+        if (last?.kind === 'text') last.parts.push(part);
+        else blocks.push({ kind: 'text', parts: [part] });
+        break;
+      case 'reasoning':
+        if (part.text.trim() !== '') blocks.push({ kind: 'reasoning', part });
+        break;
+      case 'dynamic-tool':
+        blocks.push({ kind: 'tool', part });
+        break;
+      case 'file':
+        blocks.push({ kind: 'file', part });
+        break;
+      default:
+        break;
+    }
+  }
+  return blocks;
 }

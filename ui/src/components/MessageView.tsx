@@ -3,9 +3,23 @@ import { memo, useEffect, useState } from 'react';
 import { Streamdown } from 'streamdown';
 import { isApiError } from '../backend/backend';
 import { errorHint, errorTitle } from '../backend/describe';
-import { messageStatus, stoppedHint, stoppedLabel, type ChatMessage } from '../chat/messages';
+import {
+  isAwaitingApproval,
+  messageStatus,
+  pauseReason,
+  replyBlocks,
+  stoppedHint,
+  stoppedLabel,
+  yieldedToSteering,
+  type ChatMessage,
+  type ReplyBlock,
+} from '../chat/messages';
 import { secondsLeft, type Retrying } from '../chat/retrying';
+import { waitingApprovalIds, type ToolProgressByCall } from '../chat/tools';
 import type { ApiError, MessageStatus } from '../protocol.gen';
+import { MessageFiles } from './MessageFiles';
+import { PendingApprovals } from './PendingApprovals';
+import { ToolCard } from './ToolCard';
 
 const PLUGINS = { code };
 // Copy buttons on code blocks only: the other controls and the link-confirmation modal
@@ -14,6 +28,7 @@ const CONTROLS = { code: true, table: false, mermaid: false, image: false };
 const LINK_SAFETY = { enabled: false };
 
 type Part = ChatMessage['parts'][number];
+type FilePart = Extract<Part, { type: 'file' }>;
 
 interface MessageViewProps {
   message: ChatMessage;
@@ -21,25 +36,35 @@ interface MessageViewProps {
   isLive: boolean;
   /** A live reply whose provider is being retried (transient, never stored). */
   retrying?: Retrying | undefined;
+  /** A live reply's running tool calls' progress (transient, never stored). */
+  progress?: ToolProgressByCall | undefined;
 }
 
 /** One message of the conversation. Memoized: finished messages never re-render while a reply streams. */
-export const MessageView = memo(function MessageView({ message, isLive, retrying }: MessageViewProps) {
+export const MessageView = memo(function MessageView({ message, isLive, retrying, progress }: MessageViewProps) {
   const status = messageStatus(message, isLive);
   return (
     <article className={`message ${message.role}`} data-testid="message" data-role={message.role} data-status={status} data-message-id={message.id}>
-      {message.role === 'user' ? <UserBody message={message} /> : <AssistantBody message={message} status={status} isLive={isLive} retrying={retrying} />}
+      {message.role === 'user' ? (
+        <UserBody message={message} />
+      ) : (
+        <AssistantBody message={message} status={status} isLive={isLive} retrying={retrying} progress={progress} />
+      )}
     </article>
   );
 });
 
 function UserBody({ message }: { message: ChatMessage }) {
   const text = message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
+  const files = message.parts.filter((part): part is FilePart => part.type === 'file');
   return (
     <div className="bubble">
-      <div className="message-text user-text" data-testid="message-text">
-        {text}
-      </div>
+      <MessageFiles files={files} />
+      {text !== '' && (
+        <div className="message-text user-text" data-testid="message-text">
+          {text}
+        </div>
+      )}
     </div>
   );
 }
@@ -49,41 +74,25 @@ interface AssistantBodyProps {
   status: MessageStatus;
   isLive: boolean;
   retrying: Retrying | undefined;
+  progress: ToolProgressByCall | undefined;
 }
 
-function AssistantBody({ message, status, isLive, retrying }: AssistantBodyProps) {
+function AssistantBody({ message, status, isLive, retrying, progress }: AssistantBodyProps) {
   const parts = message.parts;
-  const reasoning = parts.filter((part): part is Extract<Part, { type: 'reasoning' }> => part.type === 'reasoning');
-  const texts = parts.filter((part): part is Extract<Part, { type: 'text' }> => part.type === 'text');
+  const blocks = replyBlocks(parts);
   const sources = parts.filter((part): part is Extract<Part, { type: 'source-url' }> => part.type === 'source-url');
   const errors = parts.filter((part) => part.type === 'data-error').map((part) => ('data' in part ? part.data : undefined));
   const metadata = message.metadata;
-  const waiting = isLive && texts.every((part) => part.text === '') && reasoning.length === 0;
+  const waiting = isLive && blocks.length === 0;
+  const reason = pauseReason(message, isLive);
 
   return (
     <div className="reply">
-      {reasoning.map((part, index) => (
-        <ThinkingBlock key={index} text={part.text} streaming={part.state === 'streaming'} />
-      ))}
       {isLive && retrying && <RetryingNotice retrying={retrying} />}
+      {blocks.map((block, index) => (
+        <ReplyBlockView key={blockKey(block, index)} block={block} isLive={isLive} progress={progress} />
+      ))}
       {waiting && <TypingIndicator />}
-      {texts.some((part) => part.text !== '') && (
-        <div className="message-text markdown" data-testid="message-text">
-          {texts.map((part, index) => (
-            <Streamdown
-              key={index}
-              mode={isLive ? 'streaming' : 'static'}
-              isAnimating={isLive && part.state === 'streaming'}
-              plugins={PLUGINS}
-              controls={CONTROLS}
-              linkSafety={LINK_SAFETY}
-              lineNumbers={false}
-            >
-              {part.text}
-            </Streamdown>
-          ))}
-        </div>
-      )}
       {sources.length > 0 && (
         <ul className="sources" aria-label="Sources">
           {sources.map((source) => (
@@ -99,7 +108,13 @@ function AssistantBody({ message, status, isLive, retrying }: AssistantBodyProps
         <ErrorCard key={index} error={error} />
       ))}
       {status === 'error' && errors.length === 0 && <ErrorCard error={undefined} reason={metadata?.statusReason} />}
-      {status === 'paused' && <StoppedMarker reason={metadata?.statusReason} />}
+      {isAwaitingApproval(message, isLive) && <PendingApprovals approvalIds={waitingApprovalIds(message)} />}
+      {reason !== undefined && reason !== 'awaiting_approval' && <StoppedMarker reason={reason} />}
+      {yieldedToSteering(message, isLive) && (
+        <div className="steered-note small muted" data-testid="message-steered">
+          Yielded to your steering message.
+        </div>
+      )}
       {(metadata?.model || metadata?.providerName) && (
         <div className="reply-footer" data-testid="message-model">
           {[metadata.model, metadata.providerName].filter(Boolean).join(' · ')}
@@ -107,6 +122,45 @@ function AssistantBody({ message, status, isLive, retrying }: AssistantBodyProps
       )}
     </div>
   );
+}
+
+function blockKey(block: ReplyBlock, index: number): string {
+  return block.kind === 'tool' ? `tool:${block.part.toolCallId}` : `${block.kind}:${index}`;
+}
+
+interface ReplyBlockViewProps {
+  block: ReplyBlock;
+  isLive: boolean;
+  progress: ToolProgressByCall | undefined;
+}
+
+function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
+  switch (block.kind) {
+    case 'reasoning':
+      return <ThinkingBlock text={block.part.text} streaming={isLive && block.part.state === 'streaming'} />;
+    case 'tool':
+      return <ToolCard part={block.part} isLive={isLive} progress={progress?.get(block.part.toolCallId)} />;
+    case 'file':
+      return <MessageFiles files={[block.part]} />;
+    case 'text':
+      return (
+        <div className="message-text markdown" data-testid="message-text">
+          {block.parts.map((part, index) => (
+            <Streamdown
+              key={index}
+              mode={isLive ? 'streaming' : 'static'}
+              isAnimating={isLive && part.state === 'streaming'}
+              plugins={PLUGINS}
+              controls={CONTROLS}
+              linkSafety={LINK_SAFETY}
+              lineNumbers={false}
+            >
+              {part.text}
+            </Streamdown>
+          ))}
+        </div>
+      );
+  }
 }
 
 function ThinkingBlock({ text, streaming }: { text: string; streaming: boolean }) {

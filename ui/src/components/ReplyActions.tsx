@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import type { ReplyView } from '../chat/conversation';
-import { messageStatus } from '../chat/messages';
+import { canContinue, messageStatus, pauseReason } from '../chat/messages';
 
 interface ReplyActionsProps {
   reply: ReplyView;
@@ -8,7 +8,10 @@ interface ReplyActionsProps {
   onContinue: (messageId: string) => Promise<void>;
 }
 
-/** Retry (any finished reply) and Continue (a paused one), under a reply that is not being written. */
+/**
+ * Retry (any finished reply) and Continue (a paused one), under a reply that is not being
+ * written. A reply waiting for approvals has no Continue: answering its calls goes on.
+ */
 export function ReplyActions({ reply, onRetry, onContinue }: ReplyActionsProps) {
   const [pending, setPending] = useState<'retry' | 'continue'>();
   const status = messageStatus(reply.message, reply.live);
@@ -21,13 +24,17 @@ export function ReplyActions({ reply, onRetry, onContinue }: ReplyActionsProps) 
 
   return (
     <div className="reply-actions">
-      {status === 'paused' && (
+      {canContinue(reply.message, reply.live) && (
         <button
           type="button"
           className="button small"
           data-testid="reply-continue"
           disabled={pending !== undefined}
-          title="Let the model go on after the text it kept"
+          title={
+            pauseReason(reply.message, reply.live) === 'tool_limit'
+              ? 'Let the model go on with a fresh allowance of tool calls'
+              : 'Let the model go on after the text it kept'
+          }
           onClick={() => act('continue', onContinue)}
         >
           {pending === 'continue' ? 'Continuing…' : 'Continue'}

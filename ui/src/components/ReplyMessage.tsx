@@ -3,6 +3,8 @@ import { useEffect, useMemo, useState } from 'react';
 import type { ReplyView } from '../chat/conversation';
 import type { ChatMessage } from '../chat/messages';
 import { retryingAfter, type Retrying } from '../chat/retrying';
+import { answeredApprovals, progressAfter, withAnsweredApprovals, type ToolProgressByCall } from '../chat/tools';
+import type { ToolApproval } from '../protocol.gen';
 import type { ExecutionSource } from '../chat/transport';
 import { ExecutionTransport, sdkToChat, type SdkMessage } from '../chat/transport';
 import { useExecutionSource } from './ExecutionSourceContext';
@@ -37,35 +39,58 @@ function LiveMessage({ executionId, messageId, base }: LiveMessageProps) {
   useEffect(() => () => void chat.stop(), [chat]);
   // Before its first chunk the reply is empty (the same object, so the view stays memoized).
   const empty = useMemo<ChatMessage>(() => ({ id: messageId, role: 'assistant', parts: [] }), [messageId]);
-  const retrying = useRetrying(source, executionId, base);
+  const { retrying, progress, answers } = useLiveExtras(source, executionId, base);
   const last = messages.at(-1);
-  const message = last ? sdkToChat(last) : empty;
-  return <MessageView message={message} isLive retrying={retrying} />;
+  const message = last ? withAnsweredApprovals(sdkToChat(last), answers) : empty;
+  return <MessageView message={message} isLive retrying={retrying} progress={progress} />;
 }
 
+interface LiveExtras {
+  /** The transient "retrying" notice. */
+  retrying: Retrying | undefined;
+  /** Running tool calls' progress (transient `data-tool-progress` chunks). */
+  progress: ToolProgressByCall;
+  /** Answers the execution's snapshot already holds (no chunk carries them). */
+  answers: ReadonlyMap<string, ToolApproval>;
+}
+
+const NO_PROGRESS: ToolProgressByCall = new Map();
+const NO_ANSWERS: ReadonlyMap<string, ToolApproval> = new Map();
+const NOTHING_EXTRA: LiveExtras = { retrying: undefined, progress: NO_PROGRESS, answers: NO_ANSWERS };
+
 /**
- * The execution's transient "retrying" notice: its chunks as `LiveReplies` demultiplexed
- * them (in memory, no second listener), from a `data-retrying` chunk until the next
- * content chunk or the terminal. Transient chunks are never folded into the message.
+ * What a live reply shows beside its message, read from the execution's chunks as
+ * `LiveReplies` demultiplexed them (in memory, no second listener): the "retrying" notice
+ * (from a `data-retrying` chunk until the next content chunk or the terminal), tool
+ * progress (until the call's output), and the approval answers of the snapshot the
+ * stream started from. Transient chunks are never folded into the message.
  */
-function useRetrying(source: ExecutionSource, executionId: string, base: number): Retrying | undefined {
-  const [retrying, setRetrying] = useState<Retrying>();
+function useLiveExtras(source: ExecutionSource, executionId: string, base: number): LiveExtras {
+  const [extras, setExtras] = useState<LiveExtras>(NOTHING_EXTRA);
   useEffect(() => {
-    let current: Retrying | undefined;
-    const set = (next: Retrying | undefined) => {
-      if (next === current) return;
+    let current = NOTHING_EXTRA;
+    const set = (next: LiveExtras) => {
+      if (next.retrying === current.retrying && next.progress === current.progress && next.answers === current.answers) return;
       current = next;
-      setRetrying(next);
+      setExtras(next);
     };
     const stop = source.follow(executionId, {
-      begin: () => set(undefined),
-      chunk: (chunk) => set(retryingAfter(current, chunk, Date.now())),
-      end: () => set(undefined),
+      begin: (message) => {
+        const answers = answeredApprovals(message);
+        set({ retrying: undefined, progress: NO_PROGRESS, answers: answers.size === 0 ? NO_ANSWERS : answers });
+      },
+      chunk: (chunk) =>
+        set({
+          ...current,
+          retrying: retryingAfter(current.retrying, chunk, Date.now()),
+          progress: progressAfter(current.progress, chunk),
+        }),
+      end: () => set({ ...current, retrying: undefined, progress: NO_PROGRESS }),
     });
     return () => {
       stop?.();
-      setRetrying(undefined);
+      setExtras(NOTHING_EXTRA);
     };
   }, [source, executionId, base]);
-  return retrying;
+  return extras;
 }

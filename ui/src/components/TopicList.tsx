@@ -65,7 +65,11 @@ function TopicItem({ topic, status, selected, onSelect, onRename, onDelete, onOp
   };
 
   return (
-    <li className={`topic-item${selected ? ' selected' : ''}`} data-testid="topic-item" data-topic-id={topic.id}>
+    <li
+      className={`topic-item${selected ? ' selected' : ''}${needsAttention(status) ? ' attention' : ''}`}
+      data-testid="topic-item"
+      data-topic-id={topic.id}
+    >
       {mode === 'rename' ? (
         <form onSubmit={submitRename} className="topic-rename">
           <input
@@ -97,6 +101,11 @@ function TopicItem({ topic, status, selected, onSelect, onRename, onDelete, onOp
           <button type="button" className="topic-title" onClick={onSelect} aria-current={selected ? 'page' : undefined} title={topic.title}>
             {status && <TopicStatusMark status={status.status} />}
             <span className="topic-title-text">{topic.title || 'Untitled'}</span>
+            {status?.status === 'awaiting_approval' && (
+              <span className="topic-approval" data-testid="topic-approval" title="A tool call waits for your approval">
+                approval needed
+              </span>
+            )}
             {status?.unseen && (
               <span className="topic-unseen" data-testid="topic-unseen" title="Finished since you last looked" aria-label="new reply" />
             )}
@@ -140,6 +149,11 @@ function TopicItem({ topic, status, selected, onSelect, onRename, onDelete, onOp
       )}
     </li>
   );
+}
+
+/** A topic that wants the user: a reply they have not seen, or a tool call waiting for them. */
+export function needsAttention(status: TopicStatusEvent | undefined): boolean {
+  return status !== undefined && (status.unseen || status.status === 'awaiting_approval');
 }
 
 const STATUS_TEXT: Record<TopicStatus, string> = {

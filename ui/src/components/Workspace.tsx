@@ -1,7 +1,11 @@
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
+import { ApprovalInbox } from '../chat/approvals';
 import type { CreateTopic, ModelRef, Provider, Topic, TopicRequest, TopicStatusEvent, UpdateTopic } from '../protocol.gen';
 import { StatusFeed } from '../status/feed';
+import { notifyApprovals } from '../status/notifications';
+import { ApprovalInboxPanel } from './ApprovalInboxPanel';
+import { ApprovalsContext } from './ApprovalsContext';
 import { useBackend } from './BackendContext';
 import { ChatView } from './ChatView';
 import { ErrorNotice } from './ErrorNotice';
@@ -21,6 +25,7 @@ export function Workspace() {
   const [creating, setCreating] = useState(false);
   const [attempt, setAttempt] = useState(0);
   const [feed] = useState(() => new StatusFeed(backend));
+  const [approvals] = useState(() => new ApprovalInbox(backend));
   const feedState = useSyncExternalStore(feed.subscribe, feed.getSnapshot);
   const statuses = feedState.byTopic;
   const looking = useUserIsLooking();
@@ -30,6 +35,22 @@ export function Workspace() {
     feed.start();
     return () => feed.stop();
   }, [feed]);
+
+  useEffect(() => {
+    // Tool calls waiting for the user change when a topic enters or leaves that state.
+    approvals.followStatuses(statuses);
+  }, [approvals, statuses]);
+
+  useEffect(
+    () =>
+      approvals.onNewlyPending((fresh) =>
+        notifyApprovals(fresh, (approval) => {
+          setSelectedId(approval.topicId);
+          setView('chat');
+        }),
+      ),
+    [approvals],
+  );
 
   useEffect(() => {
     // `#topic=<id>` opens that topic, e.g. in a window opened with "Open in new window".
@@ -173,65 +194,73 @@ export function Workspace() {
   }
 
   return (
-    <div className="layout">
-      <aside className="sidebar">
-        <div className="brand">Colloquy</div>
-        <TopicList
-          topics={topicList}
-          statuses={statuses}
-          selectedId={selected?.id}
-          creating={creating}
-          onSelect={(id) => {
-            setSelectedId(id);
-            setView('chat');
-          }}
-          onCreate={createTopic}
-          onRename={(id, title) => updateTopic({ id, title }, 'Could not rename the topic')}
-          onDelete={deleteTopic}
-          onOpenInWindow={(id) =>
-            void run('Could not open a new window', () => backend.openWindow(id))
-          }
-        />
-        {!feedState.connected && feedState.error && (
-          <p className="muted small feed-notice" role="status" title={feedState.error.message}>
-            Reconnecting to topic statuses…
-          </p>
-        )}
-        <button
-          type="button"
-          className={`button ghost settings-button${view === 'settings' ? ' active' : ''}`}
-          data-testid="settings-button"
-          onClick={() => setView(view === 'settings' ? 'chat' : 'settings')}
-        >
-          ⚙ Settings
-        </button>
-      </aside>
-      <main className="main">
-        {actionError && <ErrorNotice error={actionError} onDismiss={() => setActionError(undefined)} />}
-        {view === 'settings' ? (
-          <SettingsView providers={providers} onProvidersChanged={() => void reloadProviders()} onClose={() => setView('chat')} />
-        ) : selected ? (
-          <ChatView
-            key={selected.id}
-            topic={selected}
-            providers={providers}
-            status={selectedStatus?.status}
-            onTopicModelChange={(model: ModelRef) => updateTopic({ id: selected.id, model }, 'Could not change the model')}
-            onSettled={onSettled}
+    <ApprovalsContext.Provider value={approvals}>
+      <div className="layout">
+        <aside className="sidebar">
+          <div className="brand">Colloquy</div>
+          <ApprovalInboxPanel
+            onOpenTopic={(id) => {
+              setSelectedId(id);
+              setView('chat');
+            }}
           />
-        ) : (
-          <div className="center-screen">
-            <div className="card narrow">
-              <h2>No topic open</h2>
-              <p className="muted">Start a new topic to chat with {providers[0]?.defaultModel ?? 'a model'}.</p>
-              <button type="button" className="button primary" onClick={createTopic} disabled={creating}>
-                New topic
-              </button>
+          <TopicList
+            topics={topicList}
+            statuses={statuses}
+            selectedId={selected?.id}
+            creating={creating}
+            onSelect={(id) => {
+              setSelectedId(id);
+              setView('chat');
+            }}
+            onCreate={createTopic}
+            onRename={(id, title) => updateTopic({ id, title }, 'Could not rename the topic')}
+            onDelete={deleteTopic}
+            onOpenInWindow={(id) =>
+              void run('Could not open a new window', () => backend.openWindow(id))
+            }
+          />
+          {!feedState.connected && feedState.error && (
+            <p className="muted small feed-notice" role="status" title={feedState.error.message}>
+              Reconnecting to topic statuses…
+            </p>
+          )}
+          <button
+            type="button"
+            className={`button ghost settings-button${view === 'settings' ? ' active' : ''}`}
+            data-testid="settings-button"
+            onClick={() => setView(view === 'settings' ? 'chat' : 'settings')}
+          >
+            ⚙ Settings
+          </button>
+        </aside>
+        <main className="main">
+          {actionError && <ErrorNotice error={actionError} onDismiss={() => setActionError(undefined)} />}
+          {view === 'settings' ? (
+            <SettingsView providers={providers} onProvidersChanged={() => void reloadProviders()} onClose={() => setView('chat')} />
+          ) : selected ? (
+            <ChatView
+              key={selected.id}
+              topic={selected}
+              providers={providers}
+              status={selectedStatus?.status}
+              onTopicModelChange={(model: ModelRef) => updateTopic({ id: selected.id, model }, 'Could not change the model')}
+              onSettled={onSettled}
+            />
+          ) : (
+            <div className="center-screen">
+              <div className="card narrow">
+                <h2>No topic open</h2>
+                <p className="muted">Start a new topic to chat with {providers[0]?.defaultModel ?? 'a model'}.</p>
+                <button type="button" className="button primary" onClick={createTopic} disabled={creating}>
+                  New topic
+                </button>
+              </div>
             </div>
-          </div>
-        )}
-      </main>
-    </div>
+          )}
+        </main>
+      </div>
+    </ApprovalsContext.Provider>
   );
 }
 

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { canContinue, isAwaitingApproval, pauseReason, replyBlocks, storedToChat, yieldedToSteering, type ChatMessage } from '../src/chat/messages';
+import type { StoredMessage } from '../src/protocol.gen';
+
+const reply = (status: StoredMessage['status'], statusReason?: string): ChatMessage => ({
+  id: 'm',
+  role: 'assistant',
+  parts: [],
+  metadata: { status, ...(statusReason ? { statusReason } : {}) },
+});
+
+describe('why a reply stopped', () => {
+  it('offers Continue for a stop, a stall, a crash or the tool-call limit, never while calls wait for answers', () => {
+    expect(canContinue(reply('paused', 'user_stop'), false)).toBe(true);
+    expect(canContinue(reply('paused', 'tool_limit'), false)).toBe(true);
+    expect(canContinue(reply('paused'), false)).toBe(true);
+    expect(canContinue(reply('paused', 'awaiting_approval'), false)).toBe(false);
+    expect(isAwaitingApproval(reply('paused', 'awaiting_approval'), false)).toBe(true);
+    expect(canContinue(reply('success'), false)).toBe(false);
+    expect(pauseReason(reply('success', 'awaiting_approval'), false)).toBeUndefined();
+  });
+
+  it('notes a reply that yielded to a steering message', () => {
+    expect(yieldedToSteering(reply('success', 'steered'), false)).toBe(true);
+    expect(yieldedToSteering(reply('paused', 'steered'), false)).toBe(false);
+  });
+
+  it("takes the row's reason over a stale one in the message (a reply that waited, then finished)", () => {
+    const stored: StoredMessage = {
+      id: 'm',
+      topicId: 't',
+      status: 'success',
+      message: { id: 'm', role: 'assistant', parts: [], metadata: { status: 'success', statusReason: 'awaiting_approval' } },
+      createdAt: '',
+      updatedAt: '',
+    };
+    expect(storedToChat(stored).metadata?.statusReason).toBeUndefined();
+    expect(storedToChat({ ...stored, status: 'paused', statusReason: 'tool_limit' }).metadata?.statusReason).toBe('tool_limit');
+  });
+});
+
+describe('replyBlocks', () => {
+  it('shows parts in order, joins neighbouring text, and hides reasoning that only carries a signature', () => {
+    const blocks = replyBlocks([
+      { type: 'step-start' },
+      { type: 'reasoning', text: '', providerMetadata: { anthropic: { signature: 'c2ln' } } },
+      { type: 'reasoning', text: 'Let me look.' },
+      { type: 'text', text: 'First. ' },
+      { type: 'dynamic-tool', toolName: 'read_file', toolCallId: 'c1', state: 'input-available', input: {} },
+      { type: 'step-start' },
+      { type: 'text', text: 'Second, ' },
+      { type: 'step-start' },
+      { type: 'text', text: 'third.' },
+      { type: 'text', text: '' },
+      { type: 'source-url', sourceId: 's', url: 'https://example.com' },
+    ]);
+    expect(blocks.map((block) => (block.kind === 'text' ? `text:${block.parts.map((p) => p.text).join('')}` : block.kind))).toEqual([
+      'reasoning',
+      'text:First. ',
+      'tool',
+      'text:Second, third.',
+    ]);
+  });
+});

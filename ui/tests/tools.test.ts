@@ -1,0 +1,133 @@
+import type { UIMessageChunk } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { snapshotToChunks } from '../src/chat/snapshot';
+import {
+  answeredApprovals,
+  argumentsSummary,
+  parseEditedArguments,
+  progressAfter,
+  progressText,
+  toolOutput,
+  toolPhase,
+  waitingApprovalIds,
+  withAnsweredApprovals,
+  type ToolPart,
+  type ToolProgressByCall,
+} from '../src/chat/tools';
+import type { UiMessage } from '../src/protocol.gen';
+import { fold } from './helpers';
+
+const call = (state: ToolPart['state'], extra: Partial<ToolPart> = {}): ToolPart => ({
+  type: 'dynamic-tool',
+  toolName: 'write_file',
+  toolCallId: 'call-1',
+  state,
+  input: { path: 'notes.md', content: 'hello' },
+  ...extra,
+});
+
+describe('toolPhase', () => {
+  it("names every state in the user's words", () => {
+    expect(toolPhase(call('input-streaming'))).toBe('running');
+    expect(toolPhase(call('input-available'))).toBe('running');
+    expect(toolPhase(call('approval-requested', { approval: { id: 'a' } }))).toBe('waiting');
+    expect(toolPhase(call('approval-responded', { approval: { id: 'a', approved: true } }))).toBe('running');
+    expect(toolPhase(call('approval-responded', { approval: { id: 'a', approved: false } }))).toBe('denied');
+    expect(toolPhase(call('output-available', { output: { content: [{ type: 'text', text: 'ok' }] } }))).toBe('done');
+    expect(toolPhase(call('output-available', { output: { content: [{ type: 'text', text: 'no' }], isError: true } }))).toBe('failed');
+    expect(toolPhase(call('output-error', { errorText: 'boom' }))).toBe('failed');
+    expect(toolPhase(call('output-denied'))).toBe('denied');
+  });
+
+  it('a call without a result in a reply that is not being written has not run', () => {
+    expect(toolPhase(call('input-available'), false)).toBe('queued');
+    expect(toolPhase(call('approval-responded', { approval: { id: 'a', approved: true } }), false)).toBe('queued');
+  });
+});
+
+describe('toolOutput', () => {
+  it('accepts text, image and resource content and refuses other shapes', () => {
+    const output = {
+      content: [
+        { type: 'text', text: 'a' },
+        { type: 'image', mimeType: 'image/png', data: 'AAAA' },
+        { type: 'resource', uri: 'file:///x', text: 'x' },
+      ],
+      truncatedForModel: true,
+    };
+    expect(toolOutput(output)).toBe(output);
+    expect(toolOutput({ hits: 2 })).toBeUndefined();
+    expect(toolOutput({ content: [{ type: 'video' }] })).toBeUndefined();
+    expect(toolOutput('text')).toBeUndefined();
+  });
+});
+
+describe('argumentsSummary', () => {
+  it('lists the arguments on one line and cuts it to the length asked', () => {
+    expect(argumentsSummary({ path: 'notes.md', content: 'two\nlines' })).toBe('path: "notes.md", content: "two\\nlines"');
+    const long = argumentsSummary({ content: 'x'.repeat(200) }, 20);
+    expect(long).toHaveLength(20);
+    expect(long.endsWith('…')).toBe(true);
+    expect(argumentsSummary(undefined)).toBe('');
+  });
+});
+
+describe('approval answers on a live reply', () => {
+  const answered: UiMessage = {
+    id: 'm',
+    role: 'assistant',
+    parts: [
+      { type: 'step-start' },
+      call('approval-responded', { approval: { id: 'a1', approved: false, reason: 'not that file' } }),
+      call('approval-requested', { toolCallId: 'call-2', approval: { id: 'a2' } }),
+    ],
+  };
+
+  it('a snapshot replayed through the AI SDK loses the answer; the overlay puts it back', async () => {
+    const rebuilt = (await fold(snapshotToChunks(answered) as UIMessageChunk[])) as UiMessage;
+    const replayed = rebuilt.parts.find((part) => part.type === 'dynamic-tool' && part.toolCallId === 'call-1');
+    expect(replayed).toMatchObject({ state: 'approval-requested' });
+
+    const shown = withAnsweredApprovals(rebuilt, answeredApprovals(answered));
+    const first = shown.parts.find((part) => part.type === 'dynamic-tool' && part.toolCallId === 'call-1');
+    expect(first).toMatchObject({ state: 'approval-responded', approval: { id: 'a1', approved: false, reason: 'not that file' } });
+    expect(waitingApprovalIds(shown)).toEqual(['a2']);
+  });
+
+  it('leaves a message without answers untouched (the same object)', () => {
+    const message: UiMessage = { id: 'm', role: 'assistant', parts: [call('approval-requested', { approval: { id: 'a' } })] };
+    expect(withAnsweredApprovals(message, answeredApprovals(message))).toBe(message);
+    expect(withAnsweredApprovals(message, new Map([['other-call', { id: 'x', approved: true }]]))).toBe(message);
+  });
+});
+
+describe('progressAfter', () => {
+  const progress = (data: unknown) => ({ type: 'data-tool-progress' as const, id: 'call-1', data: data as never, transient: true });
+
+  it('keeps the latest progress per call until the call has a result', () => {
+    let state: ToolProgressByCall = new Map();
+    state = progressAfter(state, progress({ toolCallId: 'call-1', progress: 1, total: 4, message: 'reading' }));
+    state = progressAfter(state, progress({ toolCallId: 'call-1', progress: 3, total: 4, message: 'reading' }));
+    expect(state.get('call-1')).toEqual({ progress: 3, total: 4, message: 'reading' });
+    expect(progressText(state.get('call-1')!)).toBe('3 of 4 — reading');
+    const same = progressAfter(state, { type: 'text-delta', id: 't1', delta: 'x' });
+    expect(same).toBe(state);
+    state = progressAfter(state, { type: 'tool-output-available', toolCallId: 'call-1', output: null });
+    expect(state.has('call-1')).toBe(false);
+  });
+
+  it('ignores progress it cannot read', () => {
+    const empty: ToolProgressByCall = new Map();
+    expect(progressAfter(empty, progress({ toolCallId: 'call-1' }))).toBe(empty);
+    expect(progressAfter(empty, progress('nonsense'))).toBe(empty);
+  });
+});
+
+describe('parseEditedArguments', () => {
+  it('takes a JSON object and explains anything else', () => {
+    expect(parseEditedArguments('{"path": "b.md"}')).toEqual({ value: { path: 'b.md' } });
+    expect(parseEditedArguments('{"path": ')).toMatchObject({ error: expect.stringMatching(/not valid JSON/) });
+    expect(parseEditedArguments('[1, 2]')).toMatchObject({ error: expect.stringMatching(/JSON object/) });
+    expect(parseEditedArguments('null')).toMatchObject({ error: expect.stringMatching(/JSON object/) });
+  });
+});
