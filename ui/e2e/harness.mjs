@@ -345,3 +345,25 @@ export async function newTopicAndSend(page, text) {
   await typeAndEnter(page, text);
   await page.locator('[data-testid="message"][data-role="user"]').last().waitFor();
 }
+
+/** The chat requests the testkit recorded (`GET /_testkit/requests`), oldest first. */
+export async function testkitRequests(testkit) {
+  const response = await fetch(new URL('/_testkit/requests', testkit.url));
+  return response.json();
+}
+
+/** A fresh, empty folder for a topic's file tools; removed when the process exits. */
+export async function tempWorkspace() {
+  const { mkdtemp: makeTemp, realpath } = await import('node:fs/promises');
+  return realpath(await makeTemp(path.join(tmpdir(), 'colloquy-ws-')));
+}
+
+/** Sets the open topic's workspace folder through Topic settings (the browser's path field). */
+export async function setTopicWorkspace(page, folder) {
+  await byTestId(page, 'topic-settings-button').click();
+  await byTestId(page, 'topic-workspace-input').fill(folder);
+  await byTestId(page, 'topic-workspace-save').click();
+  await page.locator(`[data-testid="topic-workspace"][title$="${path.basename(folder)}"]`).waitFor();
+  await page.keyboard.press('Escape');
+  await byTestId(page, 'topic-settings').waitFor({ state: 'detached' });
+}

@@ -155,6 +155,45 @@ describe('TopicSession', () => {
     expect(shown(session.getState())).toEqual({ 'msg-a': 'x', 'msg-b': 'y' });
   });
 
+  it('sends files with the message and shows them at once, as the stored message will', async () => {
+    const backend = new FakeBackend();
+    const { session } = newSession(backend);
+    session.open();
+    await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1' }, messages: [] });
+    const png = { mediaType: 'image/png', filename: 'dot.png', data: 'iVBORw0KGgo=' };
+    expect(await session.send('', [ALPHA], [png])).toEqual({});
+    expect(backend.requestsOf('stream_open')[0]).toEqual({
+      topicId: 'topic-1',
+      text: '',
+      messageId: expect.any(String),
+      model: ALPHA,
+      attachments: [png],
+    });
+    expect(session.getState().turns[0]?.user?.parts).toEqual([
+      { type: 'file', mediaType: 'image/png', url: 'data:image/png;base64,iVBORw0KGgo=', filename: 'dot.png' },
+    ]);
+  });
+
+  it('a reply waiting for approval keeps the topic busy, and an answered one is followed when the feed says it goes on', async () => {
+    const backend = new FakeBackend();
+    const waiting = row('msg-a', text(''), 'paused', { statusReason: 'awaiting_approval' });
+    backend.stored = [userRow, waiting];
+    const { session } = newSession(backend);
+    session.open();
+    session.setStatus('awaiting_approval');
+    await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
+    expect(session.getState().running).toBe(true);
+    const attaches = backend.requestsOf('stream_attach').length;
+
+    // The user answered (here or elsewhere): the backend resumes the reply by itself.
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1' }, messages: textReply(['went on'], A).slice(0, 4) });
+    session.setStatus('pending');
+    await vi.waitFor(() => expect(backend.requestsOf('stream_attach')).toHaveLength(attaches + 1));
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-a': 'went on' }));
+    expect(session.getState().turns[0]?.replies[0]?.live).toBe(true);
+  });
+
   it('gives the text back and says why when the topic is busy', async () => {
     const backend = new FakeBackend();
     const { session } = newSession(backend);

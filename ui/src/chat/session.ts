@@ -2,6 +2,7 @@ import { toApiFailure, type ApiFailure, type Backend, type StreamOperation, type
 import type {
   AddModelRequest,
   AttachReply,
+  Attachment,
   ModelRef,
   ReplyRequest,
   StoredMessage,
@@ -11,6 +12,7 @@ import type {
   TopicRequest,
   TopicStatus,
 } from '../protocol.gen';
+import { attachmentParts } from './attachments';
 import { buildConversation, type TurnView } from './conversation';
 import type { ChatMessage } from './messages';
 import { LiveReplies, type ExecutionFollower } from './replies';
@@ -152,16 +154,16 @@ export class TopicSession implements ExecutionSource {
   // ---- What the user does ----
 
   /**
-   * Sends a message to one model or several. Resolves once the turn has started (or
-   * failed to); with the text back when it never reached the backend.
+   * Sends a message (with files, if any) to one model or several. Resolves once the turn
+   * has started (or failed to); with the text back when it never reached the backend.
    */
-  send(text: string, models: readonly ModelRef[]): Promise<{ unsent?: string }> {
-    return this.startTurn('stream_open', text, models);
+  send(text: string, models: readonly ModelRef[], attachments: readonly Attachment[] = []): Promise<{ unsent?: string }> {
+    return this.startTurn('stream_open', text, models, attachments);
   }
 
   /** Stops the live turn (kept as paused) and sends this message at once. */
-  interrupt(text: string, models: readonly ModelRef[]): Promise<{ unsent?: string }> {
-    return this.startTurn('stream_interrupt', text, models);
+  interrupt(text: string, models: readonly ModelRef[], attachments: readonly Attachment[] = []): Promise<{ unsent?: string }> {
+    return this.startTurn('stream_interrupt', text, models, attachments);
   }
 
   /** Stop: resolves once the backend has persisted the turn as paused. */
@@ -226,15 +228,27 @@ export class TopicSession implements ExecutionSource {
     return this.subscription !== undefined || this.requests > 0 || this.reconnectTimer !== undefined;
   }
 
-  private async startTurn(operation: 'stream_open' | 'stream_interrupt', text: string, models: readonly ModelRef[]) {
+  private async startTurn(
+    operation: 'stream_open' | 'stream_interrupt',
+    text: string,
+    models: readonly ModelRef[],
+    attachments: readonly Attachment[],
+  ) {
     const messageId = newMessageId();
-    this.pendingUser = { id: messageId, role: 'user', parts: [{ type: 'text', text }], metadata: { status: 'success' } };
+    this.pendingUser = {
+      id: messageId,
+      role: 'user',
+      // As the backend stores it: the text (if any), then the files.
+      parts: [...(text === '' ? [] : [{ type: 'text' as const, text }]), ...attachmentParts(attachments)],
+      metadata: { status: 'success' },
+    };
     this.error = undefined;
     this.sendingTurn = true;
     this.render();
     const request: StreamOpenRequest = { topicId: this.topicId, text, messageId };
     if (models.length > 1) request.models = [...models];
     else if (models[0]) request.model = models[0];
+    if (attachments.length > 0) request.attachments = [...attachments];
     const wasListening = this.subscription !== undefined;
     try {
       await this.listen(operation, request);

@@ -1,79 +1,183 @@
-import { useState, type KeyboardEvent } from 'react';
+import { useRef, useState, type ClipboardEvent, type DragEvent, type KeyboardEvent } from 'react';
+import { checkAttachments, type PendingFile } from '../chat/attachments';
 import type { ModelRef, Provider } from '../protocol.gen';
+import { AttachmentChips } from './AttachmentChips';
+import { PaperclipIcon } from './Icons';
 import { ModelSelect } from './ModelSelect';
+
+/** A message as the composer hands it over: text and the files picked for it. */
+export interface OutgoingMessage {
+  text: string;
+  files: PendingFile[];
+}
 
 interface ComposerProps {
   /** A turn is running in this topic: messages go to the inbox (or interrupt it). */
   busy: boolean;
   stopping: boolean;
+  /** The topic's reply waits for the user to answer a tool call. */
+  awaitingApproval?: boolean;
   disabled?: boolean;
-  /** Text put back after a message could not be sent or queued. */
-  restoredText?: { text: string } | undefined;
+  /** A message put back after it could not be sent or queued. */
+  restored?: OutgoingMessage | undefined;
   providers: Provider[];
   models: ModelRef[];
   onModelsChange: (models: ModelRef[]) => void;
-  onSend: (text: string) => void;
+  onSend: (message: OutgoingMessage) => void;
   onQueue: (text: string) => void;
   onSteer: (text: string) => void;
-  onInterrupt: (text: string) => void;
+  onInterrupt: (message: OutgoingMessage) => void;
   onStop: () => void;
 }
+
+let fileCounter = 0;
 
 /**
  * The message box. Idle: Enter sends. While a reply is written: Enter queues the
  * message to run next; Steer makes the reply yield to it at its next step; Interrupt
- * stops the reply now and sends it. Shift+Enter adds a line.
+ * stops the reply now and sends it. Shift+Enter adds a line. Files come with the attach
+ * button, a paste or a drop; they are checked against the backend's limits here.
  */
 export function Composer(props: ComposerProps) {
-  const { busy, stopping, disabled, restoredText, providers, models, onModelsChange, onStop } = props;
+  const { busy, stopping, awaitingApproval, disabled, restored, providers, models, onModelsChange, onStop } = props;
   const [text, setText] = useState('');
-  const [restored, setRestored] = useState(restoredText);
-  if (restoredText !== restored) {
+  const [files, setFiles] = useState<PendingFile[]>([]);
+  const [problems, setProblems] = useState<string[]>([]);
+  const [dragging, setDragging] = useState(false);
+  const [shownRestore, setShownRestore] = useState(restored);
+  const picker = useRef<HTMLInputElement>(null);
+  if (restored !== shownRestore) {
     // Adjusting state to a changed prop during render, as React recommends over an effect.
-    setRestored(restoredText);
-    if (restoredText && !text) setText(restoredText.text);
+    setShownRestore(restored);
+    if (restored && !text && files.length === 0) {
+      setText(restored.text);
+      setFiles(restored.files);
+    }
   }
 
-  const submit = (action: (text: string) => void) => {
+  const addFiles = (incoming: File[]) => {
+    if (incoming.length === 0) return;
+    const checked = checkAttachments(files.map((pending) => pending.file), incoming);
+    setProblems(checked.problems);
+    if (checked.accepted.length === 0) return;
+    setFiles([...files, ...checked.accepted.map(({ file, mediaType }) => ({ id: `file-${++fileCounter}`, file, mediaType }))]);
+  };
+
+  const hasFiles = files.length > 0;
+  const empty = text.trim() === '' && !hasFiles;
+
+  /** Text-only actions (the inbox keeps no files). */
+  const submitText = (action: (text: string) => void) => {
     const value = text.trim();
-    if (!value || disabled) return;
+    if (!value || disabled || hasFiles) return;
     action(value);
     setText('');
   };
-  const primary = busy ? props.onQueue : props.onSend;
+  const submitMessage = (action: (message: OutgoingMessage) => void) => {
+    if (empty || disabled) return;
+    action({ text: text.trim(), files });
+    setText('');
+    setFiles([]);
+    setProblems([]);
+  };
+  const primary = () => (busy ? submitText(props.onQueue) : submitMessage(props.onSend));
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
       event.preventDefault();
-      submit(primary);
+      primary();
     }
   };
+  const onPaste = (event: ClipboardEvent<HTMLTextAreaElement>) => {
+    const pasted = Array.from(event.clipboardData.files);
+    if (pasted.length === 0) return;
+    event.preventDefault();
+    addFiles(pasted);
+  };
+  const carriesFiles = (event: DragEvent) => Array.from(event.dataTransfer.types).includes('Files');
+  const onDragOver = (event: DragEvent<HTMLFormElement>) => {
+    if (!carriesFiles(event) || disabled) return;
+    event.preventDefault();
+    setDragging(true);
+  };
+  const onDrop = (event: DragEvent<HTMLFormElement>) => {
+    if (!carriesFiles(event) || disabled) return;
+    event.preventDefault();
+    setDragging(false);
+    addFiles(Array.from(event.dataTransfer.files));
+  };
 
-  const empty = text.trim() === '';
+  const noFilesHint = 'Files go with a new message: wait for the reply to finish, or Interrupt it to send them now';
   return (
     <form
-      className="composer"
+      className={`composer${dragging ? ' dragging' : ''}`}
       onSubmit={(event) => {
         event.preventDefault();
-        submit(primary);
+        primary();
       }}
+      onDragOver={onDragOver}
+      onDragLeave={() => setDragging(false)}
+      onDrop={onDrop}
     >
+      {awaitingApproval && (
+        <p className="composer-note" data-testid="composer-approval-note" role="status">
+          A tool call is waiting for your approval above. Answer it to let the reply go on, or press Stop to deny it. A message
+          you queue now is sent after the reply.
+        </p>
+      )}
+      <AttachmentChips files={files} disabled={disabled} onRemove={(id) => setFiles(files.filter((pending) => pending.id !== id))} />
+      {problems.length > 0 && (
+        <div className="attachment-problems" data-testid="attachment-error" role="alert">
+          {problems.map((problem, index) => (
+            <div key={index}>{problem}</div>
+          ))}
+          <button type="button" className="button ghost small" onClick={() => setProblems([])}>
+            Dismiss
+          </button>
+        </div>
+      )}
       <textarea
         data-testid="composer-input"
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={onKeyDown}
+        onPaste={onPaste}
         placeholder={
           busy
             ? 'A reply is being written — Enter queues your message to run next, Shift+Enter for a new line'
-            : 'Message Colloquy — Enter to send, Shift+Enter for a new line'
+            : 'Message Colloquy — Enter to send, Shift+Enter for a new line; drop or paste files to attach them'
         }
         rows={1}
         aria-label="Message"
         disabled={disabled}
       />
       <div className="composer-bar">
-        <ModelSelect providers={providers} value={models} onChange={onModelsChange} disabled={disabled} />
+        <div className="composer-tools">
+          <button
+            type="button"
+            className="icon-button attach-button"
+            data-testid="attach-button"
+            aria-label="Attach files"
+            title="Attach images, PDFs or text files (up to 10, 20 MB each)"
+            disabled={disabled}
+            onClick={() => picker.current?.click()}
+          >
+            <PaperclipIcon />
+          </button>
+          <input
+            ref={picker}
+            type="file"
+            multiple
+            hidden
+            data-testid="attach-input"
+            accept="image/*,application/pdf,text/*,application/json,.md,.csv,.json,.txt,.log,.yaml,.yml,.toml"
+            onChange={(event) => {
+              addFiles(Array.from(event.target.files ?? []));
+              event.target.value = '';
+            }}
+          />
+          <ModelSelect providers={providers} value={models} onChange={onModelsChange} disabled={disabled} />
+        </div>
         <div className="composer-actions">
           {busy ? (
             <>
@@ -83,7 +187,7 @@ export function Composer(props: ComposerProps) {
                 data-testid="composer-interrupt"
                 disabled={disabled || empty || stopping}
                 title="Stop the reply now (its text is kept) and send this message"
-                onClick={() => submit(props.onInterrupt)}
+                onClick={() => submitMessage(props.onInterrupt)}
               >
                 Interrupt
               </button>
@@ -91,9 +195,9 @@ export function Composer(props: ComposerProps) {
                 type="button"
                 className="button small"
                 data-testid="composer-steer"
-                disabled={disabled || empty}
-                title="Let the reply finish its current step, then answer this message"
-                onClick={() => submit(props.onSteer)}
+                disabled={disabled || text.trim() === '' || hasFiles}
+                title={hasFiles ? noFilesHint : 'Let the reply finish its current step, then answer this message'}
+                onClick={() => submitText(props.onSteer)}
               >
                 Steer
               </button>
@@ -101,12 +205,19 @@ export function Composer(props: ComposerProps) {
                 type="submit"
                 className="button primary small"
                 data-testid="composer-queue"
-                disabled={disabled || empty}
-                title="Send this message when the reply has finished"
+                disabled={disabled || text.trim() === '' || hasFiles}
+                title={hasFiles ? noFilesHint : 'Send this message when the reply has finished'}
               >
                 Queue
               </button>
-              <button type="button" className="button stop small" data-testid="stop-button" onClick={onStop} disabled={stopping}>
+              <button
+                type="button"
+                className="button stop small"
+                data-testid="stop-button"
+                onClick={onStop}
+                disabled={stopping}
+                title={awaitingApproval ? 'Stop the reply: the tool calls waiting for you are denied' : 'Stop the reply; its text is kept'}
+              >
                 {stopping ? 'Stopping…' : 'Stop'}
               </button>
             </>

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { ApprovalInbox } from '../chat/approvals';
-import type { CreateTopic, ModelRef, Provider, Topic, TopicRequest, TopicStatusEvent, UpdateTopic } from '../protocol.gen';
+import type { Assistant, CreateTopic, ModelRef, Provider, Topic, TopicRequest, TopicStatusEvent, UpdateTopic } from '../protocol.gen';
 import { StatusFeed } from '../status/feed';
 import { notifyApprovals } from '../status/notifications';
 import { ApprovalInboxPanel } from './ApprovalInboxPanel';
@@ -24,6 +24,7 @@ export function Workspace() {
   const [view, setView] = useState<'chat' | 'settings'>('chat');
   const [creating, setCreating] = useState(false);
   const [attempt, setAttempt] = useState(0);
+  const [assistants, setAssistants] = useState<Assistant[]>([]);
   const [feed] = useState(() => new StatusFeed(backend));
   const [approvals] = useState(() => new ApprovalInbox(backend));
   const feedState = useSyncExternalStore(feed.subscribe, feed.getSnapshot);
@@ -51,6 +52,21 @@ export function Workspace() {
       ),
     [approvals],
   );
+
+  useEffect(() => {
+    let current = true;
+    backend
+      .call<Assistant[]>('assistants_list')
+      .then((list) => {
+        if (current) setAssistants(list);
+      })
+      .catch(() => {
+        // Topics still work without assistants; Settings shows the error when opened.
+      });
+    return () => {
+      current = false;
+    };
+  }, [backend]);
 
   useEffect(() => {
     // `#topic=<id>` opens that topic, e.g. in a window opened with "Open in new window".
@@ -157,6 +173,11 @@ export function Workspace() {
       setTopics((list) => (list ?? []).map((t) => (t.id === topic.id ? topic : t)));
     });
 
+  const topicChanged = (topic: Topic) => {
+    topicsVersion.current += 1;
+    setTopics((list) => (list ?? []).map((t) => (t.id === topic.id ? topic : t)));
+  };
+
   const deleteTopic = (id: string) =>
     void run('Could not delete the topic', async () => {
       await backend.call<null>('topic_delete', { topicId: id } satisfies TopicRequest);
@@ -243,8 +264,10 @@ export function Workspace() {
               key={selected.id}
               topic={selected}
               providers={providers}
+              assistants={assistants}
               status={selectedStatus?.status}
               onTopicModelChange={(model: ModelRef) => updateTopic({ id: selected.id, model }, 'Could not change the model')}
+              onTopicChanged={topicChanged}
               onSettled={onSettled}
             />
           ) : (
