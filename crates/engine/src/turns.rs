@@ -358,7 +358,13 @@ impl Engine {
         agent_request.tool_calls_used = used;
         agent_request.pending = pending;
         agent_request.usage = usage;
-        Ok(PreparedExecution { message_id, model_ref, provider_name: provider.name, agent: agent_request, slot })
+        Ok(PreparedExecution {
+            message_id,
+            model_ref,
+            provider_name: provider.name,
+            runner: streams::Runner::Agent(agent_request),
+            slot,
+        })
     }
 
     /// The calls of a reply's last step that have no result yet, with what the ledger

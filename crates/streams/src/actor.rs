@@ -43,6 +43,8 @@ struct LiveTurn {
     abort_waiters: Vec<oneshot::Sender<()>>,
     /// Whether `streaming` has been published since the turn (re)started.
     streaming_published: bool,
+    /// Whether `awaiting_approval` is the topic's published status right now.
+    awaiting_approval: bool,
 }
 
 impl LiveTurn {
@@ -204,6 +206,7 @@ impl TopicActor {
                 evict_at: None,
                 abort_waiters: Vec::new(),
                 streaming_published: false,
+                awaiting_approval: false,
             });
         }
         let Some(turn) = self.turn.as_mut() else { return Err(StreamError::ShuttingDown) };
@@ -211,6 +214,7 @@ impl TopicActor {
             self.live_turns.fetch_add(1, Ordering::SeqCst);
             self.status.publish(&self.topic_id, TopicStatus::Pending);
             turn.streaming_published = false;
+            turn.awaiting_approval = false;
         }
         turn.evict_at = None;
         let turn_span = turn.span.clone();
@@ -258,10 +262,15 @@ impl TopicActor {
             self.emit(index, start);
             let Some(execution) = self.turn.as_ref().and_then(|t| t.executions.get(index)) else { continue };
             let part_offset = execution.message.message().parts.len();
-            let (cancel, steer) = (execution.cancel.clone(), execution.steer.clone());
+            let context = crate::RunContext {
+                cancel: execution.cancel.clone(),
+                steer: execution.steer.clone(),
+                part_offset,
+                idle_timeout: self.config.idle_timeout,
+            };
             let exec_span = tracing::info_span!(parent: &turn_span, "execution", model = %prepared_execution.model_ref);
-            let request = execution::request(prepared_execution.agent, self.config.idle_timeout, part_offset, steer);
-            self.tracker.spawn(execution::run(index, request, cancel, self.reports_tx.clone()).instrument(exec_span));
+            let run = execution::run(index, prepared_execution.runner, context, self.reports_tx.clone());
+            self.tracker.spawn(run.instrument(exec_span));
         }
         Ok(reply)
     }
@@ -383,6 +392,23 @@ impl TopicActor {
                 turn.streaming_published = true;
                 self.status.publish(&self.topic_id, TopicStatus::Streaming);
             }
+        }
+        // A live reply can wait for the user (an agent session's permission prompt): the
+        // topic says so, and says "streaming" again once the reply moves on.
+        match &chunk {
+            UiChunk::ToolApprovalRequest { .. } if !turn.awaiting_approval => {
+                turn.awaiting_approval = true;
+                self.status.publish(&self.topic_id, TopicStatus::AwaitingApproval);
+            }
+            UiChunk::ToolOutputAvailable { .. }
+            | UiChunk::ToolOutputError { .. }
+            | UiChunk::ToolOutputDenied { .. }
+                if turn.awaiting_approval =>
+            {
+                turn.awaiting_approval = false;
+                self.status.publish(&self.topic_id, TopicStatus::Streaming);
+            }
+            _ => {}
         }
         execution.dirty = true;
         let event = StreamEvent {

@@ -1,15 +1,16 @@
 //! One model's reply within a turn.
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
-use agent::{ChunkSink, SinkClosed, TurnOutcome, TurnRequest};
+use agent::{ChunkSink, SinkClosed, TurnOutcome};
 use protocol::{
     ExecutionId, MessageAccumulator, MessageId, MessageStatus, ModelRef, StreamEvent, TerminalStatus, UiChunk,
 };
 use store::Checkpoint;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+use crate::{RunContext, Runner};
 
 /// Where an execution is in its life. Transitions happen only in the topic actor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,34 +159,37 @@ pub(crate) enum Report {
     Persisted { index: usize },
 }
 
-/// The agent's chunks, addressed to the actor.
-pub(crate) struct ReportSink {
-    pub index: usize,
-    pub tx: mpsc::Sender<Report>,
+/// A reply's chunks, addressed to its topic actor. Sending waits while the actor is
+/// busy, which slows the producer down instead of buffering without bound.
+pub struct ChunkSender {
+    index: usize,
+    tx: mpsc::Sender<Report>,
 }
 
-impl ChunkSink for ReportSink {
-    async fn send(&mut self, chunk: UiChunk) -> Result<(), SinkClosed> {
+impl ChunkSender {
+    /// Err means nobody will read further chunks: stop producing.
+    pub async fn send(&mut self, chunk: UiChunk) -> Result<(), SinkClosed> {
         self.tx.send(Report::Chunk { index: self.index, chunk }).await.map_err(|_| SinkClosed)
     }
 }
 
-/// Runs one execution to its end and reports the outcome.
-pub(crate) async fn run(index: usize, request: TurnRequest, cancel: CancellationToken, tx: mpsc::Sender<Report>) {
-    let mut sink = ReportSink { index, tx: tx.clone() };
-    let outcome = agent::run_turn(request, cancel, &mut sink).await;
-    let _ = tx.send(Report::Done { index, outcome }).await;
+impl ChunkSink for ChunkSender {
+    async fn send(&mut self, chunk: UiChunk) -> Result<(), SinkClosed> {
+        ChunkSender::send(self, chunk).await
+    }
 }
 
-/// The prepared agent request, with what only the actor knows filled in.
-pub(crate) fn request(
-    mut request: TurnRequest,
-    idle_timeout: Duration,
-    part_offset: usize,
-    steer: CancellationToken,
-) -> TurnRequest {
-    request.idle_timeout = idle_timeout;
-    request.part_offset = part_offset;
-    request.steer = steer;
-    request
+/// Runs one execution to its end and reports the outcome.
+pub(crate) async fn run(index: usize, runner: Runner, context: RunContext, tx: mpsc::Sender<Report>) {
+    let mut sink = ChunkSender { index, tx: tx.clone() };
+    let outcome = match runner {
+        Runner::Agent(mut request) => {
+            request.idle_timeout = context.idle_timeout;
+            request.part_offset = context.part_offset;
+            request.steer = context.steer;
+            agent::run_turn(request, context.cancel, &mut sink).await
+        }
+        Runner::Custom(custom) => custom.run(context, &mut sink).await,
+    };
+    let _ = tx.send(Report::Done { index, outcome }).await;
 }

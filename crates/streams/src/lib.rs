@@ -86,11 +86,40 @@ pub struct PreparedExecution {
     pub message_id: MessageId,
     pub model_ref: ModelRef,
     pub provider_name: String,
-    /// What the agent loop runs. The actor sets its idle timeout, part offset and steer
-    /// signal.
-    pub agent: agent::TurnRequest,
+    /// What produces the reply. The actor supplies its idle timeout, part offset and
+    /// steer signal.
+    pub runner: Runner,
     pub slot: ReplySlot,
 }
+
+/// What produces one reply's chunks.
+pub enum Runner {
+    /// The agent loop (chat turns).
+    Agent(agent::TurnRequest),
+    /// Anything else that streams UI chunks: an agent session's driver.
+    Custom(Box<dyn CustomRunner>),
+}
+
+/// What a custom runner gets from the actor.
+pub struct RunContext {
+    /// Stop was pressed (or the app is shutting down).
+    pub cancel: CancellationToken,
+    /// A steering message waits: yield at the next step boundary.
+    pub steer: CancellationToken,
+    /// Parts the message already has; new parts are numbered after them.
+    pub part_offset: usize,
+    pub idle_timeout: Duration,
+}
+
+/// A reply produced by something other than the agent loop. It writes chunks (after
+/// the actor's `start`) into `sink` and says how the reply ended; the actor does the
+/// rest (numbering, fan-out, persistence, the terminal).
+#[async_trait::async_trait]
+pub trait CustomRunner: Send + Sync {
+    async fn run(self: Box<Self>, context: RunContext, sink: &mut ChunkSender) -> agent::TurnOutcome;
+}
+
+pub use execution::ChunkSender;
 
 /// What the reply's row holds before the execution starts.
 #[derive(Clone, Debug)]
