@@ -9,7 +9,10 @@ import type {
   ProviderPresetInfo,
   UpdateProvider,
 } from '../protocol.gen';
+import { capabilitiesToSend, capabilityRows, toggleCapability, type CapabilityEdits } from '../settings/capabilities';
 import { useBackend } from './BackendContext';
+import { CapabilitiesEditor } from './CapabilitiesEditor';
+import { useSecretStore } from './useSecretStore';
 
 type Field = 'name' | 'baseUrl' | 'format' | 'apiKey' | 'model';
 
@@ -68,6 +71,10 @@ export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps)
   const [modelsNote, setModelsNote] = useState<string>();
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<FormError>();
+  const [capabilityEdits, setCapabilityEdits] = useState<CapabilityEdits>({});
+  const secretStore = useSecretStore();
+  const chosenModel = model.trim();
+  const modelsToSave = chosenModel === '' || models.includes(chosenModel) ? models : [chosenModel, ...models];
 
   useEffect(() => {
     let cancelled = false;
@@ -140,9 +147,11 @@ export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps)
       name: name.trim() || hostOf(url),
       format,
       baseUrl: url,
-      models: models.includes(chosen) ? models : [chosen, ...models],
+      models: modelsToSave,
       defaultModel: chosen,
     };
+    const capabilities = capabilitiesToSend(capabilityEdits, modelsToSave);
+    if (capabilities) input.capabilities = capabilities;
     // A blank key field keeps the stored key when editing.
     if (apiKey) input.apiKey = apiKey;
     setError(undefined);
@@ -231,6 +240,7 @@ export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps)
           placeholder={provider?.hasApiKey ? 'Stored key is kept — type to replace it' : 'Leave empty if the endpoint needs none'}
           autoComplete="off"
         />
+        {secretStore && <span className="field-help">Keys are stored in {secretStore}.</span>}
         {fieldError('apiKey')}
       </label>
       <div className="field">
@@ -260,6 +270,10 @@ export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps)
         {modelsNote && <span className="field-help">{modelsNote}</span>}
         {fieldError('model')}
       </div>
+      <CapabilitiesEditor
+        rows={capabilityRows(modelsToSave, provider?.capabilities, capabilityEdits)}
+        onToggle={(row, capability) => setCapabilityEdits(toggleCapability(capabilityEdits, row, capability))}
+      />
       <div className="form-actions">
         {onCancel && (
           <button type="button" className="button ghost" onClick={onCancel}>

@@ -1,41 +1,32 @@
 import { useState } from 'react';
-import { toApiFailure, type ApiFailure } from '../backend/backend';
-import type { Provider, ProviderRequest } from '../protocol.gen';
-import { useBackend } from './BackendContext';
-import { ErrorNotice } from './ErrorNotice';
-import { formatLabel, ProviderForm } from './ProviderForm';
+import type { Provider, Topic } from '../protocol.gen';
+import { AssistantsSettings } from './AssistantsSettings';
+import { AuditLog } from './AuditLog';
+import { ProvidersSettings } from './ProvidersSettings';
+import { RulesSettings } from './RulesSettings';
+import { ToolsSettings } from './ToolsSettings';
 
 interface SettingsViewProps {
   providers: Provider[];
+  topics: Topic[];
   onProvidersChanged: () => void;
+  onAssistantsChanged: () => void;
   onClose: () => void;
 }
 
-type Editing = { kind: 'none' } | { kind: 'add' } | { kind: 'edit'; provider: Provider };
+type Section = 'providers' | 'assistants' | 'tools' | 'rules' | 'audit';
 
-/** Providers: list, add, edit, delete. New topics use the first provider's default model. */
-export function SettingsView({ providers, onProvidersChanged, onClose }: SettingsViewProps) {
-  const backend = useBackend();
-  const [editing, setEditing] = useState<Editing>({ kind: 'none' });
-  const [confirmDelete, setConfirmDelete] = useState<string>();
-  const [error, setError] = useState<ApiFailure>();
+const SECTIONS: readonly { id: Section; label: string }[] = [
+  { id: 'providers', label: 'Providers' },
+  { id: 'assistants', label: 'Assistants' },
+  { id: 'tools', label: 'Tools' },
+  { id: 'rules', label: 'Approval rules' },
+  { id: 'audit', label: 'Audit log' },
+];
 
-  const remove = async (provider: Provider) => {
-    setError(undefined);
-    try {
-      await backend.call<null>('provider_delete', { providerId: provider.id } satisfies ProviderRequest);
-      setConfirmDelete(undefined);
-      onProvidersChanged();
-    } catch (failure) {
-      setError(toApiFailure(failure, `Could not delete ${provider.name}`));
-    }
-  };
-
-  const saved = () => {
-    setEditing({ kind: 'none' });
-    onProvidersChanged();
-  };
-
+/** Settings, one section at a time: providers, assistants, tools, approval rules and the audit log. */
+export function SettingsView({ providers, topics, onProvidersChanged, onAssistantsChanged, onClose }: SettingsViewProps) {
+  const [section, setSection] = useState<Section>('providers');
   return (
     <section className="settings" data-testid="settings">
       <header className="chat-header">
@@ -44,69 +35,28 @@ export function SettingsView({ providers, onProvidersChanged, onClose }: Setting
           Back to chat
         </button>
       </header>
-      <div className="settings-body">
-        <h3>Providers</h3>
-        <p className="muted small">
-          A topic uses the model picked in its header; without one, it uses the default model of the first provider listed here.
-        </p>
-        {error && <ErrorNotice error={error} onDismiss={() => setError(undefined)} />}
-        <ul className="provider-list">
-          {providers.map((provider, index) =>
-            editing.kind === 'edit' && editing.provider.id === provider.id ? (
-              <li key={provider.id} className="provider-item editing">
-                <ProviderForm provider={provider} onSaved={saved} onCancel={() => setEditing({ kind: 'none' })} />
-              </li>
-            ) : (
-              <li key={provider.id} className="provider-item" data-testid="provider-item" data-provider-id={provider.id}>
-                <div className="provider-summary">
-                  <div className="provider-name">
-                    {provider.name}
-                    {index === 0 && <span className="badge">default</span>}
-                    {provider.kind === 'demo' && <span className="badge">scripted demo</span>}
-                  </div>
-                  <div className="muted small">
-                    <span data-testid="provider-item-format" data-format={provider.format}>
-                      {formatLabel(provider.format)}
-                    </span>{' '}
-                    · {provider.baseUrl} · {provider.defaultModel} · {provider.hasApiKey ? 'key stored' : 'no key'}
-                  </div>
-                </div>
-                {confirmDelete === provider.id ? (
-                  <div className="provider-actions">
-                    <span className="small">Delete this provider?</span>
-                    <button type="button" className="button danger small" onClick={() => remove(provider)}>
-                      Delete
-                    </button>
-                    <button type="button" className="button ghost small" onClick={() => setConfirmDelete(undefined)}>
-                      Cancel
-                    </button>
-                  </div>
-                ) : (
-                  <div className="provider-actions">
-                    {provider.kind !== 'demo' && (
-                      <button type="button" className="button small" onClick={() => setEditing({ kind: 'edit', provider })}>
-                        Edit
-                      </button>
-                    )}
-                    <button type="button" className="button ghost small" onClick={() => setConfirmDelete(provider.id)}>
-                      Delete
-                    </button>
-                  </div>
-                )}
-              </li>
-            ),
-          )}
-        </ul>
-        {editing.kind === 'add' ? (
-          <div className="card">
-            <h3>Add a provider</h3>
-            <ProviderForm onSaved={saved} onCancel={() => setEditing({ kind: 'none' })} />
-          </div>
-        ) : (
-          <button type="button" className="button primary" data-testid="add-provider-button" onClick={() => setEditing({ kind: 'add' })}>
-            Add provider
+      <nav className="settings-tabs" role="tablist" aria-label="Settings sections">
+        {SECTIONS.map((candidate) => (
+          <button
+            key={candidate.id}
+            type="button"
+            role="tab"
+            className="settings-tab"
+            data-testid="settings-tab"
+            data-section={candidate.id}
+            aria-selected={section === candidate.id}
+            onClick={() => setSection(candidate.id)}
+          >
+            {candidate.label}
           </button>
-        )}
+        ))}
+      </nav>
+      <div className="settings-body" role="tabpanel">
+        {section === 'providers' && <ProvidersSettings providers={providers} onProvidersChanged={onProvidersChanged} />}
+        {section === 'assistants' && <AssistantsSettings providers={providers} onAssistantsChanged={onAssistantsChanged} />}
+        {section === 'tools' && <ToolsSettings />}
+        {section === 'rules' && <RulesSettings topics={topics} />}
+        {section === 'audit' && <AuditLog topics={topics} />}
       </div>
     </section>
   );

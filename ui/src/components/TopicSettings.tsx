@@ -36,7 +36,7 @@ export function TopicSettings({ topic, assistants, onTopicChanged }: TopicSettin
       setSaving(false);
     }
   };
-  const errorOf = (field: string) => (failure?.field === field ? failure.message : undefined);
+  const errorOf = (field: string) => (failure?.field === field ? failure.message.replace(`${field}: `, '') : undefined);
 
   return (
     <div className="topic-settings" ref={ref}>

@@ -53,6 +53,7 @@ export function Workspace() {
     [approvals],
   );
 
+  const [assistantsVersion, setAssistantsVersion] = useState(0);
   useEffect(() => {
     let current = true;
     backend
@@ -66,7 +67,7 @@ export function Workspace() {
     return () => {
       current = false;
     };
-  }, [backend]);
+  }, [backend, assistantsVersion]);
 
   useEffect(() => {
     // `#topic=<id>` opens that topic, e.g. in a window opened with "Open in new window".
@@ -258,7 +259,13 @@ export function Workspace() {
         <main className="main">
           {actionError && <ErrorNotice error={actionError} onDismiss={() => setActionError(undefined)} />}
           {view === 'settings' ? (
-            <SettingsView providers={providers} onProvidersChanged={() => void reloadProviders()} onClose={() => setView('chat')} />
+            <SettingsView
+              providers={providers}
+              topics={topicList}
+              onProvidersChanged={() => void reloadProviders()}
+              onAssistantsChanged={() => setAssistantsVersion((n) => n + 1)}
+              onClose={() => setView('chat')}
+            />
           ) : selected ? (
             <ChatView
               key={selected.id}

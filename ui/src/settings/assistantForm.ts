@@ -1,0 +1,48 @@
+import type { Assistant, AssistantInput, ModelRef } from '../protocol.gen';
+import type { FieldErrors } from './fieldErrors';
+
+export const DEFAULT_MAX_TOOL_CALLS = 20;
+
+/** An assistant as its form edits it. */
+export interface AssistantDraft {
+  name: string;
+  systemPrompt: string;
+  models: ModelRef[];
+  /** `all`: every enabled tool (also tools added later); `some`: only `tools`. */
+  toolChoice: 'all' | 'some';
+  tools: string[];
+  /** Text, as typed. */
+  maxToolCalls: string;
+  workspace: string;
+}
+
+export function draftFromAssistant(assistant?: Assistant): AssistantDraft {
+  return {
+    name: assistant?.name ?? '',
+    systemPrompt: assistant?.systemPrompt ?? '',
+    models: assistant?.models ?? [],
+    toolChoice: assistant?.tools === undefined ? 'all' : 'some',
+    tools: assistant?.tools ?? [],
+    maxToolCalls: String(assistant?.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS),
+    workspace: assistant?.workspace ?? '',
+  };
+}
+
+/** What to save, or what keeps it from being saved (by the backend's field names). */
+export function assistantInputFromDraft(draft: AssistantDraft): { input: AssistantInput } | { errors: FieldErrors } {
+  const errors: Record<string, string> = {};
+  const name = draft.name.trim();
+  if (!name) errors.name = 'Give the assistant a name.';
+  const limit = Number(draft.maxToolCalls.trim());
+  if (!/^\d+$/.test(draft.maxToolCalls.trim()) || !Number.isInteger(limit) || limit < 1 || limit > 100) {
+    errors.maxToolCalls = 'A whole number from 1 to 100.';
+  }
+  if (Object.keys(errors).length > 0) return { errors };
+  const input: AssistantInput = { name, systemPrompt: draft.systemPrompt, models: draft.models, maxToolCalls: limit };
+  if (draft.toolChoice === 'some') input.tools = draft.tools;
+  const workspace = draft.workspace.trim();
+  if (workspace) input.workspace = workspace;
+  return { input };
+}
+
+export const ASSISTANT_FIELDS = ['name', 'systemPrompt', 'models', 'tools', 'maxToolCalls', 'workspace'] as const;

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import type { PolicyRule, Provider } from '../src/protocol.gen';
+import { assistantInputFromDraft, draftFromAssistant } from '../src/settings/assistantForm';
+import { capabilitiesToSend, capabilityRows, toggleCapability } from '../src/settings/capabilities';
+import { fieldErrorsFrom } from '../src/settings/fieldErrors';
+import { describeRule, draftFromRule, ruleFields, ruleInputFromDraft, type RuleDraft } from '../src/settings/ruleForm';
+
+const NOW = new Date('2025-06-01T12:00:00Z');
+
+const draft = (patch: Partial<RuleDraft> = {}): RuleDraft => ({ ...draftFromRule(), tool: 'write_file', ...patch });
+
+describe('rule form', () => {
+  it('builds the rule the backend takes; "equals" values are JSON when they parse', () => {
+    const result = ruleInputFromDraft(
+      draft({
+        conditions: [
+          { pointer: '/path', op: 'prefix', value: 'docs/' },
+          { pointer: '/overwrite', op: 'equals', value: 'true' },
+          { pointer: '/path', op: 'equals', value: 'notes.md' },
+        ],
+        decision: 'deny',
+        scope: 'topic',
+        topicId: 'topic-1',
+        expiresAt: '2030-01-02T03:04',
+      }),
+      NOW,
+    );
+    expect(result).toEqual({
+      input: {
+        tool: 'write_file',
+        conditions: [
+          { pointer: '/path', op: 'prefix', value: 'docs/' },
+          { pointer: '/overwrite', op: 'equals', value: true },
+          { pointer: '/path', op: 'equals', value: 'notes.md' },
+        ],
+        decision: 'deny',
+        scope: { kind: 'topic', topicId: 'topic-1' },
+        expiresAt: new Date('2030-01-02T03:04').toISOString(),
+      },
+    });
+  });
+
+  it('names the fields it refuses with the paths the backend uses', () => {
+    const result = ruleInputFromDraft(
+      draft({ tool: ' ', conditions: [{ pointer: 'path', op: 'glob', value: '*' }], scope: 'topic', topicId: '', expiresAt: '2020-01-01T00:00' }),
+      NOW,
+    );
+    expect(result).toEqual({
+      errors: {
+        tool: expect.any(String),
+        'conditions.0.pointer': expect.stringContaining('/'),
+        'scope.topicId': expect.any(String),
+        expiresAt: expect.stringContaining('future'),
+      },
+    });
+  });
+
+  it('puts a backend error under its field, or the closest field the form shows, else on top', () => {
+    const fields = ruleFields(draft({ conditions: [{ pointer: '/path', op: 'regex', value: '(' }] }));
+    const bad = (field: string | undefined) => ({ kind: 'bad_request' as const, message: 'bad', retryable: false, ...(field ? { field } : {}) });
+    expect(fieldErrorsFrom(bad('conditions.0.value'), fields)).toEqual({ 'conditions.0.value': 'bad' });
+    expect(fieldErrorsFrom(bad('conditions.0.value.flags'), fields)).toEqual({ 'conditions.0.value': 'bad' });
+    expect(fieldErrorsFrom(bad('scope.topicId'), fields)).toEqual({ 'scope.topicId': 'bad' });
+    expect(fieldErrorsFrom(bad('somethingElse'), fields)).toEqual({ '': 'bad' });
+    expect(fieldErrorsFrom({ kind: 'internal', message: 'down', retryable: true, field: 'tool' }, fields)).toEqual({ '': 'down' });
+    // The backend's message names the field; next to the field it need not.
+    const named = { kind: 'bad_request' as const, message: 'conditions.0.value: not a valid regular expression', retryable: false, field: 'conditions.0.value' };
+    expect(fieldErrorsFrom(named, fields)).toEqual({ 'conditions.0.value': 'not a valid regular expression' });
+    expect(fieldErrorsFrom({ ...named, field: 'other' }, fields)).toEqual({ '': named.message });
+  });
+
+  it('edits an existing rule as it was saved, and describes it in one line', () => {
+    const rule: PolicyRule = {
+      id: 'r1',
+      tool: 'write_file',
+      conditions: [{ pointer: '/path', op: 'equals', value: 42 }],
+      decision: 'allow',
+      scope: { kind: 'topic', topicId: 't1' },
+      createdAt: '2025-01-01T00:00:00Z',
+    };
+    const edited = draftFromRule(rule);
+    expect(edited).toMatchObject({ tool: 'write_file', scope: 'topic', topicId: 't1', conditions: [{ value: '42' }] });
+    expect(ruleInputFromDraft(edited, NOW)).toEqual({
+      input: { tool: 'write_file', conditions: rule.conditions, decision: 'allow', scope: rule.scope },
+    });
+    expect(describeRule(rule, 'Notes')).toBe('write_file when /path equals 42 → allow, in “Notes”');
+  });
+});
+
+describe('capabilities editor', () => {
+  const known: Provider['capabilities'] = {
+    'gpt-4o': { tools: true, reasoning: false, vision: true, custom: false },
+    local: { tools: false, reasoning: false, vision: false, custom: true },
+  };
+
+  it('shows set, guessed and not-yet-saved models, and sends only what the user changed', () => {
+    const rows = capabilityRows(['gpt-4o', 'local', 'new-model'], known, {});
+    expect(rows.map((row) => [row.model, row.source, row.vision])).toEqual([
+      ['gpt-4o', 'guessed', true],
+      ['local', 'set', false],
+      ['new-model', 'new', false],
+    ]);
+    expect(capabilitiesToSend({}, ['gpt-4o'])).toBeUndefined();
+
+    const edits = toggleCapability({}, rows[0]!, 'reasoning');
+    expect(capabilityRows(['gpt-4o'], known, edits)[0]).toEqual({ model: 'gpt-4o', tools: true, reasoning: true, vision: true, source: 'set' });
+    expect(capabilitiesToSend(edits, ['gpt-4o', 'local'])).toEqual({ 'gpt-4o': { tools: true, reasoning: true, vision: true, custom: true } });
+    // A model removed from the list takes its edits with it.
+    expect(capabilitiesToSend(edits, ['local'])).toBeUndefined();
+  });
+});
+
+describe('assistant form', () => {
+  it('absent tools mean every enabled tool; the tool-call allowance is 1 to 100', () => {
+    const fresh = draftFromAssistant();
+    expect(fresh.maxToolCalls).toBe('20');
+    expect(assistantInputFromDraft({ ...fresh, name: 'Helper' })).toEqual({
+      input: { name: 'Helper', systemPrompt: '', models: [], maxToolCalls: 20 },
+    });
+    expect(assistantInputFromDraft({ ...fresh, name: 'Reader', toolChoice: 'some', tools: ['read_file'], workspace: ' /srv/x ' })).toEqual({
+      input: { name: 'Reader', systemPrompt: '', models: [], maxToolCalls: 20, tools: ['read_file'], workspace: '/srv/x' },
+    });
+    expect(assistantInputFromDraft({ ...fresh, name: '', maxToolCalls: '101' })).toEqual({
+      errors: { name: expect.any(String), maxToolCalls: 'A whole number from 1 to 100.' },
+    });
+    expect(assistantInputFromDraft({ ...fresh, name: 'x', maxToolCalls: '2.5' })).toMatchObject({ errors: { maxToolCalls: expect.any(String) } });
+  });
+});
