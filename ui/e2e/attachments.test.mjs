@@ -88,3 +88,35 @@ e2eTest(stack, 'an image and a text file go to the model and show in the message
   await page.reload();
   await page.locator('[data-testid="message"][data-role="user"] [data-testid="message-file-image"]').last().waitFor();
 });
+
+e2eTest(stack, 'files can be dropped on the composer or pasted into it, and removed again', async () => {
+  const page = await stack.openApp();
+  await openNewTopic(page);
+  const composer = page.locator('form.composer');
+  const transfer = await page.evaluateHandle(() => {
+    const data = new DataTransfer();
+    data.items.add(new File(['# dropped'], 'dropped.md', { type: '' }));
+    return data;
+  });
+  await composer.dispatchEvent('dragover', { dataTransfer: transfer });
+  await composer.dispatchEvent('drop', { dataTransfer: transfer });
+  await page.locator('[data-testid="attachment-chip"][data-filename="dropped.md"]').waitFor();
+
+  await byTestId(page, 'composer-input').evaluate((input) => {
+    const data = new DataTransfer();
+    data.items.add(new File(['{"a": 1}'], 'pasted.json', { type: 'application/json' }));
+    input.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  });
+  await page.locator('[data-testid="attachment-chip"][data-filename="pasted.json"]').waitFor();
+  assert.equal(await byTestId(page, 'composer-input').inputValue(), '', 'a pasted file is not pasted as text');
+
+  await page.locator('[data-testid="attachment-chip"][data-filename="dropped.md"] [data-testid="attachment-remove"]').click();
+  await waitUntil('one chip is left', async () => (await byTestId(page, 'attachment-chip').count()) === 1);
+
+  // A message of files alone, without text, can be sent.
+  await stack.testkit.script({ chunks: ['Got it.'] });
+  await byTestId(page, 'send-button').click();
+  await waitUntil('the reply is stored', async () => (await lastAssistant(page).getAttribute('data-status')) === 'success');
+  const user = page.locator('[data-testid="message"][data-role="user"]').last();
+  assert.match(await user.locator('[data-testid="message-file"]').innerText(), /pasted\.json[\s\S]*application\/json/);
+});
