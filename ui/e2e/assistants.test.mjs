@@ -128,11 +128,12 @@ e2eTest(stack, 'a tool switched off in Settings is not offered to the model, and
 
 e2eTest(stack, 'a reply that yields to a steering message says so', async () => {
   const page = await stack.openApp();
-  await openNewTopic(page);
+  const topicId = await openNewTopic(page);
   // The tool call streams slowly, so the steer arrives while its step runs.
   await stack.testkit.script([clock(1500), { chunks: ['Switching ', 'to your new question.'] }]);
   await typeAndEnter(page, 'First question (steer)');
-  await byTestId(page, 'stop-button').waitFor();
+  // Steer once the reply is being written (the status feed says so), not while it is being opened.
+  await topicItem(page, topicId).locator('[data-testid="topic-status"][data-status="streaming"]').waitFor();
   await byTestId(page, 'composer-input').fill('actually, this');
   await byTestId(page, 'composer-steer').click();
   const first = page.locator('[data-testid="message"][data-role="assistant"]').first();

@@ -2,6 +2,8 @@
 // and text content, and shown in the conversation. The model's vision is switched on in
 // the provider form's capabilities editor first (its name alone does not suggest it).
 
+/* global DataTransfer, ClipboardEvent -- used in functions that run in the page */
+
 import assert from 'node:assert/strict';
 import { addTestkitProvider, byTestId, e2eTest, lastAssistant, normalize, openNewTopic, testkitRequests, useStack, waitUntil } from './harness.mjs';
 
