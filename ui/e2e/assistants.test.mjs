@@ -10,6 +10,7 @@ import {
   lastAssistant,
   normalize,
   openNewTopic,
+  tempWorkspace,
   testkitRequests,
   topicItem,
   typeAndEnter,
@@ -139,4 +140,29 @@ e2eTest(stack, 'a reply that yields to a steering message says so', async () => 
   const first = page.locator('[data-testid="message"][data-role="assistant"]').first();
   await first.locator('[data-testid="message-steered"]').waitFor();
   await waitUntil('the steering message is answered', async () => normalize(await lastAssistant(page).innerText()).includes('Switching to your new question.'));
+});
+
+e2eTest(stack, "topic settings refuse a folder that does not exist, next to the field, and clear the topic's folder", async () => {
+  const page = await stack.openApp();
+  const topicId = await openNewTopic(page);
+  await byTestId(page, 'topic-settings-button').click();
+  await byTestId(page, 'topic-workspace-input').fill('/no/such/folder/here');
+  await byTestId(page, 'topic-workspace-save').click();
+  const error = byTestId(page, 'topic-workspace-error');
+  await error.waitFor();
+  assert.match(await error.innerText(), /\/no\/such\/folder\/here/);
+  await byTestId(page, 'topic-workspace-input').fill('/');
+  await byTestId(page, 'topic-workspace-save').click();
+  await waitUntil('the root folder is refused', async () => /whole file system/.test(await error.innerText()));
+
+  const folder = await tempWorkspace();
+  await byTestId(page, 'topic-workspace-input').fill(folder);
+  await byTestId(page, 'topic-workspace-save').click();
+  await byTestId(page, 'topic-workspace').waitFor();
+  assert.equal(await error.count(), 0);
+  assert.equal((await stack.server.api('topics_list')).find((t) => t.id === topicId).workspace, folder);
+
+  await byTestId(page, 'topic-workspace-clear').click();
+  await byTestId(page, 'topic-workspace').waitFor({ state: 'detached' });
+  assert.equal((await stack.server.api('topics_list')).find((t) => t.id === topicId).workspace, undefined);
 });

@@ -39,9 +39,9 @@ describe('toolPhase', () => {
     expect(toolPhase(call('output-denied'))).toBe('denied');
   });
 
-  it('a call without a result in a reply that is not being written has not run', () => {
+  it('a call without a result in a reply that is not being written has not run (an allowed one waits for the others)', () => {
     expect(toolPhase(call('input-available'), false)).toBe('queued');
-    expect(toolPhase(call('approval-responded', { approval: { id: 'a', approved: true } }), false)).toBe('queued');
+    expect(toolPhase(call('approval-responded', { approval: { id: 'a', approved: true } }), false)).toBe('allowed');
   });
 });
 

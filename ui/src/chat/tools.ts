@@ -4,7 +4,7 @@ import type { ToolApproval, ToolContent, ToolOutput, UiChunk, UiMessage, UiPart 
 export type ToolPart = Extract<UiPart, { type: 'dynamic-tool' }>;
 
 /** Where a tool call is, in the user's words. */
-export type ToolPhase = 'running' | 'queued' | 'waiting' | 'done' | 'failed' | 'denied';
+export type ToolPhase = 'running' | 'queued' | 'waiting' | 'allowed' | 'done' | 'failed' | 'denied';
 
 export function isToolPart(part: UiPart): part is ToolPart {
   return part.type === 'dynamic-tool';
@@ -21,7 +21,8 @@ export function toolPhase(part: ToolPart, live = true): ToolPhase {
     case 'approval-responded':
       // Answered: an approved call is about to run, a denied one will not.
       if (part.approval?.approved === false) return 'denied';
-      return live ? 'running' : 'queued';
+      // Allowed, and runs once the reply goes on (after every call of its step is answered).
+      return live ? 'running' : 'allowed';
     case 'output-available':
       return toolOutput(part.output)?.isError === true ? 'failed' : 'done';
     case 'output-error':
@@ -38,6 +39,7 @@ export const PHASE_LABEL: Record<ToolPhase, string> = {
   running: 'running',
   queued: 'not run yet',
   waiting: 'waiting for approval',
+  allowed: 'allowed',
   done: 'done',
   failed: 'failed',
   denied: 'denied',

@@ -29,7 +29,17 @@ export function ApprovalCard({ part, approvalId }: ApprovalCardProps) {
   const failure = state.failures.get(approvalId);
   const input = pending?.input ?? part.input;
 
-  if (answer) return <ApprovalAnswerNote answer={answer} />;
+  if (answer) {
+    return (
+      <>
+        <ApprovalAnswerNote answer={answer} />
+        <details className="tool-arguments" data-testid="tool-arguments">
+          <summary className="small">Arguments</summary>
+          <pre>{prettyJson(answer.input)}</pre>
+        </details>
+      </>
+    );
+  }
 
   const respond = (reply: ApprovalAnswer) => void approvals.respond(approvalId, reply);
 
@@ -103,7 +113,7 @@ function ApprovalAnswerNote({ answer }: { answer: Approval }) {
   const approved = answer.state === 'approved';
   return (
     <div className={`approval-answer ${answer.state}`} data-testid="approval-answer" data-answer={answer.state} role="status">
-      {approved ? 'Allowed — the reply goes on.' : `Denied${answer.reason ? `: ${answer.reason}` : '.'}`}
+      {approved ? 'Allowed — it runs when the reply goes on.' : `Denied${answer.reason ? `: ${answer.reason}` : '.'}`}
     </div>
   );
 }

@@ -31,7 +31,7 @@ export const ToolCard = memo(function ToolCard({ part, isLive, progress }: ToolC
 /** A call waiting for an answer; once answered here, it shows as answered until the reply says more. */
 function WaitingToolCard({ part, approvalId }: { part: ToolPart; approvalId: string }) {
   const answer = useApprovalsState().answered.get(approvalId);
-  const phase: ToolPhase = answer ? (answer.state === 'denied' ? 'denied' : 'running') : 'waiting';
+  const phase: ToolPhase = answer ? (answer.state === 'denied' ? 'denied' : 'allowed') : 'waiting';
   return (
     <ToolCardBody part={part} phase={phase}>
       <ApprovalCard part={part} approvalId={approvalId} />
