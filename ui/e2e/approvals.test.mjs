@@ -49,6 +49,7 @@ function toolMessages(body) {
 /** A topic with its own workspace, and a message whose reply asks to write a file. */
 async function askForWrite(page, { file = 'notes.md', content = 'hello', after = 'Wrote the note.', message }) {
   const folder = await tempWorkspace();
+  await stack.testkit.reset();
   await stack.testkit.script(writeThenSay(file, content, after));
   const topicId = await openNewTopic(page);
   await setTopicWorkspace(page, folder);
@@ -217,6 +218,7 @@ e2eTest(stack, 'Edit arguments: invalid JSON is refused inline, then the edited 
 e2eTest(stack, 'several calls waiting: Allow all answers them and the reply goes on once', async () => {
   const page = await stack.openApp();
   const folder = await tempWorkspace();
+  await stack.testkit.reset();
   await stack.testkit.script([
     {
       chunks: [],

@@ -53,6 +53,7 @@ e2eTest(stack, 'an assistant with one tool call per reply: the reply stops at th
   const [topic] = (await stack.server.api('topics_list')).filter((t) => t.id === topicId);
   assert.equal(topic.assistantId, assistant.id);
 
+  await stack.testkit.reset();
   await stack.testkit.script([clock(), clock(), { chunks: ['It is ', 'late.'] }]);
   await typeAndEnter(page, 'What time is it? (limit)');
   const stopped = lastAssistant(page).locator('[data-testid="message-stopped"]');
@@ -115,6 +116,7 @@ e2eTest(stack, 'a tool switched off in Settings is not offered to the model, and
   // The model is not offered it any more.
   await byTestId(page, 'settings-close').click();
   await openNewTopic(page);
+  await stack.testkit.reset();
   await stack.testkit.script({ chunks: ['No clock.'] });
   await typeAndEnter(page, 'Which tools? (switched off)');
   await waitUntil('the reply is stored', async () => (await lastAssistant(page).getAttribute('data-status')) === 'success');
@@ -131,6 +133,7 @@ e2eTest(stack, 'a reply that yields to a steering message says so', async () => 
   const page = await stack.openApp();
   const topicId = await openNewTopic(page);
   // The tool call streams slowly, so the steer arrives while its step runs.
+  await stack.testkit.reset();
   await stack.testkit.script([clock(1500), { chunks: ['Switching ', 'to your new question.'] }]);
   await typeAndEnter(page, 'First question (steer)');
   // Steer once the reply is being written (the status feed says so), not while it is being opened.

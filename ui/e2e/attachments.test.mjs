@@ -55,6 +55,7 @@ e2eTest(stack, 'an image and a text file go to the model and show in the message
   await waitUntil('both files are chips', async () => (await byTestId(page, 'attachment-chip').count()) === 2);
   await page.locator('[data-testid="attachment-chip"][data-filename="dot.png"] img.attachment-thumb').waitFor();
 
+  await stack.testkit.reset();
   await stack.testkit.script({ chunks: ['A dot ', 'and a fact.'] });
   await byTestId(page, 'composer-input').fill('What are these files?');
   await byTestId(page, 'send-button').click();
@@ -116,6 +117,7 @@ e2eTest(stack, 'files can be dropped on the composer or pasted into it, and remo
   await waitUntil('one chip is left', async () => (await byTestId(page, 'attachment-chip').count()) === 1);
 
   // A message of files alone, without text, can be sent.
+  await stack.testkit.reset();
   await stack.testkit.script({ chunks: ['Got it.'] });
   await byTestId(page, 'send-button').click();
   await waitUntil('the reply is stored', async () => (await lastAssistant(page).getAttribute('data-status')) === 'success');

@@ -3,8 +3,8 @@
 // Every process is started in its own process group and killed in `after`.
 
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync, rmSync } from 'node:fs';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -123,6 +123,11 @@ export async function startTestkit({ apiKey, tokenDelayMs = 15 } = {}) {
         body: JSON.stringify(script),
       });
       if (!response.ok) throw new Error(`queueing a testkit script failed: HTTP ${response.status} ${await response.text()}`);
+    },
+    /** Drops queued scripts and recorded requests (a failed test leaves none for the next). */
+    async reset() {
+      const response = await fetch(`${origin}/_testkit/reset`, { method: 'POST' });
+      if (!response.ok) throw new Error(`resetting the testkit failed: HTTP ${response.status}`);
     },
   };
 }
@@ -329,6 +334,8 @@ export async function replyText(locator) {
 
 /** Creates a topic with "New topic" and waits until it is the one on screen; returns its id. */
 export async function openNewTopic(page) {
+  // The sidebar shows once the topic list is read: only then are the topics before known.
+  await byTestId(page, 'new-topic-button').waitFor();
   const before = new Set(await page.locator('[data-testid="topic-item"]').evaluateAll((items) => items.map((i) => i.dataset.topicId)));
   await byTestId(page, 'new-topic-button').click();
   const id = await waitUntil('the new topic is open', async () => {
@@ -352,10 +359,16 @@ export async function testkitRequests(testkit) {
   return response.json();
 }
 
+const workspaces = new Set();
+process.on('exit', () => {
+  for (const folder of workspaces) rmSync(folder, { recursive: true, force: true });
+});
+
 /** A fresh, empty folder for a topic's file tools; removed when the process exits. */
 export async function tempWorkspace() {
-  const { mkdtemp: makeTemp, realpath } = await import('node:fs/promises');
-  return realpath(await makeTemp(path.join(tmpdir(), 'colloquy-ws-')));
+  const folder = await realpath(await mkdtemp(path.join(tmpdir(), 'colloquy-ws-')));
+  workspaces.add(folder);
+  return folder;
 }
 
 /** Sets the open topic's workspace folder through Topic settings (the browser's path field). */
