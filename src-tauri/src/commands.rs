@@ -83,6 +83,11 @@ plain_commands!($
     mcp_server_update,
     mcp_server_delete,
     mcp_server_refresh,
+    agent_sessions_list,
+    agent_session_create,
+    agent_session_update,
+    agent_session_delete,
+    agent_session_reset,
 );
 
 /// A window is one listener per topic: attaching again replaces its previous channel.

@@ -451,3 +451,41 @@ tools: Array<string>, createdAt: string, };
 export type McpServerInput = { name: string, transport: McpTransport, enabled?: boolean, trustReadOnly?: boolean, timeoutSecs?: number, };
 
 export type UpdateMcpServer = { id: string, server: McpServerInput, };
+
+export type AgentSession = { id: string, 
+/**
+ * The topic its messages live in (`agent-session:<id>`).
+ */
+topicId: TopicId, title: string, 
+/**
+ * `claude_code`.
+ */
+agent: string, workspace: string, 
+/**
+ * The Anthropic-format provider it talks through; absent: the agent's own login.
+ */
+providerId?: ProviderId, model: string, 
+/**
+ * `default`, `acceptEdits`, `plan` or `dontAsk`.
+ */
+permissionMode: string, 
+/**
+ * Whether the next turn resumes the agent's own session (false: it starts fresh).
+ */
+resumable: boolean, createdAt: string, updatedAt: string, };
+
+export type AgentSessionInput = { title?: string, 
+/**
+ * Defaults to `claude_code`, the only agent so far.
+ */
+agent?: string, 
+/**
+ * An existing folder; not `/` and not the home folder itself.
+ */
+workspace: string, providerId?: ProviderId, 
+/**
+ * Empty: the agent's default model.
+ */
+model: string, permissionMode?: string, };
+
+export type UpdateAgentSession = { id: string, title?: string, model?: string, permissionMode?: string, };

@@ -147,14 +147,16 @@ fn is_root() -> bool {
     Cmd::new("id").arg("-u").read().is_some_and(|uid| uid.trim() == "0")
 }
 
-/// `npm ci` in ui/ and in tests/mcp-servers/ (the MCP servers the tests run), each when
+/// `npm ci` in ui/, tests/mcp-servers/ (the MCP servers the tests run) and
+/// tests/agent-cli/ (the Claude Code CLI the agent-session tests drive), each when
 /// its node_modules is missing or older than its package-lock.json.
 fn install_ui_dependencies(repo: &Repo) -> Result<()> {
     if find_program("npm").is_none() {
         bail!("npm is not on PATH: install Node.js 20 or newer (with npm)");
     }
     npm_ci_if_stale(&repo.ui(), "ui")?;
-    npm_ci_if_stale(&repo.root().join("tests/mcp-servers"), "tests/mcp-servers")
+    npm_ci_if_stale(&repo.root().join("tests/mcp-servers"), "tests/mcp-servers")?;
+    npm_ci_if_stale(&repo.root().join("tests/agent-cli"), "tests/agent-cli")
 }
 
 fn npm_ci_if_stale(dir: &Path, name: &str) -> Result<()> {

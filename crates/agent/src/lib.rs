@@ -2,7 +2,7 @@
 //!
 //! - `turn`: [`run_turn`], the loop, with [`TurnRequest`] in and [`TurnOutcome`] out.
 //! - `step`: one model call, its events turned into chunks.
-//! - `writer`: part ids a snapshot reader can continue (`t<index>`, `r<index>`).
+//! - [`PartWriter`]: part ids a snapshot reader can continue (`t<index>`, `r<index>`).
 //! - [`gate`]: [`ToolGate`], the approvals and the tool-call ledger as the loop sees them.
 //! - [`hooks`]: [`AgentHooks`] and their composition rules ([`Hooks`]).
 //! - [`features`]: per-request plugins ([`Feature`]) and prompt-based tool calling.
@@ -20,6 +20,8 @@ mod prompt_tools;
 mod step;
 mod turn;
 mod writer;
+
+pub use writer::PartWriter;
 
 use protocol::{ApiError, FinishReason, UiChunk};
 use providers::{ProviderError, ProviderErrorKind, StopReason};

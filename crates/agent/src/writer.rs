@@ -10,22 +10,22 @@ use protocol::UiChunk;
 use serde_json::{Value, json};
 
 #[derive(Default)]
-pub(crate) struct PartWriter {
+pub struct PartWriter {
     /// How many parts the message has (positions taken so far).
     parts: usize,
     open_text: Option<String>,
     open_reasoning: Option<String>,
     step_open: bool,
     /// Chunks written, for the turn's span.
-    pub(crate) chunks: u64,
+    pub chunks: u64,
 }
 
 impl PartWriter {
-    pub(crate) fn new(part_offset: usize) -> Self {
+    pub fn new(part_offset: usize) -> Self {
         Self { parts: part_offset, ..Self::default() }
     }
 
-    pub(crate) fn start_step(&mut self) -> UiChunk {
+    pub fn start_step(&mut self) -> UiChunk {
         self.parts += 1;
         self.step_open = true;
         self.chunks += 1;
@@ -33,7 +33,7 @@ impl PartWriter {
     }
 
     /// Closes open parts and the step.
-    pub(crate) fn finish_step(&mut self) -> Vec<UiChunk> {
+    pub fn finish_step(&mut self) -> Vec<UiChunk> {
         let mut out = self.close_open_parts();
         if self.step_open {
             self.step_open = false;
@@ -43,7 +43,7 @@ impl PartWriter {
         out
     }
 
-    pub(crate) fn text(&mut self, delta: String) -> Vec<UiChunk> {
+    pub fn text(&mut self, delta: String) -> Vec<UiChunk> {
         let mut out = Vec::with_capacity(2);
         if let Some(id) = self.open_reasoning.take() {
             out.push(UiChunk::ReasoningEnd { id, provider_metadata: None });
@@ -63,7 +63,7 @@ impl PartWriter {
         out
     }
 
-    pub(crate) fn reasoning(&mut self, delta: String) -> Vec<UiChunk> {
+    pub fn reasoning(&mut self, delta: String) -> Vec<UiChunk> {
         let mut out = Vec::with_capacity(2);
         if let Some(id) = self.open_text.take() {
             out.push(UiChunk::TextEnd { id });
@@ -85,12 +85,12 @@ impl PartWriter {
     /// Ends the open reasoning with the provider's signature for it. With no reasoning
     /// open (Gemini signs calls even when it shows no thoughts), an empty reasoning part
     /// carries the signature.
-    pub(crate) fn signature(&mut self, format: &str, signature: String) -> Vec<UiChunk> {
+    pub fn signature(&mut self, format: &str, signature: String) -> Vec<UiChunk> {
         self.signed_reasoning(json!({ format: { "signature": signature } }))
     }
 
     /// Reasoning the provider encrypted: an empty part holding the data to send back.
-    pub(crate) fn redacted(&mut self, format: &str, data: String) -> Vec<UiChunk> {
+    pub fn redacted(&mut self, format: &str, data: String) -> Vec<UiChunk> {
         let mut out = self.close_open_parts();
         let id = self.new_reasoning_id();
         let metadata = json!({ format: { "redactedData": data } });
@@ -124,7 +124,7 @@ impl PartWriter {
     }
 
     /// A tool part begins: open text and reasoning end first.
-    pub(crate) fn tool_start(&mut self, tool_call_id: String, tool_name: String) -> Vec<UiChunk> {
+    pub fn tool_start(&mut self, tool_call_id: String, tool_name: String) -> Vec<UiChunk> {
         let mut out = self.close_open_parts();
         self.parts += 1;
         out.push(UiChunk::ToolInputStart { tool_call_id, tool_name, dynamic: Some(true) });
@@ -133,13 +133,13 @@ impl PartWriter {
     }
 
     /// A chunk that does not open a part (tool input/output updates, metadata).
-    pub(crate) fn plain(&mut self, chunk: UiChunk) -> UiChunk {
+    pub fn plain(&mut self, chunk: UiChunk) -> UiChunk {
         self.chunks += 1;
         chunk
     }
 
     /// A `data-*` part that takes a position (e.g. `data-error`).
-    pub(crate) fn data(&mut self, chunk: UiChunk) -> Vec<UiChunk> {
+    pub fn data(&mut self, chunk: UiChunk) -> Vec<UiChunk> {
         let mut out = self.close_open_parts();
         self.parts += 1;
         self.chunks += 1;
@@ -147,7 +147,7 @@ impl PartWriter {
         out
     }
 
-    pub(crate) fn close_open_parts(&mut self) -> Vec<UiChunk> {
+    pub fn close_open_parts(&mut self) -> Vec<UiChunk> {
         let mut out = Vec::new();
         if let Some(id) = self.open_reasoning.take() {
             out.push(UiChunk::ReasoningEnd { id, provider_metadata: None });

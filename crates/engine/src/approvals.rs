@@ -43,7 +43,12 @@ impl Engine {
         let (approval, changed) = self.inner.store.respond_approval(&answer).await.map_err(store_error)?;
         if changed {
             tracing::info!(approval = %approval.id, tool = %approval.tool_name, state = ?approval.state, "approval answered");
-            self.resume_if_answered(&approval.topic_id, &approval.message_id).await;
+            if crate::sessions::is_session(&approval.topic_id) {
+                // The agent's turn is still running and waits for exactly this answer.
+                self.session_decided(&approval, answer.scope);
+            } else {
+                self.resume_if_answered(&approval.topic_id, &approval.message_id).await;
+            }
         }
         Ok(approval)
     }

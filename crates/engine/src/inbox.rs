@@ -28,6 +28,10 @@ impl Engine {
         let item = self.inner.store.add_inbox_item(&request.topic_id, text, request.mode).await.map_err(store_error)?;
         // A steer asks the running turn to yield at its next step boundary; the message
         // then goes first (steered items lead the queue).
+        if request.mode == protocol::api::InboxMode::Steer && crate::sessions::is_session(&request.topic_id) {
+            let session = self.inner.store.session_of_topic(&request.topic_id).await.map_err(store_error)?;
+            self.inner.sessions.steer(&session.id, text.to_owned());
+        }
         if request.mode == protocol::api::InboxMode::Steer && self.inner.streams.steer(&request.topic_id).await {
             tracing::info!(topic_id = %request.topic_id, "the running turn will yield to a steering message");
         }
@@ -48,7 +52,14 @@ impl Engine {
     }
 
     pub(crate) async fn inbox_cancel(&self, request: InboxItemRequest) -> Result<(), ApiError> {
-        self.inner.store.remove_inbox_item(&request.id).await.map_err(store_error)
+        let item = self.inner.store.get_inbox_item(&request.id).await.map_err(store_error)?;
+        self.inner.store.remove_inbox_item(&request.id).await.map_err(store_error)?;
+        if crate::sessions::is_session(&item.topic_id)
+            && let Ok(session) = self.inner.store.session_of_topic(&item.topic_id).await
+        {
+            self.inner.sessions.forget_steer(&session.id, &item.text);
+        }
+        Ok(())
     }
 
     pub(crate) async fn inbox_release(&self, request: InboxItemRequest) -> Result<InboxItem, ApiError> {

@@ -19,6 +19,7 @@ mod error;
 mod inbox;
 mod mcp;
 mod operations;
+mod sessions;
 pub mod telemetry;
 mod tools;
 mod turns;
@@ -47,6 +48,10 @@ pub struct EngineConfig {
     pub demo_token_delay: std::time::Duration,
     /// How refused provider requests are retried (before the first byte only).
     pub retry: providers::RetryPolicy,
+    /// Where the Claude Code CLI is, and what it runs with.
+    pub claude: ::sessions::ClaudeCodeConfig,
+    /// An agent session's connection closes after this long without a turn.
+    pub agent_idle_timeout: std::time::Duration,
 }
 
 impl EngineConfig {
@@ -57,18 +62,28 @@ impl EngineConfig {
             streams: StreamConfig::default(),
             demo_token_delay: std::time::Duration::from_millis(25),
             retry: providers::RetryPolicy::default(),
+            claude: ::sessions::ClaudeCodeConfig::default(),
+            agent_idle_timeout: std::time::Duration::from_secs(300),
         }
     }
 
-    /// Applies `COLLOQUY_GRACE_SECONDS` (how long a finished reply stays attachable) and
+    /// Applies `COLLOQUY_GRACE_SECONDS` (how long a finished reply stays attachable),
     /// `COLLOQUY_IDLE_TIMEOUT_SECONDS` (how long a silent reply may wait before it is
-    /// stopped as stalled). A value that is not a whole number is reported and ignored.
+    /// stopped as stalled), `COLLOQUY_AGENT_IDLE_SECONDS` (how long an agent session's
+    /// connection stays open between turns) and `COLLOQUY_CLAUDE_PATH` (the Claude Code
+    /// CLI). A number that is not a whole number of seconds is reported and ignored.
     pub fn with_env_overrides(mut self) -> Self {
         if let Some(secs) = env_seconds("COLLOQUY_GRACE_SECONDS") {
             self.streams.grace_period = secs;
         }
         if let Some(secs) = env_seconds("COLLOQUY_IDLE_TIMEOUT_SECONDS") {
             self.streams.idle_timeout = secs;
+        }
+        if let Some(secs) = env_seconds("COLLOQUY_AGENT_IDLE_SECONDS") {
+            self.agent_idle_timeout = secs;
+        }
+        if let Some(path) = std::env::var_os("COLLOQUY_CLAUDE_PATH").filter(|p| !p.is_empty()) {
+            self.claude.program = PathBuf::from(path);
         }
         self
     }
@@ -112,6 +127,8 @@ struct Inner {
     demo: demo::DemoProvider,
     /// MCP servers, kept connected; their tools come from its cache.
     mcp: ::tools::mcp::McpHub,
+    /// Agent sessions' connections, resume tokens, steering and approval waits.
+    sessions: ::sessions::SessionHost,
     /// The engine's own background tasks (the inbox dispatcher).
     tasks: tokio_util::task::TaskTracker,
     stop: tokio_util::sync::CancellationToken,
@@ -138,6 +155,7 @@ impl Engine {
         for (topic_id, statuses) in store.latest_turn_statuses().await.map_err(store_error)? {
             streams.status().seed(&topic_id, settled_status(&statuses));
         }
+        sessions::deny_orphaned_approvals(&store).await?;
         // Replies still waiting for approval wait across restarts, and say so.
         for approval in store.list_approvals(None, true).await.map_err(store_error)? {
             streams.status().seed(&approval.topic_id, protocol::TopicStatus::AwaitingApproval);
@@ -153,10 +171,13 @@ impl Engine {
         }
         let mcp = ::tools::mcp::McpHub::new(mcp::hub_options(&config.data_dir, &store, http.clone()));
         mcp::load(&store, &mcp).await?;
+        let driver = Arc::new(::sessions::ClaudeCode::new(config.claude.clone()));
+        let sessions = ::sessions::SessionHost::new(driver, config.agent_idle_timeout);
         let demo = demo::DemoProvider::new(config.demo_token_delay);
         let tasks = tokio_util::task::TaskTracker::new();
         let stop = tokio_util::sync::CancellationToken::new();
-        let engine = Self { inner: Arc::new(Inner { config, store, secrets, streams, http, demo, mcp, tasks, stop }) };
+        let engine =
+            Self { inner: Arc::new(Inner { config, store, secrets, streams, http, demo, mcp, sessions, tasks, stop }) };
         engine.restart_demo().await?;
         engine.inner.tasks.spawn(engine.clone().run_dispatcher(engine.inner.stop.clone()));
         Ok(engine)
@@ -237,6 +258,10 @@ impl Engine {
         self.inner.store.get_topic(topic_id).await.map_err(store_error)?;
         self.inner.streams.abort(topic_id).await;
         self.stop_waiting_replies(topic_id).await?;
+        if sessions::is_session(topic_id) {
+            let session = self.inner.store.session_of_topic(topic_id).await.map_err(store_error)?;
+            self.inner.sessions.stop(&session.id).await;
+        }
         Ok(())
     }
 
@@ -252,6 +277,7 @@ impl Engine {
         self.inner.tasks.close();
         self.inner.tasks.wait().await;
         self.inner.streams.shutdown().await;
+        self.inner.sessions.shutdown().await;
         self.inner.mcp.shutdown().await;
         self.inner.demo.stop().await;
         self.inner.store.close().await;

@@ -74,6 +74,11 @@ pub const OPERATIONS: &[&str] = &[
     "mcp_server_update",
     "mcp_server_delete",
     "mcp_server_refresh",
+    "agent_sessions_list",
+    "agent_session_create",
+    "agent_session_update",
+    "agent_session_delete",
+    "agent_session_reset",
 ];
 
 impl Engine {
@@ -170,6 +175,18 @@ impl Engine {
                 let request: IdRequest = parse(request)?;
                 self.refresh_mcp_server(&request.id).await?;
                 Ok(Value::Null)
+            }
+            "agent_sessions_list" => json(self.list_sessions().await?),
+            "agent_session_create" => json(self.create_session(parse(request)?).await?),
+            "agent_session_update" => json(self.update_session(parse(request)?).await?),
+            "agent_session_delete" => {
+                let request: IdRequest = parse(request)?;
+                self.delete_session(&request.id).await?;
+                Ok(Value::Null)
+            }
+            "agent_session_reset" => {
+                let request: IdRequest = parse(request)?;
+                json(self.reset_session(&request.id).await?)
             }
             other => Err(ApiError::bad_request("operation", format!("unknown operation `{other}`"))),
         }

@@ -11,6 +11,7 @@ use testkit::{MockConfig, MockServer, Script};
 use super::*;
 
 mod mcp;
+mod sessions;
 mod tools;
 
 struct Fixture {

@@ -60,6 +60,9 @@ enum Continuation {
 impl Engine {
     /// A new turn: the user's message, answered by one model or several side by side.
     pub(crate) async fn prepare_turn(&self, request: StreamOpenRequest) -> Result<PreparedTurn, ApiError> {
+        if crate::sessions::is_session(&request.topic_id) {
+            return self.prepare_session_turn(request).await;
+        }
         let text = request.text.trim();
         let files = attachment_parts(request.attachments.as_deref().unwrap_or_default())?;
         if text.is_empty() && files.is_empty() {
@@ -163,6 +166,9 @@ impl Engine {
         request: ReplyRequest,
         continue_reply: bool,
     ) -> Result<PreparedTurn, ApiError> {
+        if crate::sessions::is_session(&request.topic_id) {
+            return self.prepare_session_reply(request, continue_reply).await;
+        }
         let mode = if continue_reply { Continuation::Continue } else { Continuation::None };
         self.prepare_existing_reply(request, mode).await
     }
@@ -224,6 +230,12 @@ impl Engine {
 
     /// One more model answers an existing turn, in a new reply beside the others.
     pub(crate) async fn prepare_added_model(&self, request: AddModelRequest) -> Result<PreparedTurn, ApiError> {
+        if crate::sessions::is_session(&request.topic_id) {
+            return Err(ApiError::bad_request(
+                "turnId",
+                "an agent session has one agent; other models answer in chat topics",
+            ));
+        }
         let store = &self.inner.store;
         let topic = store.get_topic(&request.topic_id).await.map_err(store_error)?;
         let history = store.list_messages(&request.topic_id).await.map_err(store_error)?;
@@ -362,7 +374,7 @@ impl Engine {
             message_id,
             model_ref,
             provider_name: provider.name,
-            runner: streams::Runner::Agent(agent_request),
+            runner: streams::Runner::Agent(Box::new(agent_request)),
             slot,
         })
     }
@@ -545,7 +557,7 @@ fn distinct(models: Vec<ModelRef>) -> Result<Vec<ModelRef>, ApiError> {
 }
 
 /// A topic title from the first message: its first line, cut at a word boundary.
-fn auto_title(text: &str) -> String {
+pub(crate) fn auto_title(text: &str) -> String {
     let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or(text).trim();
     if line.chars().count() <= TITLE_CHARS {
         return line.to_owned();

@@ -554,3 +554,67 @@ pub struct UpdateAssistant {
     pub id: String,
     pub assistant: AssistantInput,
 }
+
+/// An agent session: a conversation with an external coding agent in a folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSession {
+    pub id: String,
+    /// The topic its messages live in (`agent-session:<id>`).
+    pub topic_id: TopicId,
+    pub title: String,
+    /// `claude_code`.
+    pub agent: String,
+    pub workspace: String,
+    /// The Anthropic-format provider it talks through; absent: the agent's own login.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub provider_id: Option<ProviderId>,
+    pub model: String,
+    /// `default`, `acceptEdits`, `plan` or `dontAsk`.
+    pub permission_mode: String,
+    /// Whether the next turn resumes the agent's own session (false: it starts fresh).
+    pub resumable: bool,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// Start an agent session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentSessionInput {
+    #[serde(default)]
+    #[ts(optional)]
+    pub title: Option<String>,
+    /// Defaults to `claude_code`, the only agent so far.
+    #[serde(default)]
+    #[ts(optional)]
+    pub agent: Option<String>,
+    /// An existing folder; not `/` and not the home folder itself.
+    pub workspace: String,
+    #[serde(default)]
+    #[ts(optional)]
+    pub provider_id: Option<ProviderId>,
+    /// Empty: the agent's default model.
+    #[serde(default)]
+    pub model: String,
+    #[serde(default)]
+    #[ts(optional)]
+    pub permission_mode: Option<String>,
+}
+
+/// Change a session: absent fields stay.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateAgentSession {
+    pub id: String,
+    #[serde(default)]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub model: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub permission_mode: Option<String>,
+}

@@ -111,6 +111,9 @@ pub fn declarations() -> String {
         McpServer::decl(&cfg),
         McpServerInput::decl(&cfg),
         UpdateMcpServer::decl(&cfg),
+        AgentSession::decl(&cfg),
+        AgentSessionInput::decl(&cfg),
+        UpdateAgentSession::decl(&cfg),
     ];
     let mut out = String::from("// Generated from crates/protocol by `cargo xtask gen`. Do not edit.\n\n");
     out.push_str(

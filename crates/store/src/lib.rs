@@ -3,7 +3,8 @@
 //! - [`Store`]: the pool, opened once per process; migrations from `/migrations` run at open.
 //! - [`topics`], [`messages`], [`providers`], [`inbox`], [`assistants`], [`tools`]: one
 //!   repository module per table family ([`tools`] holds the policy rules, the tool-call
-//!   ledger, approvals and the audit log; [`mcp`] the MCP servers and their cached tools).
+//!   ledger, approvals and the audit log; [`mcp`] the MCP servers and their cached tools;
+//!   [`sessions`] the agent sessions).
 //! - [`secrets`]: where API keys live (never in the database).
 //!
 //! Rows written by an older or damaged version never make a read fail as a whole: a
@@ -15,6 +16,7 @@ pub mod mcp;
 pub mod messages;
 pub mod providers;
 pub mod secrets;
+pub mod sessions;
 pub mod tools;
 pub mod topics;
 

@@ -4,7 +4,7 @@
 //! they are copied into the message metadata on every read, so the UI reads one place.
 
 use protocol::api::StoredMessage;
-use protocol::message::{merge_objects, without_nulls};
+use protocol::message::merge_objects;
 use protocol::{
     ApiError, ErrorKind, MessageId, MessageRole, MessageStatus, ModelRef, TopicId, TurnId, UiMessage, UiPart,
 };
@@ -69,7 +69,8 @@ fn from_row(row: &SqliteRow) -> Result<StoredMessage> {
     };
     let metadata = serde_json::from_str::<Value>(&metadata_text).unwrap_or_else(|_| json!({}));
     let row_facts = json!({ "status": status, "statusReason": status_reason });
-    let metadata = merge_objects(metadata, &without_nulls(row_facts));
+    // A reason that no longer holds (a reply that waited, then finished) is cleared: null.
+    let metadata = merge_objects(metadata, &row_facts);
 
     Ok(StoredMessage {
         id: MessageId(id.clone()),

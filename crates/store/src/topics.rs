@@ -42,11 +42,15 @@ pub(crate) fn model_ref(provider_id: Option<String>, model: Option<String>) -> O
 }
 
 impl Store {
-    /// Newest first.
+    /// Chat topics, newest first (agent sessions' topics are listed as sessions).
     pub async fn list_topics(&self) -> Result<Vec<Topic>> {
-        let rows = sqlx::query(concat!("SELECT ", topic_columns!(), " FROM topics ORDER BY updated_at DESC, id DESC"))
-            .fetch_all(self.pool())
-            .await?;
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            topic_columns!(),
+            " FROM topics WHERE id NOT LIKE 'agent-session:%' ORDER BY updated_at DESC, id DESC"
+        ))
+        .fetch_all(self.pool())
+        .await?;
         rows.iter().map(from_row).collect()
     }
 

@@ -147,8 +147,10 @@ pub(crate) fn terminal(
             (MessageStatus::Error, reason, TerminalStatus::Error, finish(protocol::FinishReason::Error))
         }
     };
+    // `statusReason: null` clears a reason the reply had before (it waited for an
+    // approval, then went on).
     let metadata = serde_json::json!({ "status": status, "statusReason": reason });
-    let metadata = UiChunk::MessageMetadata { message_metadata: protocol::message::without_nulls(metadata) };
+    let metadata = UiChunk::MessageMetadata { message_metadata: metadata };
     (status, reason, terminal, vec![metadata, last])
 }
 
@@ -183,7 +185,8 @@ impl ChunkSink for ChunkSender {
 pub(crate) async fn run(index: usize, runner: Runner, context: RunContext, tx: mpsc::Sender<Report>) {
     let mut sink = ChunkSender { index, tx: tx.clone() };
     let outcome = match runner {
-        Runner::Agent(mut request) => {
+        Runner::Agent(request) => {
+            let mut request = *request;
             request.idle_timeout = context.idle_timeout;
             request.part_offset = context.part_offset;
             request.steer = context.steer;

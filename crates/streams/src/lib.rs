@@ -95,7 +95,7 @@ pub struct PreparedExecution {
 /// What produces one reply's chunks.
 pub enum Runner {
     /// The agent loop (chat turns).
-    Agent(agent::TurnRequest),
+    Agent(Box<agent::TurnRequest>),
     /// Anything else that streams UI chunks: an agent session's driver.
     Custom(Box<dyn CustomRunner>),
 }

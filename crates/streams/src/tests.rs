@@ -65,7 +65,7 @@ impl Harness {
                 message_id: message_id.clone(),
                 model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: "m".into() },
                 provider_name: "Fake".into(),
-                runner: Runner::Agent(agent_request(model, "m")),
+                runner: Runner::Agent(Box::new(agent_request(model, "m"))),
                 slot: ReplySlot::New,
             }],
         };
@@ -237,7 +237,7 @@ async fn a_second_open_while_streaming_is_refused() {
             message_id: MessageId::new(),
             model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: "m".into() },
             provider_name: "Fake".into(),
-            runner: Runner::Agent(agent_request(Arc::new(GatedModel { rx: Mutex::new(Some(rx2)) }), "m")),
+            runner: Runner::Agent(Box::new(agent_request(Arc::new(GatedModel { rx: Mutex::new(Some(rx2)) }), "m"))),
             slot: ReplySlot::New,
         }],
     };
@@ -311,7 +311,7 @@ fn gated(model: &str, message_id: MessageId, slot: ReplySlot) -> (Feed, Prepared
         message_id,
         model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: model.into() },
         provider_name: "Fake".into(),
-        runner: Runner::Agent(agent_request(Arc::new(GatedModel { rx: Mutex::new(Some(rx)) }), model)),
+        runner: Runner::Agent(Box::new(agent_request(Arc::new(GatedModel { rx: Mutex::new(Some(rx)) }), model))),
         slot,
     };
     (feed, execution)

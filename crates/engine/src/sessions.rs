@@ -1,0 +1,295 @@
+//! Agent sessions in the engine: their settings, turns that run the agent instead of the
+//! chat loop, and the places where a session topic is handled differently (approvals
+//! go to the waiting turn, steering goes through the host, Stop also reaches a turn
+//! split by a steering message).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use protocol::api::{
+    AgentSession, AgentSessionInput, ApprovalScope, ReplyRequest, StreamOpenRequest, UpdateAgentSession,
+};
+use protocol::tool::{Approval, ApprovalState};
+use protocol::{ApiError, MessageId, ModelRef, ProviderId, TopicId, TurnId, UiMessage};
+use sessions::{Decision, PermissionMode, SessionSpec};
+use store::sessions::{NewSession, SessionRow};
+use streams::{PreparedExecution, PreparedTurn, ReplySlot, Runner, UserInput};
+
+use crate::tools::EngineGate;
+use crate::{Engine, store_error};
+
+pub(crate) const DEFAULT_SESSION_TITLE: &str = "New session";
+const CLAUDE_CODE: &str = "claude_code";
+/// What a session's replies are attributed to when no provider is chosen.
+const OWN_LOGIN: &str = "claude-code";
+
+pub(crate) fn is_session(topic_id: &TopicId) -> bool {
+    topic_id.as_str().starts_with(sessions::TOPIC_PREFIX)
+}
+
+fn permission_mode(field: &str, text: &str) -> Result<PermissionMode, ApiError> {
+    match text {
+        "default" => Ok(PermissionMode::Default),
+        "acceptEdits" => Ok(PermissionMode::AcceptEdits),
+        "plan" => Ok(PermissionMode::Plan),
+        "dontAsk" => Ok(PermissionMode::DontAsk),
+        other => Err(ApiError::bad_request(
+            field,
+            format!("`{other}` is not a permission mode (default, acceptEdits, plan, dontAsk)"),
+        )),
+    }
+}
+
+fn view(row: SessionRow) -> AgentSession {
+    AgentSession {
+        id: row.id,
+        topic_id: row.topic_id,
+        title: row.title,
+        agent: row.agent,
+        workspace: row.workspace,
+        provider_id: row.provider_id,
+        model: row.model,
+        permission_mode: row.permission_mode,
+        resumable: row.resume_token.is_some(),
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    }
+}
+
+impl Engine {
+    pub(crate) async fn list_sessions(&self) -> Result<Vec<AgentSession>, ApiError> {
+        Ok(self.inner.store.list_sessions().await.map_err(store_error)?.into_iter().map(view).collect())
+    }
+
+    pub(crate) async fn create_session(&self, input: AgentSessionInput) -> Result<AgentSession, ApiError> {
+        let agent = input.agent.as_deref().map(str::trim).filter(|a| !a.is_empty()).unwrap_or(CLAUDE_CODE);
+        if agent != CLAUDE_CODE {
+            return Err(ApiError::bad_request(
+                "agent",
+                format!("`{agent}` is not an agent Colloquy can run (claude_code)"),
+            ));
+        }
+        let workspace = crate::assistants::checked_workspace("workspace", &input.workspace)?;
+        if let Some(provider) = &input.provider_id {
+            self.session_provider(provider, "providerId").await?;
+        }
+        let mode = input.permission_mode.as_deref().unwrap_or("default");
+        permission_mode("permissionMode", mode)?;
+        let title = input.title.as_deref().map(str::trim).filter(|t| !t.is_empty()).unwrap_or(DEFAULT_SESSION_TITLE);
+        let id = uuid::Uuid::now_v7().to_string();
+        let new = NewSession {
+            id: &id,
+            title,
+            agent,
+            workspace: &workspace,
+            provider_id: input.provider_id.as_ref(),
+            model: input.model.trim(),
+            permission_mode: mode,
+        };
+        Ok(view(self.inner.store.create_session(&new).await.map_err(store_error)?))
+    }
+
+    pub(crate) async fn update_session(&self, request: UpdateAgentSession) -> Result<AgentSession, ApiError> {
+        let mode = match request.permission_mode.as_deref() {
+            Some(text) => Some((text, permission_mode("permissionMode", text)?)),
+            None => None,
+        };
+        let existing = self.inner.store.get_session(&request.id).await.map_err(store_error)?;
+        if let Some(title) = request.title.as_deref().map(str::trim) {
+            if title.is_empty() {
+                return Err(ApiError::bad_request("title", "must not be empty"));
+            }
+            self.inner.store.update_topic(&existing.topic_id, Some(title), None).await.map_err(store_error)?;
+        }
+        let row = self
+            .inner
+            .store
+            .update_session(&request.id, request.model.as_deref().map(str::trim), mode.map(|(text, _)| text))
+            .await
+            .map_err(store_error)?;
+        if let Some((_, mode)) = mode {
+            // A live connection changes mode once its running turn (if any) is over.
+            let host = self.inner.sessions.clone();
+            let id = request.id.clone();
+            self.inner.tasks.spawn(async move { host.set_permission_mode(&id, mode).await });
+        }
+        Ok(view(row))
+    }
+
+    pub(crate) async fn delete_session(&self, id: &str) -> Result<(), ApiError> {
+        let session = self.inner.store.get_session(id).await.map_err(store_error)?;
+        self.inner.streams.close_topic(&session.topic_id).await;
+        self.inner.sessions.close(id).await;
+        self.inner.store.delete_session(id).await.map_err(store_error)?;
+        Ok(())
+    }
+
+    /// The next turn starts a fresh agent session (after a resume that failed, say).
+    pub(crate) async fn reset_session(&self, id: &str) -> Result<AgentSession, ApiError> {
+        self.inner.store.get_session(id).await.map_err(store_error)?;
+        self.inner.store.set_resume_token(id, None).await.map_err(store_error)?;
+        self.inner.sessions.reset(id).await;
+        Ok(view(self.inner.store.get_session(id).await.map_err(store_error)?))
+    }
+
+    /// The provider a session talks through: it must speak Anthropic Messages.
+    async fn session_provider(&self, id: &ProviderId, field: &str) -> Result<store::providers::ProviderRow, ApiError> {
+        let provider = self.inner.store.get_provider(id).await.map_err(|e| match e {
+            store::StoreError::NotFound { .. } => ApiError::bad_request(field, format!("no provider {id}")),
+            other => store_error(other),
+        })?;
+        if provider.format != protocol::api::ApiFormat::Anthropic {
+            return Err(ApiError::bad_request(
+                field,
+                format!("{} does not speak the Anthropic Messages format, which Claude Code needs", provider.name),
+            ));
+        }
+        Ok(provider)
+    }
+
+    /// A turn of an agent session: the user's message goes to the agent.
+    pub(crate) async fn prepare_session_turn(&self, request: StreamOpenRequest) -> Result<PreparedTurn, ApiError> {
+        if request.attachments.as_ref().is_some_and(|a| !a.is_empty()) {
+            return Err(ApiError::bad_request(
+                "attachments",
+                "agent sessions take text only; put files in the session's folder",
+            ));
+        }
+        let text = request.text.trim();
+        if text.is_empty() {
+            return Err(ApiError::bad_request("text", "the message is empty"));
+        }
+        let session = self.inner.store.session_of_topic(&request.topic_id).await.map_err(store_error)?;
+        let history = self.inner.store.list_messages(&session.topic_id).await.map_err(store_error)?;
+        if session.title == DEFAULT_SESSION_TITLE && history.is_empty() {
+            let title = crate::turns::auto_title(text);
+            if let Err(err) = self.inner.store.update_topic(&session.topic_id, Some(&title), None).await {
+                tracing::warn!(error = %err, "could not title the session");
+            }
+        }
+        let message_id = MessageId::new();
+        let execution = self.session_execution(&session, message_id, text.to_owned(), ReplySlot::New).await?;
+        let user_id = request.message_id.unwrap_or_default();
+        let user = UiMessage::user_text(user_id.as_str(), text);
+        Ok(PreparedTurn {
+            topic_id: session.topic_id,
+            turn_id: TurnId::new(),
+            user: Some(UserInput { message_id: user_id, parts: user.parts }),
+            executions: vec![execution],
+        })
+    }
+
+    /// Continue a stopped agent reply: the agent is asked to go on, into the same reply.
+    pub(crate) async fn prepare_session_reply(
+        &self,
+        request: ReplyRequest,
+        continue_reply: bool,
+    ) -> Result<PreparedTurn, ApiError> {
+        if !continue_reply {
+            return Err(ApiError::bad_request(
+                "messageId",
+                "an agent session's reply cannot be generated again (the agent has already acted); send a new message instead",
+            ));
+        }
+        let session = self.inner.store.session_of_topic(&request.topic_id).await.map_err(store_error)?;
+        let reply = self.inner.store.get_message(&request.message_id).await.map_err(store_error)?;
+        if reply.topic_id != session.topic_id || reply.status != protocol::MessageStatus::Paused {
+            return Err(ApiError::bad_request(
+                "messageId",
+                "only a stopped or interrupted reply of this session can be continued",
+            ));
+        }
+        let Some(turn_id) = reply.turn_id.clone() else {
+            return Err(ApiError::bad_request("messageId", "this reply has no turn to continue"));
+        };
+        let prompt = "Continue from where you left off.".to_owned();
+        let execution =
+            self.session_execution(&session, reply.id.clone(), prompt, ReplySlot::Continue(reply.message)).await?;
+        Ok(PreparedTurn { topic_id: session.topic_id, turn_id, user: None, executions: vec![execution] })
+    }
+
+    async fn session_execution(
+        &self,
+        session: &SessionRow,
+        message_id: MessageId,
+        prompt: String,
+        slot: ReplySlot,
+    ) -> Result<PreparedExecution, ApiError> {
+        let mode = permission_mode("permissionMode", &session.permission_mode)?;
+        let mut env = Vec::new();
+        let model_ref = match &session.provider_id {
+            Some(provider_id) => {
+                let provider = self.session_provider(provider_id, "providerId").await?;
+                // Claude Code adds `/v1/messages` itself.
+                let base = provider.base_url.trim_end_matches('/');
+                let base = base.strip_suffix("/v1").unwrap_or(base);
+                env.push(("ANTHROPIC_BASE_URL".to_owned(), base.to_owned()));
+                if let Some(key) = self.api_key(provider_id)? {
+                    env.push(("ANTHROPIC_API_KEY".to_owned(), key));
+                }
+                ModelRef { provider_id: provider_id.clone(), model: session.model.clone() }
+            }
+            None => ModelRef { provider_id: ProviderId(OWN_LOGIN.into()), model: session.model.clone() },
+        };
+        let spec = SessionSpec {
+            session_id: session.id.clone(),
+            workspace: PathBuf::from(&session.workspace),
+            model: session.model.clone(),
+            permission_mode: mode,
+            env,
+        };
+        let gate = EngineGate {
+            store: self.inner.store.clone(),
+            topic_id: session.topic_id.clone(),
+            message_id: message_id.clone(),
+            defaults: HashMap::new(),
+        };
+        let store = self.inner.store.clone();
+        let id = session.id.clone();
+        let on_token: sessions::TokenSink = Arc::new(move |token: String| {
+            let (store, id) = (store.clone(), id.clone());
+            tokio::spawn(async move {
+                if let Err(err) = store.set_resume_token(&id, Some(&token)).await {
+                    tracing::error!(error = %err, "could not store the agent session's resume token");
+                }
+            });
+        });
+        let runner = self.inner.sessions.turn(spec, prompt, session.resume_token.clone(), Arc::new(gate), on_token);
+        Ok(PreparedExecution {
+            message_id,
+            model_ref,
+            provider_name: self.inner.sessions.driver_name().to_owned(),
+            runner: Runner::Custom(runner),
+            slot,
+        })
+    }
+
+    /// Hands an answered approval of a session to the turn waiting for it.
+    pub(crate) fn session_decided(&self, approval: &Approval, scope: ApprovalScope) {
+        let decision = Decision {
+            approved: approval.state == ApprovalState::Approved,
+            input: approval.input.clone(),
+            reason: approval.reason.clone(),
+            always: scope != ApprovalScope::Once,
+        };
+        if !self.inner.sessions.decide(&approval.id, decision) {
+            tracing::warn!(approval = %approval.id, "no agent turn waits for this approval any more");
+        }
+    }
+}
+
+/// At start-up: an agent's permission prompt cannot outlive the agent's process; what
+/// still waits is answered "no".
+pub(crate) async fn deny_orphaned_approvals(store: &store::Store) -> Result<(), ApiError> {
+    let pending = store.list_approvals(None, true).await.map_err(store_error)?;
+    let mut topics: Vec<TopicId> = pending.into_iter().map(|a| a.topic_id).filter(is_session).collect();
+    topics.dedup();
+    for topic in topics {
+        store
+            .deny_pending_approvals(&topic, "Colloquy was closed while the agent waited; its turn was interrupted")
+            .await
+            .map_err(store_error)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,324 @@
+//! The Claude Code driver: one long-lived `claude` process per connection, in
+//! stream-json mode with its control protocol (permission prompts over stdio, a
+//! PreToolUse hook for steering, interrupt, permission modes).
+//!
+//! - `protocol`: stdout lines → events, and what we write (pure, tested on recordings).
+
+mod protocol;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::{mpsc, oneshot};
+
+use self::protocol::{Line, LineReader};
+use crate::driver::{Connection, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
+
+/// How many stderr lines messages quote.
+const STDERR_LINES: usize = 30;
+/// How long a control request (interrupt, mode change) may take.
+const CONTROL_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Where the CLI is and what it runs with.
+#[derive(Clone, Debug)]
+pub struct ClaudeCodeConfig {
+    /// The `claude` program: a path, or a name looked up on `PATH`.
+    pub program: PathBuf,
+    /// Environment added to every session's (tests point it at a mock server).
+    pub env: Vec<(String, String)>,
+    /// How long the CLI may take to answer `initialize`.
+    pub start_timeout: Duration,
+}
+
+impl Default for ClaudeCodeConfig {
+    fn default() -> Self {
+        Self { program: PathBuf::from("claude"), env: Vec::new(), start_timeout: Duration::from_secs(30) }
+    }
+}
+
+pub struct ClaudeCode {
+    config: ClaudeCodeConfig,
+}
+
+impl ClaudeCode {
+    pub fn new(config: ClaudeCodeConfig) -> Self {
+        Self { config }
+    }
+}
+
+#[async_trait]
+impl Driver for ClaudeCode {
+    fn name(&self) -> &str {
+        "Claude Code"
+    }
+
+    async fn connect(&self, spec: &SessionSpec, resume: Option<&str>) -> Result<Box<dyn Connection>, DriverError> {
+        let mut command = tokio::process::Command::new(&self.config.program);
+        command
+            .args(["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"])
+            .args(["--permission-prompt-tool", "stdio", "--include-partial-messages"])
+            .args(["--permission-mode", spec.permission_mode.as_str()]);
+        if !spec.model.trim().is_empty() {
+            command.args(["--model", spec.model.trim()]);
+        }
+        if let Some(token) = resume {
+            // The `=` form: `--resume` takes an optional value.
+            command.arg(format!("--resume={token}"));
+        }
+        command
+            .current_dir(&spec.workspace)
+            .envs(self.config.env.iter().map(|(k, v)| (k, v)))
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = command.spawn().map_err(|e| spawn_error(&self.config.program, &e))?;
+        let connection = ClaudeConnection::start(&mut child)?;
+        let mut connection = Box::new(ClaudeConnection { child: Some(child), ..connection });
+        match connection.handshake(self.config.start_timeout).await {
+            Ok(()) => Ok(connection),
+            Err(message) => {
+                let diagnostics = connection.diagnostics().unwrap_or_default();
+                let said = format!("{message}\n{diagnostics}");
+                connection.kill().await;
+                if let Some(token) = resume
+                    && said.contains("No conversation found")
+                {
+                    return Err(DriverError::ResumeFailed(format!(
+                        "Claude Code could not resume its session {token}: it has no such conversation for this folder \
+                         (it keeps sessions per folder and per user). The history here is kept; start a fresh Claude \
+                         Code session for this conversation to go on."
+                    )));
+                }
+                let tail = if diagnostics.is_empty() { String::new() } else { format!("\nIt said:\n{diagnostics}") };
+                Err(DriverError::Failed(format!("Claude Code did not start: {message}{tail}")))
+            }
+        }
+    }
+}
+
+fn spawn_error(program: &std::path::Path, error: &std::io::Error) -> DriverError {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => DriverError::NotInstalled(format!(
+            "Claude Code ({}) is not installed: install it with `npm install -g @anthropic-ai/claude-code`, \
+             or set COLLOQUY_CLAUDE_PATH to where it is",
+            program.display()
+        )),
+        std::io::ErrorKind::PermissionDenied => {
+            DriverError::NotInstalled(format!("{} cannot be run (permission denied)", program.display()))
+        }
+        _ => DriverError::Failed(format!("Claude Code ({}) could not be started: {error}", program.display())),
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>>>;
+
+struct ClaudeConnection {
+    child: Option<Child>,
+    stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
+    events: mpsc::UnboundedReceiver<DriverEvent>,
+    pending: Pending,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    closed: Arc<AtomicBool>,
+    /// Fires when stdout ends (the process exited or closed it).
+    ended: Arc<tokio::sync::Notify>,
+    next_id: AtomicU64,
+}
+
+impl ClaudeConnection {
+    /// Takes the child's pipes and starts reading them.
+    fn start(child: &mut Child) -> Result<Self, DriverError> {
+        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(DriverError::Failed("Claude Code's pipes could not be opened".into()));
+        };
+        let stdin = Arc::new(tokio::sync::Mutex::new(Some(stdin)));
+        let (tx, events) = mpsc::unbounded_channel();
+        let pending: Pending = Arc::default();
+        let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
+        let closed = Arc::new(AtomicBool::new(false));
+        let ended = Arc::new(tokio::sync::Notify::new());
+        {
+            let tail = tail.clone();
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    if let Ok(mut tail) = tail.lock() {
+                        if tail.len() == STDERR_LINES {
+                            tail.pop_front();
+                        }
+                        tail.push_back(line);
+                    }
+                }
+            });
+        }
+        {
+            let (pending, stdin, closed, ended) = (pending.clone(), stdin.clone(), closed.clone(), ended.clone());
+            tokio::spawn(async move {
+                let mut reader = LineReader::default();
+                let mut lines = BufReader::new(stdout).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    for item in reader.read(&line) {
+                        match item {
+                            Line::Event(event) => {
+                                let _ = tx.send(event);
+                            }
+                            Line::ControlResponse { request_id, result } => {
+                                let waiter = pending.lock().ok().and_then(|mut p| p.remove(&request_id));
+                                if let Some(waiter) = waiter {
+                                    let _ = waiter.send(result);
+                                }
+                            }
+                            // Every request must be answered, or the CLI waits forever.
+                            Line::UnsupportedRequest { request_id, subtype } => {
+                                let answer = protocol::control_error(
+                                    &request_id,
+                                    &format!("Colloquy does not handle {subtype}"),
+                                );
+                                let _ = write_line(&stdin, &answer).await;
+                            }
+                        }
+                    }
+                }
+                closed.store(true, Ordering::SeqCst);
+                if let Ok(mut pending) = pending.lock() {
+                    pending.clear();
+                }
+                ended.notify_waiters();
+            });
+        }
+        Ok(Self { child: None, stdin, events, pending, stderr: tail, closed, ended, next_id: AtomicU64::new(1) })
+    }
+
+    /// `initialize` (registers the steering hook): the sign the CLI is ready.
+    async fn handshake(&mut self, timeout: Duration) -> Result<(), String> {
+        match self.control(protocol::initialize(), timeout).await {
+            Ok(_) => Ok(()),
+            Err(error) => {
+                // It may have explained itself in a result before exiting.
+                while let Ok(event) = self.events.try_recv() {
+                    if let DriverEvent::TurnFinished { error: Some(said), .. } = event {
+                        return Err(said);
+                    }
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Sends a control request and waits for its answer.
+    async fn control(&self, request: Value, timeout: Duration) -> Result<Value, String> {
+        let id = format!("colloquy-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.insert(id.clone(), tx);
+        }
+        let ended = self.ended.notified();
+        if self.closed.load(Ordering::SeqCst) {
+            return Err("Claude Code has exited".into());
+        }
+        write_line(&self.stdin, &protocol::control_request(&id, request))
+            .await
+            .map_err(|e| format!("could not write to Claude Code: {e}"))?;
+        tokio::select! {
+            answer = rx => answer.unwrap_or_else(|_| Err("Claude Code exited before answering".into())),
+            _ = ended => Err("Claude Code exited before answering".into()),
+            _ = tokio::time::sleep(timeout) => Err(format!("Claude Code did not answer within {} s", timeout.as_secs())),
+        }
+    }
+
+    async fn write(&self, line: &Value) -> Result<(), DriverError> {
+        write_line(&self.stdin, line).await.map_err(|e| {
+            let tail = self.diagnostics().map(|d| format!("\n{d}")).unwrap_or_default();
+            DriverError::Failed(format!("Claude Code stopped taking input ({e}){tail}"))
+        })
+    }
+
+    /// Stops the process and everything it started.
+    async fn kill(&mut self) {
+        self.stdin.lock().await.take();
+        if let Some(mut child) = self.child.take() {
+            #[cfg(unix)]
+            if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+                // SAFETY: kill(2) on the child's own process group.
+                unsafe {
+                    libc::kill(-pid, libc::SIGKILL);
+                }
+            }
+            let _ = child.kill().await;
+        }
+    }
+}
+
+async fn write_line(stdin: &tokio::sync::Mutex<Option<ChildStdin>>, value: &Value) -> std::io::Result<()> {
+    let mut guard = stdin.lock().await;
+    let Some(stdin) = guard.as_mut() else {
+        return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed"));
+    };
+    let mut line = value.to_string();
+    line.push('\n');
+    stdin.write_all(line.as_bytes()).await?;
+    stdin.flush().await
+}
+
+#[async_trait]
+impl Connection for ClaudeConnection {
+    async fn send(&mut self, text: &str) -> Result<(), DriverError> {
+        self.write(&protocol::user_message(text)).await
+    }
+
+    async fn next_event(&mut self) -> Option<DriverEvent> {
+        self.events.recv().await
+    }
+
+    async fn answer_permission(&mut self, request_id: &str, answer: PermissionAnswer) -> Result<(), DriverError> {
+        self.write(&protocol::permission_answer(request_id, &answer)).await
+    }
+
+    async fn answer_before_tool(&mut self, request_id: &str, context: Option<String>) -> Result<(), DriverError> {
+        self.write(&protocol::before_tool_answer(request_id, context.as_deref())).await
+    }
+
+    async fn interrupt(&mut self) -> Result<(), DriverError> {
+        self.control(serde_json::json!({ "subtype": "interrupt" }), CONTROL_TIMEOUT)
+            .await
+            .map(|_| ())
+            .map_err(DriverError::Failed)
+    }
+
+    async fn set_permission_mode(&mut self, mode: PermissionMode) -> Result<(), DriverError> {
+        self.control(serde_json::json!({ "subtype": "set_permission_mode", "mode": mode.as_str() }), CONTROL_TIMEOUT)
+            .await
+            .map(|_| ())
+            .map_err(DriverError::Failed)
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    fn diagnostics(&self) -> Option<String> {
+        let tail = self.stderr.lock().ok()?;
+        (!tail.is_empty()).then(|| tail.iter().cloned().collect::<Vec<_>>().join("\n"))
+    }
+
+    async fn close(mut self: Box<Self>) {
+        // End of input lets it finish cleanly; it is killed if it does not.
+        self.stdin.lock().await.take();
+        if let Some(child) = self.child.as_mut() {
+            let _ = tokio::time::timeout(Duration::from_secs(3), child.wait()).await;
+        }
+        self.kill().await;
+    }
+}

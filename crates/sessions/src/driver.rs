@@ -1,0 +1,199 @@
+//! The driver seam: what the host needs from any agent runtime. A driver connects a
+//! session (starting a process, opening a socket); a [`Connection`] takes prompts and
+//! answers, and yields [`DriverEvent`]s in the runtime's order.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use protocol::tool::ToolOutput;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How much the agent may do without asking.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PermissionMode {
+    /// Ask before anything that changes files or runs commands.
+    #[default]
+    Default,
+    /// File edits run without asking; commands still ask.
+    AcceptEdits,
+    /// Plan only; nothing is changed.
+    Plan,
+    /// Never ask: what would need asking is refused.
+    DontAsk,
+}
+
+impl PermissionMode {
+    /// The CLI's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::DontAsk => "dontAsk",
+        }
+    }
+}
+
+/// What a session runs as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionSpec {
+    pub session_id: String,
+    /// The folder the agent works in.
+    pub workspace: PathBuf,
+    pub model: String,
+    pub permission_mode: PermissionMode,
+    /// Extra environment for the runtime (credentials of the chosen provider).
+    pub env: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DriverError {
+    /// The runtime is not installed (or not where it was said to be).
+    #[error("{0}")]
+    NotInstalled(String),
+    /// Resuming the runtime's own session failed; nothing was started in its place.
+    #[error("{0}")]
+    ResumeFailed(String),
+    /// The runtime did not start, or stopped, or broke the protocol.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// How to answer a permission request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PermissionAnswer {
+    /// Run it with `input`; `always` also lets this tool run without asking for the rest
+    /// of the session.
+    Allow { input: Value, always: Option<String> },
+    /// Refuse it; the model is told `message`.
+    Deny { message: String },
+}
+
+/// Something the runtime did, in its order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DriverEvent {
+    /// The runtime's own session id: the token to resume it with.
+    SessionStarted {
+        resume_token: String,
+    },
+    /// A model call begins (a new assistant message).
+    ModelCallStarted,
+    TextDelta {
+        block: u32,
+        text: String,
+    },
+    ThinkingDelta {
+        block: u32,
+        text: String,
+    },
+    BlockStopped {
+        block: u32,
+    },
+    ToolUseStarted {
+        block: u32,
+        id: String,
+        name: String,
+    },
+    ToolInputDelta {
+        block: u32,
+        json: String,
+    },
+    /// A tool call with its whole input.
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    /// Assistant text that was not streamed (e.g. an error the runtime wrote itself).
+    AssistantText {
+        text: String,
+    },
+    ToolResult {
+        id: String,
+        output: ToolOutput,
+    },
+    /// The runtime asks whether a tool may run.
+    PermissionRequest {
+        request_id: String,
+        tool_use_id: Option<String>,
+        tool_name: String,
+        input: Value,
+    },
+    /// The runtime no longer needs the answer (the turn was interrupted).
+    PermissionCancelled {
+        request_id: String,
+    },
+    /// A tool is about to run: the boundary where a steering message can go in.
+    BeforeTool {
+        request_id: String,
+        tool_use_id: Option<String>,
+    },
+    /// The runtime is retrying a failed model call.
+    Retrying {
+        attempt: u32,
+        max: u32,
+        delay_ms: u64,
+        error: String,
+    },
+    CompactionStarted,
+    CompactionFinished {
+        trigger: String,
+        pre_tokens: Option<u64>,
+        post_tokens: Option<u64>,
+    },
+    CompactionFailed {
+        message: String,
+    },
+    /// The turn is over.
+    TurnFinished {
+        resume_token: Option<String>,
+        input_tokens: Option<u64>,
+        output_tokens: Option<u64>,
+        cost_usd: Option<f64>,
+        /// Why it failed, when it did.
+        error: Option<String>,
+        /// Ended by an interrupt.
+        interrupted: bool,
+    },
+}
+
+#[async_trait]
+pub trait Driver: Send + Sync {
+    /// Shown in messages, e.g. "Claude Code".
+    fn name(&self) -> &str;
+
+    /// Starts a connection; with `resume`, continues the runtime's session of that token
+    /// (and fails rather than starting a new one).
+    async fn connect(&self, spec: &SessionSpec, resume: Option<&str>) -> Result<Box<dyn Connection>, DriverError>;
+}
+
+#[async_trait]
+pub trait Connection: Send {
+    /// Sends the user's message: a new turn, or (mid-turn) a message the runtime takes in.
+    async fn send(&mut self, text: &str) -> Result<(), DriverError>;
+
+    /// The next event; `None` once the connection has ended.
+    async fn next_event(&mut self) -> Option<DriverEvent>;
+
+    async fn answer_permission(&mut self, request_id: &str, answer: PermissionAnswer) -> Result<(), DriverError>;
+
+    /// Answers [`DriverEvent::BeforeTool`], optionally with context the model reads next
+    /// (how a steering message goes in).
+    async fn answer_before_tool(&mut self, request_id: &str, context: Option<String>) -> Result<(), DriverError>;
+
+    /// Stops the running turn; its `TurnFinished` follows.
+    async fn interrupt(&mut self) -> Result<(), DriverError>;
+
+    async fn set_permission_mode(&mut self, mode: PermissionMode) -> Result<(), DriverError>;
+
+    /// Whether the connection has ended (the process exited).
+    fn is_closed(&self) -> bool;
+
+    /// What the runtime said on its error output lately, for messages.
+    fn diagnostics(&self) -> Option<String>;
+
+    /// Ends the connection.
+    async fn close(self: Box<Self>);
+}

@@ -1,0 +1,525 @@
+//! One agent-session turn as a reply: the runtime's events become UI chunks; its
+//! permission prompts become approval cards (through the same gate as chat tools); a
+//! steering message goes in at a tool boundary, after which the reply ends and the
+//! runtime's turn goes on in the next reply (the transcript reads in order).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use agent::{GateCall, GateDecision, PartWriter, ToolGate, TurnOutcome};
+use protocol::tool::{ToolAnnotations, ToolOutput};
+use protocol::{ApiError, DataChunk, ErrorKind, FinishReason, UiChunk};
+use serde_json::{Value, json};
+use streams::{ChunkSender, CustomRunner, RunContext};
+
+use crate::driver::{DriverError, DriverEvent, PermissionAnswer, SessionSpec};
+use crate::host::{SessionHost, Slot, State, TokenSink};
+
+pub(crate) struct SessionTurn {
+    pub(crate) host: SessionHost,
+    pub(crate) slot: Arc<Slot>,
+    pub(crate) spec: SessionSpec,
+    pub(crate) prompt: String,
+    pub(crate) resume_token: Option<String>,
+    pub(crate) gate: Arc<dyn ToolGate>,
+    pub(crate) on_token: TokenSink,
+}
+
+#[async_trait::async_trait]
+impl CustomRunner for SessionTurn {
+    async fn run(self: Box<Self>, context: RunContext, sink: &mut ChunkSender) -> TurnOutcome {
+        let slot = self.slot.clone();
+        let mut state = slot.state.lock().await;
+        slot.touch();
+        let mut writer = PartWriter::new(context.part_offset);
+        let outcome =
+            Turn { run: &self, context: &context, sink, writer: &mut writer, state: &mut state }.drive().await;
+        let outcome = match outcome {
+            Ok(outcome) | Err(outcome) => outcome,
+        };
+        if let TurnOutcome::Failed { error } = &outcome {
+            for chunk in writer.data(UiChunk::error_part(error)) {
+                let _ = sink.send(chunk).await;
+            }
+            let _ = sink.send(UiChunk::Error { error_text: error.message.clone() }).await;
+        }
+        for chunk in writer.finish_step() {
+            let _ = sink.send(chunk).await;
+        }
+        drop(state);
+        self.host.schedule_idle_close(&slot);
+        outcome
+    }
+}
+
+fn failed(code: &str, message: impl Into<String>) -> TurnOutcome {
+    TurnOutcome::Failed {
+        error: ApiError {
+            kind: ErrorKind::Provider,
+            message: message.into(),
+            retryable: true,
+            field: None,
+            code: Some(code.to_owned()),
+        },
+    }
+}
+
+fn stopped() -> TurnOutcome {
+    TurnOutcome::Paused { reason: agent::REASON_USER_STOP.into() }
+}
+
+/// The model is told this when the user denies a permission prompt.
+fn denial(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(reason) => format!("The user denied this tool call. Their reason: {reason}"),
+        None => "The user denied this tool call.".to_owned(),
+    }
+}
+
+struct Turn<'a> {
+    run: &'a SessionTurn,
+    context: &'a RunContext,
+    sink: &'a mut ChunkSender,
+    writer: &'a mut PartWriter,
+    state: &'a mut State,
+}
+
+/// What the turn knows of each tool call it has shown.
+#[derive(Default)]
+struct Calls {
+    /// Block index → tool call id, while its input streams.
+    by_block: HashMap<u32, String>,
+    shown: HashSet<String>,
+    denied: HashSet<String>,
+    running: HashSet<String>,
+}
+
+type Step<T> = Result<T, TurnOutcome>;
+
+impl Turn<'_> {
+    async fn send(&mut self, chunks: Vec<UiChunk>) -> Step<()> {
+        for chunk in chunks {
+            if self.sink.send(chunk).await.is_err() {
+                return Err(stopped());
+            }
+        }
+        Ok(())
+    }
+
+    async fn drive(&mut self) -> Step<TurnOutcome> {
+        self.connect().await?;
+        let continuing = self.state.continuing && self.run.slot.take_delivered(&self.run.prompt);
+        self.state.continuing = false;
+        if !continuing {
+            let sent = match self.state.connection.as_mut() {
+                Some(connection) => connection.send(&self.run.prompt).await,
+                None => Err(DriverError::Failed("no connection".into())),
+            };
+            if let Err(error) = sent {
+                self.state.connection = None;
+                return Err(failed("agent", error.to_string()));
+            }
+        }
+        let start = self.writer.start_step();
+        self.send(vec![start]).await?;
+        let mut calls = Calls::default();
+        let mut interrupting = false;
+        let mut steered = false;
+        let mut steps = 0;
+        let mut compactions = 0;
+        loop {
+            let event = {
+                let Some(connection) = self.state.connection.as_mut() else {
+                    return Err(failed("agent", "the session lost its connection"));
+                };
+                tokio::select! {
+                    biased;
+                    _ = self.context.cancel.cancelled(), if !interrupting => {
+                        interrupting = true;
+                        if let Err(error) = connection.interrupt().await {
+                            tracing::warn!(error = %error, "could not interrupt the agent; closing it");
+                            self.close().await;
+                            return Ok(stopped());
+                        }
+                        continue;
+                    }
+                    event = connection.next_event() => event,
+                }
+            };
+            let Some(event) = event else {
+                let said = self
+                    .state
+                    .connection
+                    .as_ref()
+                    .and_then(|c| c.diagnostics())
+                    .map(|d| format!("\nIt said:\n{d}"))
+                    .unwrap_or_default();
+                self.close().await;
+                if interrupting {
+                    return Ok(stopped());
+                }
+                let name = self.run.host.driver_name().to_owned();
+                return Ok(failed(
+                    "agent",
+                    format!("{name} stopped unexpectedly during the turn; send a message to start it again.{said}"),
+                ));
+            };
+            match event {
+                DriverEvent::SessionStarted { resume_token } => self.token(resume_token).await?,
+                DriverEvent::ModelCallStarted => {
+                    if steered {
+                        // The steering message is in; what the agent does next is the
+                        // next reply's (after the user's message in the transcript).
+                        self.state.continuing = true;
+                        return Ok(TurnOutcome::Steered);
+                    }
+                    steps += 1;
+                    if steps > 1 {
+                        let mut chunks = self.writer.finish_step();
+                        chunks.push(self.writer.start_step());
+                        self.send(chunks).await?;
+                    }
+                }
+                DriverEvent::TextDelta { text, .. } => {
+                    let chunks = self.writer.text(text);
+                    self.send(chunks).await?;
+                }
+                DriverEvent::ThinkingDelta { text, .. } => {
+                    let chunks = self.writer.reasoning(text);
+                    self.send(chunks).await?;
+                }
+                DriverEvent::BlockStopped { .. } => {
+                    let chunks = self.writer.close_open_parts();
+                    self.send(chunks).await?;
+                }
+                DriverEvent::AssistantText { text } => {
+                    let mut chunks = self.writer.text(text);
+                    chunks.extend(self.writer.close_open_parts());
+                    self.send(chunks).await?;
+                }
+                DriverEvent::ToolUseStarted { block, id, name } => {
+                    calls.by_block.insert(block, id.clone());
+                    calls.shown.insert(id.clone());
+                    let chunks = self.writer.tool_start(id, name);
+                    self.send(chunks).await?;
+                }
+                DriverEvent::ToolInputDelta { block, json } => {
+                    if let Some(id) = calls.by_block.get(&block) {
+                        let chunk = UiChunk::ToolInputDelta { tool_call_id: id.clone(), input_text_delta: json };
+                        let chunk = self.writer.plain(chunk);
+                        self.send(vec![chunk]).await?;
+                    }
+                }
+                DriverEvent::ToolUse { id, name, input } => self.show_call(&mut calls, &id, &name, input).await?,
+                DriverEvent::ToolResult { id, output } => self.result(&mut calls, id, output).await?,
+                DriverEvent::PermissionRequest { request_id, tool_use_id, tool_name, input } => {
+                    let call_id = tool_use_id.unwrap_or_else(|| request_id.clone());
+                    self.show_call(&mut calls, &call_id, &tool_name, input.clone()).await?;
+                    if let Some(outcome) =
+                        self.permission(&mut calls, &request_id, &call_id, &tool_name, input, &mut interrupting).await?
+                    {
+                        return Ok(outcome);
+                    }
+                }
+                // Only while we wait for an answer; handled there.
+                DriverEvent::PermissionCancelled { .. } => {}
+                DriverEvent::BeforeTool { request_id, .. } => {
+                    let context = if !steered && self.context.steer.is_cancelled() && self.run.slot.has_pending_steer()
+                    {
+                        self.run.slot.deliver_steer().map(|text| {
+                            steered = true;
+                            format!("The user sent a new message while you were working:\n{text}\n\nAddress it before anything else.")
+                        })
+                    } else {
+                        None
+                    };
+                    if steered && context.is_some() {
+                        let marker = self.writer.data(data("data-steer", None, json!({ "state": "delivered" })));
+                        self.send(marker).await?;
+                    }
+                    if let Some(connection) = self.state.connection.as_mut()
+                        && let Err(error) = connection.answer_before_tool(&request_id, context).await
+                    {
+                        return Ok(failed("agent", error.to_string()));
+                    }
+                }
+                DriverEvent::Retrying { attempt, max, delay_ms, error } => {
+                    // Transient, as for chat: the UI shows "retrying in N s" while it lasts.
+                    let chunk = UiChunk::Data(DataChunk {
+                        kind: "data-retrying".into(),
+                        id: Some("retrying".into()),
+                        data: json!({ "attempt": attempt + 1, "delayMs": delay_ms, "reason": format!("{error} (retry {attempt} of {max})") }),
+                        transient: Some(true),
+                    });
+                    self.send(vec![chunk]).await?;
+                }
+                DriverEvent::CompactionStarted => {
+                    compactions += 1;
+                    let marker = data(
+                        "data-compaction",
+                        Some(format!("compaction-{compactions}")),
+                        json!({ "state": "started" }),
+                    );
+                    let chunks = self.writer.data(marker);
+                    self.send(chunks).await?;
+                }
+                DriverEvent::CompactionFinished { trigger, pre_tokens, post_tokens } => {
+                    // An automatic compaction may announce only its end.
+                    let announced = compactions > 0;
+                    if !announced {
+                        compactions += 1;
+                    }
+                    let id = format!("compaction-{compactions}");
+                    let marker = data(
+                        "data-compaction",
+                        Some(id),
+                        json!({ "state": "done", "trigger": trigger, "preTokens": pre_tokens, "postTokens": post_tokens }),
+                    );
+                    let chunks = if announced { vec![self.writer.plain(marker)] } else { self.writer.data(marker) };
+                    self.send(chunks).await?;
+                }
+                DriverEvent::CompactionFailed { message } => {
+                    let marker = data(
+                        "data-compaction",
+                        Some(format!("compaction-{compactions}")),
+                        json!({ "state": "error", "message": message }),
+                    );
+                    let chunk = self.writer.plain(marker);
+                    self.send(vec![chunk]).await?;
+                }
+                DriverEvent::TurnFinished {
+                    resume_token,
+                    input_tokens,
+                    output_tokens,
+                    cost_usd,
+                    error,
+                    interrupted,
+                } => {
+                    if let Some(token) = resume_token {
+                        self.token(token).await?;
+                    }
+                    let mut usage = serde_json::Map::new();
+                    if let (Some(input), Some(output)) = (input_tokens, output_tokens) {
+                        usage.insert("usage".into(), json!({ "inputTokens": input, "outputTokens": output }));
+                    }
+                    if let Some(cost) = cost_usd {
+                        usage.insert("costUsd".into(), json!(cost));
+                    }
+                    if !usage.is_empty() {
+                        self.send(vec![UiChunk::MessageMetadata { message_metadata: Value::Object(usage) }]).await?;
+                    }
+                    if steered {
+                        // It never got to act on the message: it becomes the next turn.
+                        self.run.slot.undeliver_steer();
+                    }
+                    if self.context.steer.is_cancelled() && !steered && self.run.slot.has_pending_steer() {
+                        let marker = self.writer.data(data("data-steer", None, json!({ "state": "undelivered" })));
+                        self.send(marker).await?;
+                    }
+                    if interrupted || interrupting {
+                        return Ok(stopped());
+                    }
+                    if let Some(error) = error {
+                        return Ok(failed("agent", error));
+                    }
+                    return Ok(TurnOutcome::Finished { reason: FinishReason::Stop });
+                }
+            }
+        }
+    }
+
+    /// A live connection for this session: the warm one, or a new one (resuming).
+    async fn connect(&mut self) -> Step<()> {
+        let usable = self.state.connection.as_ref().is_some_and(|c| !c.is_closed())
+            && self.state.connected_as.as_ref() == Some(&self.run.spec);
+        if usable {
+            return Ok(());
+        }
+        if self.state.continuing {
+            self.state.continuing = false;
+        }
+        self.close().await;
+        let token = self.state.resume_token.clone().or_else(|| self.run.resume_token.clone());
+        match self.run.host.inner.driver.connect(&self.run.spec, token.as_deref()).await {
+            Ok(connection) => {
+                self.state.connection = Some(connection);
+                self.state.connected_as = Some(self.run.spec.clone());
+                Ok(())
+            }
+            Err(DriverError::NotInstalled(message)) => Err(failed("agent_not_installed", message)),
+            Err(DriverError::ResumeFailed(message)) => Err(failed("resume_failed", message)),
+            Err(DriverError::Failed(message)) => Err(failed("agent", message)),
+        }
+    }
+
+    async fn close(&mut self) {
+        if let Some(connection) = self.state.connection.take() {
+            connection.close().await;
+        }
+        self.state.connected_as = None;
+    }
+
+    async fn token(&mut self, token: String) -> Step<()> {
+        if self.state.resume_token.as_deref() != Some(token.as_str()) {
+            self.state.resume_token = Some(token.clone());
+            (self.run.on_token)(token.clone());
+        }
+        self.send(vec![UiChunk::MessageMetadata { message_metadata: json!({ "resumeToken": token }) }]).await
+    }
+
+    /// Shows a tool call's part (once) with its input.
+    async fn show_call(&mut self, calls: &mut Calls, id: &str, name: &str, input: Value) -> Step<()> {
+        let mut chunks = Vec::new();
+        if calls.shown.insert(id.to_owned()) {
+            chunks.extend(self.writer.tool_start(id.to_owned(), name.to_owned()));
+        }
+        chunks.push(self.writer.plain(UiChunk::ToolInputAvailable {
+            tool_call_id: id.to_owned(),
+            tool_name: name.to_owned(),
+            input,
+            dynamic: Some(true),
+        }));
+        self.send(chunks).await
+    }
+
+    async fn result(&mut self, calls: &mut Calls, id: String, output: ToolOutput) -> Step<()> {
+        if !calls.shown.contains(&id) {
+            return Ok(());
+        }
+        if calls.running.remove(&id) {
+            let record = if output.is_error {
+                agent::CallRecord::Error(output.text_content())
+            } else {
+                agent::CallRecord::Done(output.clone())
+            };
+            if let Err(err) = self.run.gate.finish(&id, &record).await {
+                tracing::warn!(error = %err, "could not record the agent's tool result");
+            }
+        }
+        let chunk = if calls.denied.contains(&id) {
+            UiChunk::ToolOutputDenied { tool_call_id: id }
+        } else if output.is_error {
+            UiChunk::ToolOutputError { tool_call_id: id, error_text: output.text_content(), dynamic: Some(true) }
+        } else {
+            UiChunk::ToolOutputAvailable {
+                tool_call_id: id,
+                output: serde_json::to_value(&output).unwrap_or(Value::Null),
+                dynamic: Some(true),
+                preliminary: None,
+            }
+        };
+        let chunk = self.writer.plain(chunk);
+        self.send(vec![chunk]).await
+    }
+
+    /// The runtime asks whether a tool may run: the policy decides, or the user through
+    /// an approval card. Returns an outcome when the turn must end.
+    async fn permission(
+        &mut self,
+        calls: &mut Calls,
+        request_id: &str,
+        call_id: &str,
+        tool_name: &str,
+        input: Value,
+        interrupting: &mut bool,
+    ) -> Step<Option<TurnOutcome>> {
+        // Whatever the runtime asks about may change something.
+        let annotations = ToolAnnotations { destructive: true, ..ToolAnnotations::default() };
+        let gate_call = GateCall {
+            call_id: call_id.to_owned(),
+            tool_name: tool_name.to_owned(),
+            input: input.clone(),
+            annotations,
+            preview: None,
+        };
+        let answer = match self.run.gate.check(&gate_call).await {
+            Ok(GateDecision::Allow) => Some(PermissionAnswer::Allow { input, always: None }),
+            Ok(GateDecision::Deny { reason }) => {
+                Some(PermissionAnswer::Deny { message: format!("Not allowed: {reason}.") })
+            }
+            Ok(GateDecision::Ask { approval_id }) => {
+                let chunk = self.writer.plain(UiChunk::ToolApprovalRequest {
+                    approval_id: approval_id.clone(),
+                    tool_call_id: call_id.to_owned(),
+                });
+                self.send(vec![chunk]).await?;
+                self.wait_for_decision(&approval_id, tool_name, interrupting).await?
+            }
+            Err(err) => Some(PermissionAnswer::Deny {
+                message: format!("The call could not be recorded, so it was not allowed: {err}"),
+            }),
+        };
+        let Some(answer) = answer else { return Ok(None) };
+        match &answer {
+            PermissionAnswer::Allow { .. } => {
+                if matches!(self.run.gate.begin(call_id).await, Ok(true)) {
+                    calls.running.insert(call_id.to_owned());
+                }
+            }
+            PermissionAnswer::Deny { .. } => {
+                calls.denied.insert(call_id.to_owned());
+            }
+        }
+        let Some(connection) = self.state.connection.as_mut() else {
+            return Ok(Some(failed("agent", "the session lost its connection")));
+        };
+        if let Err(error) = connection.answer_permission(request_id, answer).await {
+            return Ok(Some(failed("agent", error.to_string())));
+        }
+        Ok(None)
+    }
+
+    /// Waits for the user's decision (or a stop). `None` when the prompt is moot (the
+    /// runtime cancelled it after an interrupt).
+    async fn wait_for_decision(
+        &mut self,
+        approval_id: &str,
+        tool_name: &str,
+        interrupting: &mut bool,
+    ) -> Step<Option<PermissionAnswer>> {
+        let mut decision = self.run.slot.wait_for_decision(approval_id);
+        loop {
+            let Some(connection) = self.state.connection.as_mut() else {
+                return Err(failed("agent", "the session lost its connection"));
+            };
+            tokio::select! {
+                biased;
+                answer = &mut decision => {
+                    let Ok(answer) = answer else {
+                        return Ok(Some(PermissionAnswer::Deny { message: denial(Some("the approval was withdrawn")) }));
+                    };
+                    return Ok(Some(if answer.approved {
+                        PermissionAnswer::Allow { input: answer.input, always: answer.always.then(|| tool_name.to_owned()) }
+                    } else {
+                        PermissionAnswer::Deny { message: denial(answer.reason.as_deref()) }
+                    }));
+                }
+                _ = self.context.cancel.cancelled(), if !*interrupting => {
+                    *interrupting = true;
+                    if connection.interrupt().await.is_err() {
+                        self.run.slot.stop_waiting(approval_id);
+                        self.close().await;
+                        return Err(stopped());
+                    }
+                }
+                event = connection.next_event() => match event {
+                    Some(DriverEvent::PermissionCancelled { .. }) => {
+                        self.run.slot.stop_waiting(approval_id);
+                        return Ok(None);
+                    }
+                    // The runtime waits for our answer; nothing else should come.
+                    Some(other) => tracing::debug!(event = ?other, "agent event while waiting for an approval; ignored"),
+                    None => {
+                        self.run.slot.stop_waiting(approval_id);
+                        self.close().await;
+                        return Err(if *interrupting { stopped() } else { failed("agent", "the agent stopped while waiting for an approval") });
+                    }
+                },
+            }
+        }
+    }
+}
+
+fn data(kind: &str, id: Option<String>, data: Value) -> UiChunk {
+    UiChunk::Data(DataChunk { kind: kind.to_owned(), id, data, transient: None })
+}
