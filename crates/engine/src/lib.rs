@@ -30,7 +30,7 @@ use std::sync::Arc;
 use protocol::api::{AddModelRequest, AppInfo, ReplyRequest, StreamOpenRequest};
 use protocol::{ApiError, AttachReply, ExecutionCursor, TopicId};
 use store::Store;
-use store::secrets::{FileSecretStore, SecretStore};
+use store::secrets::SecretStore;
 use streams::{StreamConfig, StreamManager};
 
 pub use error::store_error;
@@ -150,7 +150,8 @@ impl Engine {
         if cut_off > 0 {
             tracing::warn!(cut_off, "tool calls were running when the last run ended; they are not run again");
         }
-        let secrets: Arc<dyn SecretStore> = Arc::new(FileSecretStore::new(config.data_dir.join("secrets.json")));
+        let secrets: Arc<dyn SecretStore> = Arc::from(store::secrets::open(&config.data_dir));
+        tracing::info!(store = %secrets.describe(), "API keys are kept in");
         let streams = StreamManager::new(store.clone(), config.streams.clone());
         for (topic_id, statuses) in store.latest_turn_statuses().await.map_err(store_error)? {
             streams.status().seed(&topic_id, settled_status(&statuses));

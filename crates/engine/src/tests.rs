@@ -6,7 +6,7 @@ use std::time::Duration;
 use protocol::api::{Provider, StoredMessage, Topic};
 use protocol::{ErrorKind, MessageStatus, StreamMessage, TerminalStatus, UiPart};
 use serde_json::{Value, json};
-use testkit::{MockConfig, MockServer, Script};
+use testkit::{Fault, MockConfig, MockServer, Script};
 
 use super::*;
 
@@ -597,4 +597,97 @@ async fn a_malformed_frame_or_an_error_frame_keeps_the_text_and_ends_with_an_err
             "an error part says what happened ({fault})"
         );
     }
+}
+
+/// Every kind of provider failure, over real HTTP, ends as a stored reply with the right
+/// status, reason (the error's kind) and a message saying what to do.
+#[tokio::test]
+async fn every_fault_is_persisted_with_its_kind() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    f.provider(&server, "").await;
+    let status = |status: u16, body: &str| Script::status(status, body, "application/json");
+    let cases: Vec<(&str, Script, MessageStatus, &str, &str)> = vec![
+        ("rate limit", Script::refusal(429, None), MessageStatus::Error, "rate_limit", "rate"),
+        ("overloaded", Script::refusal(529, None), MessageStatus::Error, "overloaded", "overloaded"),
+        ("server", Script::refusal(500, None), MessageStatus::Error, "server", "try again"),
+        (
+            "html",
+            Script::status(502, "<html><body>Bad gateway</body></html>", "text/html"),
+            MessageStatus::Error,
+            "bad_response",
+            "",
+        ),
+        (
+            "context",
+            status(
+                400,
+                r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#,
+            ),
+            MessageStatus::Error,
+            "context_too_long",
+            "",
+        ),
+        (
+            "filtered",
+            status(400, r#"{"error":{"message":"blocked","code":"content_filter"}}"#),
+            MessageStatus::Error,
+            "content_filtered",
+            "",
+        ),
+        (
+            "bad model",
+            status(404, r#"{"error":{"message":"The model `nope` does not exist"}}"#),
+            MessageStatus::Error,
+            "invalid_request",
+            "",
+        ),
+        (
+            "reset",
+            Script::text(["kept", " lost?"]).with_fault(Fault::Reset { after: 1 }),
+            MessageStatus::Error,
+            "network",
+            "",
+        ),
+        (
+            "error frame",
+            Script::text(["kept"]).with_fault(Fault::ErrorFrame { after: 1, message: "exploded".into() }),
+            MessageStatus::Error,
+            "server",
+            "",
+        ),
+    ];
+    for (name, script, expected_status, expected_reason, hint) in cases {
+        server.push_script(script);
+        let topic = f.topic().await;
+        let stream = f.send(&topic, name).await;
+        assert_eq!(terminal_status(&stream), TerminalStatus::Error, "{name}");
+        let rows = f.messages(&topic).await;
+        let reply = &rows[1];
+        assert_eq!((reply.status, reply.status_reason.as_deref()), (expected_status, Some(expected_reason)), "{name}");
+        let error = error_part(reply).unwrap_or_else(|| panic!("{name}: an error part"));
+        assert_eq!(error.code.as_deref(), Some(expected_reason), "{name}");
+        assert!(error.message.to_lowercase().contains(hint), "{name}: {}", error.message);
+        if name == "reset" || name == "error frame" {
+            assert!(reply.message.text().starts_with("kept"), "{name}: the text received so far stays");
+        }
+    }
+}
+
+/// A reply that goes silent is stopped after the idle timeout and kept as `stalled`.
+#[tokio::test]
+async fn a_silent_provider_is_stopped_as_stalled_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = EngineConfig::new(dir.path().to_path_buf(), "test");
+    config.streams.idle_timeout = Duration::from_millis(400);
+    let f = Fixture { engine: Engine::open(config).await.unwrap(), _dir: dir };
+    let server = mock(None).await;
+    f.provider(&server, "").await;
+    server.push_script(Script::text(["so far", " never"]).with_fault(Fault::Stall { after: 1 }));
+    let topic = f.topic().await;
+    let stream = f.send(&topic, "stall").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Paused);
+    let rows = f.messages(&topic).await;
+    assert_eq!((rows[1].status, rows[1].status_reason.as_deref()), (MessageStatus::Paused, Some("stalled")));
+    assert_eq!(rows[1].message.text(), "so far");
 }

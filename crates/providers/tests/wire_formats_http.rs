@@ -10,7 +10,7 @@ use colloquy_providers::{
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
-use testkit::{Fault, MockConfig, MockServer, Script};
+use testkit::{Fault, Framing, MockConfig, MockServer, Script};
 
 const PATIENCE: Duration = Duration::from_secs(10);
 
@@ -137,6 +137,50 @@ async fn one_script_streams_the_same_reply_in_every_format() {
             ],
             "{format}"
         );
+    }
+}
+
+#[tokio::test]
+async fn every_legal_way_of_writing_the_stream_reads_the_same_in_every_format() {
+    let script = || {
+        Script::text(["Grüße ", "aus Zürich ✓", " 🎉"])
+            .with_reasoning(["Denke ", "nach…"])
+            .with_tool_call("weather", r#"{"city":"Zürich"}"#)
+            .with_usage(3, 4)
+    };
+    let framings = [
+        ("crlf", Framing { crlf: true, ..Framing::default() }),
+        ("comments", Framing { comments: true, ..Framing::default() }),
+        ("multi-line data", Framing { multi_line_data: true, ..Framing::default() }),
+        ("unknown events", Framing { unknown_events: true, ..Framing::default() }),
+        ("one byte at a time", Framing { chunk_bytes: Some(1), ..Framing::default() }),
+        (
+            "all at once",
+            Framing { crlf: true, comments: true, multi_line_data: true, unknown_events: true, chunk_bytes: Some(3) },
+        ),
+    ];
+    for format in ProviderFormat::ALL {
+        let server = mock(MockConfig::default()).await;
+        server.push_script(script());
+        let plain = run(&server, format, RetryPolicy::none()).await;
+        assert!(plain.iter().all(Result::is_ok), "{format}: {plain:?}");
+        // Call ids and signatures are made per reply; compare everything else.
+        let normal = |items: Vec<Item>| -> Vec<String> {
+            items
+                .into_iter()
+                .map(|item| match item {
+                    Ok(CompletionEvent::ToolCallStart { index, name, .. }) => format!("start {index} {name}"),
+                    Ok(CompletionEvent::ReasoningSignature { .. }) => "signature".to_owned(),
+                    other => format!("{other:?}"),
+                })
+                .collect()
+        };
+        let plain = normal(plain);
+        for (name, framing) in &framings {
+            server.push_script(script().with_framing(framing.clone()));
+            let items = run(&server, format, RetryPolicy::none()).await;
+            assert_eq!(normal(items), plain, "{format}, {name}");
+        }
     }
 }
 

@@ -1,7 +1,12 @@
 //! Where API keys live. Never in the database, never sent to the UI, never logged.
 //!
-//! [`SecretStore`] is the seam for the OS keychain (a later change); [`FileSecretStore`]
-//! keeps keys in a JSON file readable only by the user, in the app's data dir.
+//! [`SecretStore`] is the seam. [`open`] picks the OS keychain ([`KeychainSecretStore`])
+//! when one answers, and otherwise (a headless Linux machine without a Secret Service)
+//! [`FileSecretStore`]: a JSON file readable only by the user, in the app's data dir,
+//! whose description says why it is used. Keys an earlier run kept in the file move to
+//! the keychain once one is there.
+
+mod keychain;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -23,16 +28,73 @@ pub trait SecretStore: Send + Sync + 'static {
     fn describe(&self) -> String;
 }
 
+pub use keychain::KeychainSecretStore;
+
+/// The keychain if it answers within a few seconds, else the private file in `data_dir`.
+/// `COLLOQUY_SECRET_STORE=file` chooses the file without asking the keychain.
+pub fn open(data_dir: &Path) -> Box<dyn SecretStore> {
+    let file = FileSecretStore::new(data_dir.join("secrets.json"));
+    if std::env::var("COLLOQUY_SECRET_STORE").is_ok_and(|v| v == "file") {
+        return Box::new(file.because("COLLOQUY_SECRET_STORE=file"));
+    }
+    // A missing session bus fails at once, but a bus that never answers must not hold up
+    // start-up.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(KeychainSecretStore::probe());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(3)) {
+        Ok(Ok(keychain)) => {
+            move_file_keys(&file, &keychain);
+            Box::new(keychain)
+        }
+        Ok(Err(why)) => Box::new(file.because(&format!("no keychain is available ({why})"))),
+        Err(_) => Box::new(file.because("the keychain did not answer")),
+    }
+}
+
+/// Moves keys from the file into the keychain; a key that fails to move stays in the file
+/// (and is still found there: nothing is lost).
+fn move_file_keys(file: &FileSecretStore, keychain: &dyn SecretStore) {
+    let Ok(keys) = file.keys() else { return };
+    for key in keys {
+        let moved = file.get(&key).ok().flatten().map(|value| keychain.set(&key, &value));
+        match moved {
+            Some(Ok(())) => {
+                let _ = file.delete(&key);
+            }
+            Some(Err(err)) => {
+                tracing::warn!(error = %err, "an API key could not be moved to the keychain; it stays in the file")
+            }
+            None => {}
+        }
+    }
+}
+
 /// A `0600` JSON file. Reads and writes are serialized by a mutex; writes go through a
 /// temporary file and a rename so a crash never leaves half a file.
 pub struct FileSecretStore {
     path: PathBuf,
     lock: Mutex<()>,
+    /// Why the file is used rather than a keychain, for the settings page.
+    reason: Option<String>,
 }
 
 impl FileSecretStore {
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into(), lock: Mutex::new(()) }
+        Self { path: path.into(), lock: Mutex::new(()), reason: None }
+    }
+
+    #[must_use]
+    pub fn because(mut self, reason: &str) -> Self {
+        self.reason = Some(reason.to_owned());
+        self
+    }
+
+    /// The keys stored in the file.
+    pub fn keys(&self) -> Result<Vec<String>, SecretError> {
+        let _guard = self.lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        Ok(self.read()?.into_keys().collect())
     }
 
     fn error(&self, message: impl std::fmt::Display) -> SecretError {
@@ -89,7 +151,11 @@ impl SecretStore for FileSecretStore {
     }
 
     fn describe(&self) -> String {
-        format!("a file readable only by you: {}", self.path.display())
+        let file = format!("a file readable only by you: {}", self.path.display());
+        match &self.reason {
+            Some(reason) => format!("{file} ({reason})"),
+            None => file,
+        }
     }
 }
 
@@ -112,6 +178,54 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             let mode = std::fs::metadata(dir.path().join("secrets.json")).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn file_keys_move_to_a_keychain_and_a_failure_keeps_them() {
+        struct Memory(Mutex<BTreeMap<String, String>>, bool);
+        impl SecretStore for Memory {
+            fn get(&self, key: &str) -> Result<Option<String>, SecretError> {
+                Ok(self.0.lock().unwrap().get(key).cloned())
+            }
+            fn set(&self, key: &str, value: &str) -> Result<(), SecretError> {
+                if self.1 {
+                    return Err(SecretError { path: "memory".into(), message: "locked".into() });
+                }
+                self.0.lock().unwrap().insert(key.into(), value.into());
+                Ok(())
+            }
+            fn delete(&self, key: &str) -> Result<(), SecretError> {
+                self.0.lock().unwrap().remove(key);
+                Ok(())
+            }
+            fn describe(&self) -> String {
+                "memory".into()
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = FileSecretStore::new(dir.path().join("secrets.json"));
+        file.set("p1", "sk-1").unwrap();
+        let locked = Memory(Mutex::new(BTreeMap::new()), true);
+        move_file_keys(&file, &locked);
+        assert_eq!(file.get("p1").unwrap().as_deref(), Some("sk-1"), "a key that could not move stays");
+        let keychain = Memory(Mutex::new(BTreeMap::new()), false);
+        move_file_keys(&file, &keychain);
+        assert_eq!(keychain.get("p1").unwrap().as_deref(), Some("sk-1"));
+        assert_eq!(file.get("p1").unwrap(), None);
+        assert!(file.because("no keychain").describe().ends_with("(no keychain)"));
+    }
+
+    #[test]
+    fn without_a_keychain_the_file_is_used_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        // This machine's test environment has no Secret Service on a session bus.
+        let store = open(dir.path());
+        let described = store.describe();
+        if described.starts_with("a file") {
+            assert!(described.contains('('), "the reason is given: {described}");
+            store.set("p", "k").unwrap();
+            assert_eq!(store.get("p").unwrap().as_deref(), Some("k"));
         }
     }
 

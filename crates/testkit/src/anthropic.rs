@@ -32,7 +32,7 @@ pub(crate) fn respond(shared: &Arc<Shared>, body: &Value, script: Script) -> Res
     if body["stream"] != true {
         return axum::Json(whole_message(&reply)).into_response();
     }
-    reply::event_stream(shared, stream_steps(&reply))
+    reply::event_stream(shared, stream_steps(&reply), &reply.framing)
 }
 
 /// An Anthropic error: `{"type":"error","error":{"type","message"}}`.

@@ -33,7 +33,7 @@ pub(crate) fn respond(shared: &Arc<Shared>, model: &str, body: &Value, script: S
     let reply = Reply::new(shared, &prompt(model, body), script);
     let steps = stream_steps(&reply);
     match form {
-        Form::Sse => reply::event_stream(shared, steps),
+        Form::Sse => reply::event_stream(shared, steps, &reply.framing),
         // Only `status` faults apply to whole answers.
         Form::JsonArray | Form::Whole => {
             let Transcript { head, chunks, tail } = transcript(&reply);

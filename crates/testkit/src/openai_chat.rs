@@ -52,7 +52,7 @@ pub(crate) fn respond(shared: &Arc<Shared>, request: &ChatRequest, script: Scrip
         return axum::Json(whole_completion(&reply)).into_response();
     }
     let include_usage = request.stream_options.as_ref().and_then(|o| o.include_usage).unwrap_or(false);
-    reply::event_stream(shared, stream_steps(&reply, include_usage))
+    reply::event_stream(shared, stream_steps(&reply, include_usage), &reply.framing)
 }
 
 /// An OpenAI-style error response: `{"error": {"message", "type", "param", "code"}}`.

@@ -34,7 +34,7 @@ pub(crate) fn respond(shared: &Arc<Shared>, body: &Value, script: Script) -> Res
     if body["stream"] != true {
         return axum::Json(response_object(&reply, "completed")).into_response();
     }
-    reply::event_stream(shared, stream_steps(&reply))
+    reply::event_stream(shared, stream_steps(&reply), &reply.framing)
 }
 
 fn response_id(reply: &Reply) -> String {

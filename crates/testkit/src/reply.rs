@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::default_reply::default_reply;
-use crate::script::{Fault, Script, ScriptToolCall, ScriptUsage};
+use crate::script::{Fault, Framing, Script, ScriptToolCall, ScriptUsage};
 use crate::server::{OpenStream, Shared};
 
 /// What the request asked, as far as the mock cares, in any format.
@@ -75,6 +75,7 @@ pub(crate) struct Reply {
     pub fault: Option<Fault>,
     /// The type of a scripted in-stream error.
     pub error_code: Option<String>,
+    pub framing: Framing,
 }
 
 impl Reply {
@@ -99,6 +100,7 @@ impl Reply {
             tool_calls: script.tool_calls,
             fault: script.fault,
             error_code: script.error_code,
+            framing: script.framing,
             chunks,
         }
     }
@@ -214,9 +216,21 @@ pub(crate) fn argument_pieces(arguments: &str) -> Vec<String> {
     chars.chunks(16).map(|piece| piece.iter().collect()).collect()
 }
 
-/// A streamed `text/event-stream` response of `steps`.
-pub(crate) fn event_stream(shared: &Arc<Shared>, steps: Vec<Step>) -> Response {
-    let body = Body::from_stream(body_stream(steps, shared.stream_opened(), shared.shutdown.clone()));
+/// A streamed `text/event-stream` response of `steps`, written as `framing` says.
+pub(crate) fn event_stream(shared: &Arc<Shared>, steps: Vec<Step>, framing: &Framing) -> Response {
+    let body = body_stream(steps, framing.clone(), shared.stream_opened(), shared.shutdown.clone());
+    let pieces = framing.chunk_bytes.filter(|n| *n > 0);
+    let body = match pieces {
+        // Re-cut every frame into pieces of `n` bytes, splitting characters as it goes.
+        Some(n) => Body::from_stream(body.flat_map(move |item| {
+            let pieces: Vec<Result<Bytes, io::Error>> = match item {
+                Ok(bytes) => bytes.chunks(n).map(|piece| Ok(Bytes::copy_from_slice(piece))).collect(),
+                Err(e) => vec![Err(e)],
+            };
+            stream::iter(pieces)
+        })),
+        None => Body::from_stream(body),
+    };
     let mut response = body.into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -228,35 +242,62 @@ pub(crate) fn event_stream(shared: &Arc<Shared>, steps: Vec<Step>) -> Response {
 /// its [`OpenStream`] guard) when the client disconnects.
 fn body_stream(
     steps: Vec<Step>,
+    framing: Framing,
     open: OpenStream,
     shutdown: CancellationToken,
 ) -> impl futures::Stream<Item = Result<Bytes, io::Error>> + Send + 'static {
-    stream::unfold((steps.into_iter(), open), |(mut steps, open)| async move {
-        match steps.next()? {
-            Step::Frame { delay, event, data } => {
-                if !delay.is_zero() {
-                    tokio::time::sleep(delay).await;
+    stream::unfold((steps.into_iter(), open), move |(mut steps, open)| {
+        let framing = framing.clone();
+        async move {
+            match steps.next()? {
+                Step::Frame { delay, event, data } => {
+                    if !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                    Some((Ok(Bytes::from(frame(&framing, event, &data))), (steps, open)))
                 }
-                let frame = match event {
-                    Some(event) => format!("event: {event}\ndata: {data}\n\n"),
-                    None => format!("data: {data}\n\n"),
-                };
-                Some((Ok(Bytes::from(frame)), (steps, open)))
-            }
-            Step::Reset => {
-                // Give hyper a moment to flush what was sent before, then fail the body:
-                // hyper drops the connection without the chunked terminator.
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                let reset = io::Error::new(io::ErrorKind::ConnectionReset, "testkit: scripted connection reset");
-                Some((Err(reset), (steps, open)))
-            }
-            Step::Stall => {
-                std::future::pending::<()>().await;
-                None
+                Step::Reset => {
+                    // Give hyper a moment to flush what was sent before, then fail the body:
+                    // hyper drops the connection without the chunked terminator.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    let reset = io::Error::new(io::ErrorKind::ConnectionReset, "testkit: scripted connection reset");
+                    Some((Err(reset), (steps, open)))
+                }
+                Step::Stall => {
+                    std::future::pending::<()>().await;
+                    None
+                }
             }
         }
     })
     .take_until(shutdown.cancelled_owned())
+}
+
+/// One frame as `framing` writes it.
+fn frame(framing: &Framing, event: Option<&str>, data: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    if framing.comments {
+        lines.push(": testkit keeps the connection busy".into());
+    }
+    if let Some(event) = event {
+        lines.push(format!("event: {event}"));
+    }
+    let pretty = framing.multi_line_data.then(|| serde_json::from_str::<Value>(data).ok()).flatten();
+    match pretty.and_then(|value| serde_json::to_string_pretty(&value).ok()) {
+        Some(pretty) => lines.extend(pretty.lines().map(|line| format!("data: {line}"))),
+        None => lines.push(format!("data: {data}")),
+    }
+    let end = if framing.crlf { "\r\n" } else { "\n" };
+    let mut text = String::new();
+    if framing.unknown_events {
+        text.push_str(&format!("event: testkit_unknown{end}data: {{\"type\":\"testkit_unknown\"}}{end}{end}"));
+    }
+    for line in lines {
+        text.push_str(&line);
+        text.push_str(end);
+    }
+    text.push_str(end);
+    text
 }
 
 /// A scripted status answer: the given body, or `default_body` (the format's JSON error).
@@ -310,6 +351,7 @@ pub(crate) fn test_reply(number: u64, model: &str, script: Script) -> Reply {
         token_delay: Duration::from_millis(1),
         fault: script.fault,
         error_code: script.error_code,
+        framing: script.framing,
     }
 }
 

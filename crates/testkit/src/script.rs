@@ -38,6 +38,37 @@ pub struct Script {
     /// a generic server error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
+    /// How the event stream is written: legal variations a client must read the same.
+    #[serde(default, skip_serializing_if = "Framing::is_plain")]
+    pub framing: Framing,
+}
+
+/// Legal ways to write the same event stream, each a thing a client must cope with.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Framing {
+    /// Lines end in `\r\n`.
+    #[serde(default)]
+    pub crlf: bool,
+    /// A `: comment` line before every frame.
+    #[serde(default)]
+    pub comments: bool,
+    /// Each frame's JSON is pretty-printed over several `data:` lines.
+    #[serde(default)]
+    pub multi_line_data: bool,
+    /// An event of a type no format defines, before every frame.
+    #[serde(default)]
+    pub unknown_events: bool,
+    /// The body is sent in pieces of this many bytes (1 splits every multi-byte
+    /// character across network writes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_bytes: Option<usize>,
+}
+
+impl Framing {
+    pub fn is_plain(&self) -> bool {
+        *self == Framing::default()
+    }
 }
 
 /// One scripted tool call.
@@ -167,6 +198,12 @@ impl Script {
             retry_after: retry_after.map(str::to_owned),
             ..Self::default().with_fault(Fault::Status { status, body: None, content_type: None })
         }
+    }
+
+    #[must_use]
+    pub fn with_framing(mut self, framing: Framing) -> Self {
+        self.framing = framing;
+        self
     }
 
     /// The type (or status) of a scripted in-stream error, e.g. `overloaded_error`.
