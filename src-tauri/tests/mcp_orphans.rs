@@ -1,6 +1,6 @@
 //! A stdio MCP server outlives a `colloquy serve` killed with SIGKILL (it keeps running,
 //! with a child of its own); the next start stops that whole process group before it
-//! starts the server again.
+//! starts the server again, and a clean stop ends the servers it started.
 
 #[path = "support/server.rs"]
 mod server;
@@ -67,7 +67,7 @@ async fn a_killed_app_leaves_no_stray_mcp_server_after_the_next_start() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(group_alive(orphan), "the server (and its child) outlived the killed app");
 
-    let second = Server::start(root.path(), "second").await;
+    let mut second = Server::start(root.path(), "second").await;
     assert!(!group_alive(orphan), "the next start stopped the whole group before anything else");
     wait_ready(&second, &client).await;
     let now = recorded(&data);
@@ -75,4 +75,9 @@ async fn a_killed_app_leaves_no_stray_mcp_server_after_the_next_start() {
     assert_ne!(now[0], orphan, "a fresh server was started");
     let log = std::fs::read_to_string(root.path().join("second.log")).unwrap_or_default();
     assert!(log.contains("left running by the last run"), "{log}");
+
+    // A clean stop takes its servers with it, stubborn or not.
+    second.terminate();
+    assert!(second.wait_for_exit().await.success());
+    assert!(!group_alive(now[0]), "a clean stop ended the server it started");
 }

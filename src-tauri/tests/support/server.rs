@@ -105,8 +105,17 @@ impl Server {
         self.child.start_kill().unwrap();
     }
 
+    /// Sends SIGTERM without waiting: the server stops the way a user's Ctrl-C stops it.
+    pub fn terminate(&self) {
+        let pid = self.child.id().expect("the server is still running") as libc::pid_t;
+        // SAFETY: kill(2) on our own child's pid; no memory is involved.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+
     pub async fn wait_for_exit(&mut self) -> std::process::ExitStatus {
-        within(REQUEST_TIMEOUT, "the killed server to exit", self.child.wait()).await.unwrap()
+        within(REQUEST_TIMEOUT, "the server to exit", self.child.wait()).await.unwrap()
     }
 }
 
