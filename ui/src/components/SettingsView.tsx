@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { Provider, Topic } from '../protocol.gen';
 import { AssistantsSettings } from './AssistantsSettings';
 import { AuditLog } from './AuditLog';
+import { McpSettings } from './McpSettings';
 import { ProvidersSettings } from './ProvidersSettings';
 import { RulesSettings } from './RulesSettings';
 import { ToolsSettings } from './ToolsSettings';
@@ -14,17 +15,18 @@ interface SettingsViewProps {
   onClose: () => void;
 }
 
-type Section = 'providers' | 'assistants' | 'tools' | 'rules' | 'audit';
+type Section = 'providers' | 'assistants' | 'tools' | 'mcp' | 'rules' | 'audit';
 
 const SECTIONS: readonly { id: Section; label: string }[] = [
   { id: 'providers', label: 'Providers' },
   { id: 'assistants', label: 'Assistants' },
   { id: 'tools', label: 'Tools' },
+  { id: 'mcp', label: 'MCP servers' },
   { id: 'rules', label: 'Approval rules' },
   { id: 'audit', label: 'Audit log' },
 ];
 
-/** Settings, one section at a time: providers, assistants, tools, approval rules and the audit log. */
+/** Settings, one section at a time: providers, assistants, tools, MCP servers, approval rules and the audit log. */
 export function SettingsView({ providers, topics, onProvidersChanged, onAssistantsChanged, onClose }: SettingsViewProps) {
   const [section, setSection] = useState<Section>('providers');
   return (
@@ -55,6 +57,7 @@ export function SettingsView({ providers, topics, onProvidersChanged, onAssistan
         {section === 'providers' && <ProvidersSettings providers={providers} onProvidersChanged={onProvidersChanged} />}
         {section === 'assistants' && <AssistantsSettings providers={providers} onAssistantsChanged={onAssistantsChanged} />}
         {section === 'tools' && <ToolsSettings />}
+        {section === 'mcp' && <McpSettings />}
         {section === 'rules' && <RulesSettings topics={topics} />}
         {section === 'audit' && <AuditLog topics={topics} />}
       </div>

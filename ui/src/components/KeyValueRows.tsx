@@ -1,0 +1,60 @@
+import { keyValueRow, type KeyValueRow } from '../settings/mcpForm';
+
+interface KeyValueRowsProps {
+  rows: KeyValueRow[];
+  onChange: (rows: KeyValueRow[]) => void;
+  /** Test ids: `<prefix>-row`, `-key`, `-value`, `-remove`, `-add`. */
+  testId: string;
+  keyLabel: string;
+  keyPlaceholder: string;
+  valuePlaceholder: string;
+  addLabel: string;
+  disabled?: boolean;
+}
+
+/** Name/value rows (environment variables, HTTP headers): edit, add and remove. */
+export function KeyValueRows({ rows, onChange, testId, keyLabel, keyPlaceholder, valuePlaceholder, addLabel, disabled }: KeyValueRowsProps) {
+  const update = (id: number, patch: Partial<KeyValueRow>) => onChange(rows.map((row) => (row.id === id ? { ...row, ...patch } : row)));
+  return (
+    <div className="key-value-rows">
+      {rows.map((row, index) => (
+        <div key={row.id} className="key-value-row" data-testid={`${testId}-row`}>
+          <input
+            data-testid={`${testId}-key`}
+            value={row.key}
+            disabled={disabled}
+            placeholder={keyPlaceholder}
+            aria-label={`${keyLabel} ${index + 1}`}
+            spellCheck={false}
+            autoComplete="off"
+            onChange={(event) => update(row.id, { key: event.target.value })}
+          />
+          <input
+            data-testid={`${testId}-value`}
+            value={row.value}
+            disabled={disabled}
+            placeholder={valuePlaceholder}
+            aria-label={`Value of ${row.key || `${keyLabel.toLowerCase()} ${index + 1}`}`}
+            spellCheck={false}
+            autoComplete="off"
+            onChange={(event) => update(row.id, { value: event.target.value })}
+          />
+          <button
+            type="button"
+            className="icon-button"
+            data-testid={`${testId}-remove`}
+            aria-label={`Remove ${row.key || `${keyLabel.toLowerCase()} ${index + 1}`}`}
+            title="Remove"
+            disabled={disabled}
+            onClick={() => onChange(rows.filter((candidate) => candidate.id !== row.id))}
+          >
+            ×
+          </button>
+        </div>
+      ))}
+      <button type="button" className="button ghost small" data-testid={`${testId}-add`} disabled={disabled} onClick={() => onChange([...rows, keyValueRow()])}>
+        {addLabel}
+      </button>
+    </div>
+  );
+}
