@@ -45,13 +45,14 @@ function killGroup(child, signal) {
 
 /**
  * Starts `command` in its own process group and resolves once a stdout line matches
- * `ready` (its first capture group is returned as `match`).
+ * `ready` (its first capture group is returned as `match`). `env` is added to this
+ * process's environment.
  */
-export async function startProcess(name, command, args, ready) {
+export async function startProcess(name, command, args, ready, env = {}) {
   if (!existsSync(command)) {
     throw new Error(`${name} binary not found at ${command}: build it (cargo build) or set the env var that points to it.`);
   }
-  const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RUST_BACKTRACE: '1' } });
+  const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RUST_BACKTRACE: '1', ...env } });
   running.add(child);
   let log = '';
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -132,8 +133,8 @@ export async function startTestkit({ apiKey, tokenDelayMs = 15 } = {}) {
   };
 }
 
-/** `colloquy serve` on `dataDir`, serving the built UI. */
-export async function startServer(dataDir) {
+/** `colloquy serve` on `dataDir`, serving the built UI, with `env` added to its environment. */
+export async function startServer(dataDir, { env = {} } = {}) {
   if (!existsSync(path.join(UI_DIST, 'index.html'))) {
     throw new Error(`No UI build in ${UI_DIST}: run \`npm run build\` in ui/ first.`);
   }
@@ -142,6 +143,7 @@ export async function startServer(dataDir) {
     COLLOQUY_BIN,
     ['serve', '--port', '0', '--data-dir', dataDir, '--ui-dir', UI_DIST, '--token', TOKEN],
     /Colloquy is serving on (\S+)/,
+    env,
   );
   const origin = new URL(proc.match).origin;
   return {
@@ -166,19 +168,22 @@ export async function startServer(dataDir) {
 
 /**
  * Sets up one test file: testkit + server + browser before, all stopped after, with
- * `setup(stack)` run once they are up. Returns a live object whose fields are filled in
- * by `before` (and replaced by `restartServer`).
+ * `setup(stack)` run once they are up. `serverEnv` (an object, or a function that returns
+ * one, called once before the server starts) is added to the server's environment.
+ * Returns a live object whose fields are filled in by `before` (and replaced by
+ * `restartServer`).
  */
-export function useStack({ testkit: testkitOptions, setup } = {}) {
+export function useStack({ testkit: testkitOptions, serverEnv, setup } = {}) {
   const stack = {
     dataDir: '',
+    serverEnv: {},
     testkit: undefined,
     server: undefined,
     browser: undefined,
     /** Stops the server and starts a new one on the same data dir (new port). */
     async restartServer() {
       await stack.server.stop();
-      stack.server = await startServer(stack.dataDir);
+      stack.server = await startServer(stack.dataDir, { env: stack.serverEnv });
       return stack.server;
     },
     /**
@@ -207,7 +212,8 @@ export function useStack({ testkit: testkitOptions, setup } = {}) {
   before(async () => {
     stack.dataDir = await mkdtemp(path.join(tmpdir(), 'colloquy-e2e-'));
     stack.testkit = await startTestkit(testkitOptions);
-    stack.server = await startServer(stack.dataDir);
+    stack.serverEnv = (typeof serverEnv === 'function' ? await serverEnv() : serverEnv) ?? {};
+    stack.server = await startServer(stack.dataDir, { env: stack.serverEnv });
     stack.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     await setup?.(stack);
   });

@@ -14,8 +14,21 @@ const PROVIDER_TITLES: Record<string, string> = {
   timeout: 'The provider took too long to answer',
 };
 
+/** Headings for an agent session's failure (Claude Code), by `ApiError.code`. */
+const AGENT_TITLES: Record<string, string> = {
+  agent_not_installed: 'Claude Code is not installed',
+  resume_failed: 'Claude Code could not resume its session',
+  agent: 'Claude Code stopped with an error',
+};
+
+/** Whether an error is an agent session's (the agent program, not a model provider). */
+export function isAgentError(error: ApiError): boolean {
+  return error.code !== undefined && Object.hasOwn(AGENT_TITLES, error.code);
+}
+
 /** A one-line heading for an error, in the user's terms. */
 export function errorTitle(error: ApiError): string {
+  if (error.code !== undefined && isAgentError(error)) return AGENT_TITLES[error.code] as string;
   switch (error.kind) {
     case 'provider':
       return (error.code !== undefined ? PROVIDER_TITLES[error.code] : undefined) ?? 'The model provider returned an error';
@@ -34,6 +47,16 @@ export function errorTitle(error: ApiError): string {
 
 /** What the user can do about an error. */
 export function errorHint(error: ApiError): string {
+  switch (error.code) {
+    case 'agent_not_installed':
+      return 'Install it as the message says (or set COLLOQUY_CLAUDE_PATH to where it is), then send your message again.';
+    case 'resume_failed':
+      return 'Start a fresh Claude Code session: the conversation shown here is kept, but the agent will not remember it.';
+    case 'agent':
+      return 'Send your message again; if it keeps failing, check the session’s folder, provider and model.';
+    default:
+      break;
+  }
   switch (error.kind) {
     case 'provider':
       switch (error.code) {

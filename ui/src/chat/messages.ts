@@ -1,4 +1,5 @@
 import type { MessageMetadata, MessageStatus, StoredMessage, UiMessage } from '../protocol.gen';
+import { compactionMarker, steerNote, type CompactionMarker, type SteerNote } from './replyNotes';
 
 /** A message as the conversation shows it: the AI SDK's UI message shape, with our metadata. */
 export type ChatMessage = UiMessage & { metadata?: MessageMetadata };
@@ -96,17 +97,23 @@ export function messageText(message: ChatMessage): string {
 type Part = UiMessage['parts'][number];
 type TextPart = Extract<Part, { type: 'text' }>;
 
-/** What a reply shows, in order: runs of text, thinking, tool calls and files. */
+/**
+ * What a reply shows, in order: runs of text, thinking, tool calls, files, and an agent
+ * session's markers (context compacted, a steering message delivered).
+ */
 export type ReplyBlock =
   | { kind: 'text'; parts: TextPart[] }
   | { kind: 'reasoning'; part: Extract<Part, { type: 'reasoning' }> }
   | { kind: 'tool'; part: Extract<Part, { type: 'dynamic-tool' }> }
-  | { kind: 'file'; part: Extract<Part, { type: 'file' }> };
+  | { kind: 'file'; part: Extract<Part, { type: 'file' }> }
+  | { kind: 'compaction'; marker: CompactionMarker }
+  | { kind: 'steer'; note: SteerNote };
 
 /**
  * A reply's parts as blocks to show, in order. Text parts next to each other (also across
  * steps) form one block; reasoning without text (a provider's signature only) is not shown;
- * sources, errors and other data parts are shown apart.
+ * `data-compaction` and `data-steer` parts are markers where they happened; sources, errors
+ * and other data parts are shown apart.
  */
 export function replyBlocks(parts: readonly Part[]): ReplyBlock[] {
   const blocks: ReplyBlock[] = [];
@@ -127,8 +134,13 @@ export function replyBlocks(parts: readonly Part[]): ReplyBlock[] {
       case 'file':
         blocks.push({ kind: 'file', part });
         break;
-      default:
+      default: {
+        const marker = part.type === 'data-compaction' ? compactionMarker(part.data) : undefined;
+        if (marker) blocks.push({ kind: 'compaction', marker });
+        const note = part.type === 'data-steer' ? steerNote(part.data) : undefined;
+        if (note) blocks.push({ kind: 'steer', note });
         break;
+      }
     }
   }
   return blocks;

@@ -20,9 +20,14 @@ interface ComposerProps {
   disabled?: boolean;
   /** A message put back after it could not be sent or queued. */
   restored?: OutgoingMessage | undefined;
+  /** Files can go with a message (not in an agent session). Default: yes. */
+  attachments?: boolean;
+  /** Who the message goes to, for the placeholder (default: Colloquy). */
+  addressee?: string;
   providers: Provider[];
   models: ModelRef[];
-  onModelsChange: (models: ModelRef[]) => void;
+  /** Absent: the composer offers no model choice (an agent session keeps its model). */
+  onModelsChange?: ((models: ModelRef[]) => void) | undefined;
   onSend: (message: OutgoingMessage) => void;
   onQueue: (text: string) => void;
   onSteer: (text: string) => void;
@@ -40,6 +45,8 @@ let fileCounter = 0;
  */
 export function Composer(props: ComposerProps) {
   const { busy, stopping, awaitingApproval, disabled, restored, providers, models, onModelsChange, onStop } = props;
+  const attachments = props.attachments ?? true;
+  const addressee = props.addressee ?? 'Colloquy';
   const [text, setText] = useState('');
   const [files, setFiles] = useState<PendingFile[]>([]);
   const [problems, setProblems] = useState<string[]>([]);
@@ -90,11 +97,11 @@ export function Composer(props: ComposerProps) {
   };
   const onPaste = (event: ClipboardEvent<HTMLTextAreaElement>) => {
     const pasted = Array.from(event.clipboardData.files);
-    if (pasted.length === 0) return;
+    if (pasted.length === 0 || !attachments) return;
     event.preventDefault();
     addFiles(pasted);
   };
-  const carriesFiles = (event: DragEvent) => Array.from(event.dataTransfer.types).includes('Files');
+  const carriesFiles = (event: DragEvent) => attachments && Array.from(event.dataTransfer.types).includes('Files');
   const onDragOver = (event: DragEvent<HTMLFormElement>) => {
     if (!carriesFiles(event) || disabled) return;
     event.preventDefault();
@@ -145,7 +152,9 @@ export function Composer(props: ComposerProps) {
         placeholder={
           busy
             ? 'A reply is being written — Enter queues your message to run next, Shift+Enter for a new line'
-            : 'Message Colloquy — Enter to send, Shift+Enter for a new line; drop or paste files to attach them'
+            : attachments
+              ? `Message ${addressee} — Enter to send, Shift+Enter for a new line; drop or paste files to attach them`
+              : `Message ${addressee} — Enter to send, Shift+Enter for a new line`
         }
         rows={1}
         aria-label="Message"
@@ -153,30 +162,34 @@ export function Composer(props: ComposerProps) {
       />
       <div className="composer-bar">
         <div className="composer-tools">
-          <button
-            type="button"
-            className="icon-button attach-button"
-            data-testid="attach-button"
-            aria-label="Attach files"
-            title="Attach images, PDFs or text files (up to 10, 20 MB each)"
-            disabled={disabled}
-            onClick={() => picker.current?.click()}
-          >
-            <PaperclipIcon />
-          </button>
-          <input
-            ref={picker}
-            type="file"
-            multiple
-            hidden
-            data-testid="attach-input"
-            accept="image/*,application/pdf,text/*,application/json,.md,.csv,.json,.txt,.log,.yaml,.yml,.toml"
-            onChange={(event) => {
-              addFiles(Array.from(event.target.files ?? []));
-              event.target.value = '';
-            }}
-          />
-          <ModelSelect providers={providers} value={models} onChange={onModelsChange} disabled={disabled} />
+          {attachments && (
+            <>
+              <button
+                type="button"
+                className="icon-button attach-button"
+                data-testid="attach-button"
+                aria-label="Attach files"
+                title="Attach images, PDFs or text files (up to 10, 20 MB each)"
+                disabled={disabled}
+                onClick={() => picker.current?.click()}
+              >
+                <PaperclipIcon />
+              </button>
+              <input
+                ref={picker}
+                type="file"
+                multiple
+                hidden
+                data-testid="attach-input"
+                accept="image/*,application/pdf,text/*,application/json,.md,.csv,.json,.txt,.log,.yaml,.yml,.toml"
+                onChange={(event) => {
+                  addFiles(Array.from(event.target.files ?? []));
+                  event.target.value = '';
+                }}
+              />
+            </>
+          )}
+          {onModelsChange && <ModelSelect providers={providers} value={models} onChange={onModelsChange} disabled={disabled} />}
         </div>
         <div className="composer-actions">
           {busy ? (

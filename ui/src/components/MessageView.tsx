@@ -14,9 +14,11 @@ import {
   type ChatMessage,
   type ReplyBlock,
 } from '../chat/messages';
+import { replyCost, type CompactionMarker } from '../chat/replyNotes';
 import { secondsLeft, type Retrying } from '../chat/retrying';
 import { waitingApprovalIds, type ToolProgressByCall } from '../chat/tools';
 import type { ApiError, MessageStatus } from '../protocol.gen';
+import { useAgentSession } from './AgentSessionContext';
 import { MessageFiles } from './MessageFiles';
 import { PendingApprovals } from './PendingApprovals';
 import { ToolCard } from './ToolCard';
@@ -85,6 +87,7 @@ function AssistantBody({ message, status, isLive, retrying, progress }: Assistan
   const metadata = message.metadata;
   const waiting = isLive && blocks.length === 0;
   const reason = pauseReason(message, isLive);
+  const cost = isLive ? undefined : replyCost(metadata);
 
   return (
     <div className="reply">
@@ -115,9 +118,16 @@ function AssistantBody({ message, status, isLive, retrying, progress }: Assistan
           Yielded to your steering message.
         </div>
       )}
-      {(metadata?.model || metadata?.providerName) && (
-        <div className="reply-footer" data-testid="message-model">
-          {[metadata.model, metadata.providerName].filter(Boolean).join(' · ')}
+      {(metadata?.model || metadata?.providerName || cost) && (
+        <div className="reply-footer">
+          {(metadata?.model || metadata?.providerName) && (
+            <span data-testid="message-model">{[metadata.model, metadata.providerName].filter(Boolean).join(' · ')}</span>
+          )}
+          {cost && (
+            <span className="reply-cost" data-testid="message-cost" title="What this turn cost, as the agent reported it">
+              {cost}
+            </span>
+          )}
         </div>
       )}
     </div>
@@ -142,6 +152,14 @@ function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
       return <ToolCard part={block.part} isLive={isLive} progress={progress?.get(block.part.toolCallId)} />;
     case 'file':
       return <MessageFiles files={[block.part]} />;
+    case 'compaction':
+      return <CompactionMarkerView marker={block.marker} />;
+    case 'steer':
+      return (
+        <div className={`steer-note small muted ${block.note.state}`} data-testid="message-steer-note" data-state={block.note.state}>
+          {block.note.text}
+        </div>
+      );
     case 'text':
       return (
         <div className="message-text markdown" data-testid="message-text">
@@ -205,10 +223,48 @@ function ErrorCard({ error, reason }: { error: unknown; reason?: string }) {
     ? error
     : { kind: 'internal', message: reason ? `The reply ended with an error (${reason}).` : 'The reply ended with an error.', retryable: true };
   return (
-    <div className="error-card" data-testid="message-error" role="alert">
+    <div className="error-card" data-testid="message-error" data-code={known.code} role="alert">
       <div className="error-card-title">{errorTitle(known)}</div>
       <div className="error-card-message">{known.message}</div>
       <div className="error-card-hint">{errorHint(known)}</div>
+      {known.code === 'resume_failed' && <FreshSessionButton />}
+    </div>
+  );
+}
+
+/** Under a failed resume: forget the agent's session so the next message starts a new one. */
+function FreshSessionButton() {
+  const session = useAgentSession();
+  const [state, setState] = useState<{ busy: boolean; error?: ApiError }>({ busy: false });
+  if (!session) return null;
+  if (!session.resumable) {
+    return (
+      <p className="small" data-testid="agent-reset-done">
+        Your next message starts a fresh Claude Code session. The conversation here stays as it is.
+      </p>
+    );
+  }
+  const reset = () => {
+    setState({ busy: true });
+    void session.reset().then((error) => setState(error ? { busy: false, error } : { busy: false }));
+  };
+  return (
+    <div className="error-card-actions">
+      <button type="button" className="button small" data-testid="agent-reset" disabled={state.busy} onClick={reset}>
+        {state.busy ? 'Starting fresh…' : 'Start a fresh Claude Code session'}
+      </button>
+      <span className="small muted">The messages here are kept; the agent starts without their memory.</span>
+      {state.error && <span className="field-error">{state.error.message}</span>}
+    </div>
+  );
+}
+
+/** Where the agent compacted its context: older turns are summarized from here on. */
+function CompactionMarkerView({ marker }: { marker: CompactionMarker }) {
+  return (
+    <div className={`compaction-marker ${marker.state}`} data-testid="message-compaction" data-state={marker.state} role="note">
+      <span className="compaction-label">{marker.label}</span>
+      {marker.detail && <span className="compaction-detail">{marker.detail}</span>}
     </div>
   );
 }

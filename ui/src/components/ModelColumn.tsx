@@ -11,7 +11,7 @@ interface ModelColumnProps {
   tabId: string;
   /** The column shown when the window is too narrow for all of them. */
   selected: boolean;
-  onRetry: (messageId: string) => Promise<void>;
+  onRetry?: ((messageId: string) => Promise<void>) | undefined;
   onContinue: (messageId: string) => Promise<void>;
 }
 

@@ -4,7 +4,7 @@ import { ReplyActions } from './ReplyActions';
 
 interface ReplyProps {
   reply: ReplyView;
-  onRetry: (messageId: string) => Promise<void>;
+  onRetry?: ((messageId: string) => Promise<void>) | undefined;
   onContinue: (messageId: string) => Promise<void>;
 }
 

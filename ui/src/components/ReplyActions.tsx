@@ -1,10 +1,12 @@
 import { useState } from 'react';
 import type { ReplyView } from '../chat/conversation';
-import { canContinue, messageStatus, pauseReason } from '../chat/messages';
+import { replyActions } from '../chat/features';
+import { pauseReason } from '../chat/messages';
 
 interface ReplyActionsProps {
   reply: ReplyView;
-  onRetry: (messageId: string) => Promise<void>;
+  /** Absent where replies cannot be written again (agent sessions). */
+  onRetry?: ((messageId: string) => Promise<void>) | undefined;
   onContinue: (messageId: string) => Promise<void>;
 }
 
@@ -14,8 +16,8 @@ interface ReplyActionsProps {
  */
 export function ReplyActions({ reply, onRetry, onContinue }: ReplyActionsProps) {
   const [pending, setPending] = useState<'retry' | 'continue'>();
-  const status = messageStatus(reply.message, reply.live);
-  if (reply.live || status === 'pending' || status === 'streaming') return null;
+  const shown = replyActions(reply.message, reply.live, { retry: onRetry !== undefined });
+  if (!shown.continue && !shown.retry) return null;
 
   const act = (which: 'retry' | 'continue', action: (messageId: string) => Promise<void>) => {
     setPending(which);
@@ -24,7 +26,7 @@ export function ReplyActions({ reply, onRetry, onContinue }: ReplyActionsProps) 
 
   return (
     <div className="reply-actions">
-      {canContinue(reply.message, reply.live) && (
+      {shown.continue && (
         <button
           type="button"
           className="button small"
@@ -40,16 +42,18 @@ export function ReplyActions({ reply, onRetry, onContinue }: ReplyActionsProps) 
           {pending === 'continue' ? 'Continuing…' : 'Continue'}
         </button>
       )}
-      <button
-        type="button"
-        className="button ghost small"
-        data-testid="reply-retry"
-        disabled={pending !== undefined}
-        title="Write this reply again from the start"
-        onClick={() => act('retry', onRetry)}
-      >
-        {pending === 'retry' ? 'Retrying…' : 'Retry'}
-      </button>
+      {shown.retry && onRetry && (
+        <button
+          type="button"
+          className="button ghost small"
+          data-testid="reply-retry"
+          disabled={pending !== undefined}
+          title="Write this reply again from the start"
+          onClick={() => act('retry', onRetry)}
+        >
+          {pending === 'retry' ? 'Retrying…' : 'Retry'}
+        </button>
+      )}
     </div>
   );
 }

@@ -7,7 +7,7 @@ import { ModelTab } from './ModelTab';
 interface SideBySideRepliesProps {
   replies: ReplyView[];
   providers: Provider[];
-  onRetry: (messageId: string) => Promise<void>;
+  onRetry?: ((messageId: string) => Promise<void>) | undefined;
   onContinue: (messageId: string) => Promise<void>;
 }
 

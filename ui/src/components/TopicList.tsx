@@ -101,14 +101,7 @@ function TopicItem({ topic, status, selected, onSelect, onRename, onDelete, onOp
           <button type="button" className="topic-title" onClick={onSelect} aria-current={selected ? 'page' : undefined} title={topic.title}>
             {status && <TopicStatusMark status={status.status} />}
             <span className="topic-title-text">{topic.title || 'Untitled'}</span>
-            {status?.status === 'awaiting_approval' && (
-              <span className="topic-approval" data-testid="topic-approval" title="A tool call waits for your approval">
-                approval needed
-              </span>
-            )}
-            {status?.unseen && (
-              <span className="topic-unseen" data-testid="topic-unseen" title="Finished since you last looked" aria-label="new reply" />
-            )}
+            <AttentionBadges status={status} />
           </button>
           <span className="topic-actions">
             <button
@@ -165,7 +158,21 @@ const STATUS_TEXT: Record<TopicStatus, string> = {
   error: 'Reply failed',
 };
 
+/** "approval needed" while a tool call waits, a dot for a reply finished since the user looked. */
+export function AttentionBadges({ status }: { status: TopicStatusEvent | undefined }) {
+  return (
+    <>
+      {status?.status === 'awaiting_approval' && (
+        <span className="topic-approval" data-testid="topic-approval" title="A tool call waits for your approval">
+          approval needed
+        </span>
+      )}
+      {status?.unseen && <span className="topic-unseen" data-testid="topic-unseen" title="Finished since you last looked" aria-label="new reply" />}
+    </>
+  );
+}
+
 /** A spinner while a reply runs, a mark when it failed; nothing visible otherwise. */
-function TopicStatusMark({ status }: { status: TopicStatus }) {
+export function TopicStatusMark({ status }: { status: TopicStatus }) {
   return <span className={`topic-status ${status}`} data-testid="topic-status" data-status={status} title={STATUS_TEXT[status]} aria-label={STATUS_TEXT[status]} />;
 }

@@ -9,11 +9,14 @@ import { modelKey } from './ModelPicker';
 import { Reply } from './Reply';
 import { SideBySideReplies } from './SideBySideReplies';
 
-/** What can be done to a reply or a turn; each resolves with the error to show, if any. */
+/**
+ * What can be done to a reply or a turn; each resolves with the error to show, if any.
+ * A conversation that cannot retry or add models (an agent session) leaves them out.
+ */
 export interface ReplyCommands {
-  retry(messageId: string): Promise<ApiFailure | undefined>;
+  retry?: ((messageId: string) => Promise<ApiFailure | undefined>) | undefined;
   continueReply(messageId: string): Promise<ApiFailure | undefined>;
-  addModel(turnId: string, model: ModelRef): Promise<ApiFailure | undefined>;
+  addModel?: ((turnId: string, model: ModelRef) => Promise<ApiFailure | undefined>) | undefined;
 }
 
 interface TurnProps {
@@ -40,15 +43,16 @@ export const Turn = memo(function Turn({ turn, providers, commands }: TurnProps)
     if (error) setFailure({ error, hint: error.kind === 'conflict' ? conflictHint : '' });
   };
   const busyHint = 'A reply is still being written here: wait for it to finish, or stop it, then try again.';
-  const onRetry = (messageId: string) => run(() => commands.retry(messageId), busyHint);
+  const { retry, addModel } = commands;
+  const onRetry = retry ? (messageId: string) => run(() => retry(messageId), busyHint) : undefined;
   const onContinue = (messageId: string) => run(() => commands.continueReply(messageId), busyHint);
   const turnId = turn.turnId;
   const inTurn = turn.replies.flatMap((reply) => (reply.model ? [modelKey(reply.model)] : []));
   const onAddModel = (model: ModelRef) =>
-    turnId === undefined
+    turnId === undefined || !addModel
       ? Promise.resolve()
       : run(
-          () => commands.addModel(turnId, model),
+          () => addModel(turnId, model),
           inTurn.includes(modelKey(model)) ? 'That model already answers this message: pick another one.' : busyHint,
         );
 
@@ -60,7 +64,7 @@ export const Turn = memo(function Turn({ turn, providers, commands }: TurnProps)
       {failure && (
         <ErrorNotice error={failure.error} hint={failure.hint || undefined} onDismiss={() => setFailure(undefined)} />
       )}
-      {turnId !== undefined && turn.replies.length > 0 && (
+      {turnId !== undefined && addModel && turn.replies.length > 0 && (
         <AddModelButton providers={providers} taken={inTurn} onAdd={onAddModel} />
       )}
     </div>

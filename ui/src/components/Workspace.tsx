@@ -1,27 +1,42 @@
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { isAgentTopic, listIsStale, openConversation, openId, sessionAsTopic } from '../agents/sessions';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { ApprovalInbox } from '../chat/approvals';
-import type { Assistant, CreateTopic, ModelRef, Provider, Topic, TopicRequest, TopicStatusEvent, UpdateTopic } from '../protocol.gen';
+import type { AgentSession, Assistant, CreateTopic, ModelRef, Provider, Topic, TopicRequest, TopicStatusEvent, UpdateTopic } from '../protocol.gen';
 import { StatusFeed } from '../status/feed';
 import { notifyApprovals } from '../status/notifications';
+import { AgentSessionList } from './AgentSessionList';
+import { AgentSessionView } from './AgentSessionView';
 import { ApprovalInboxPanel } from './ApprovalInboxPanel';
 import { ApprovalsContext } from './ApprovalsContext';
 import { useBackend } from './BackendContext';
 import { ChatView } from './ChatView';
 import { ErrorNotice } from './ErrorNotice';
+import { NewAgentSessionForm } from './NewAgentSessionForm';
 import { Onboarding } from './Onboarding';
 import { SettingsView } from './SettingsView';
-import { TopicList } from './TopicList';
+import { needsAttention, TopicList } from './TopicList';
 
-/** Everything after startup: onboarding until a provider exists, then topics and chat. */
+type SidebarSection = 'topics' | 'agents';
+
+const isChatTopic = (topicId: string) => !isAgentTopic(topicId);
+
+/**
+ * Everything after startup: onboarding until a provider exists, then the sidebar (topics
+ * or agent sessions) and the open conversation, or settings.
+ */
 export function Workspace() {
   const backend = useBackend();
   const [providers, setProviders] = useState<Provider[]>();
   const [topics, setTopics] = useState<Topic[]>();
+  const [sessions, setSessions] = useState<AgentSession[]>();
+  const [sessionsError, setSessionsError] = useState<ApiFailure>();
   const [loadError, setLoadError] = useState<ApiFailure>();
   const [actionError, setActionError] = useState<ApiFailure>();
+  /** A chat topic's id or an agent session's topic id (`agent-session:<id>`). */
   const [selectedId, setSelectedId] = useState<string | undefined>(topicFromUrl);
-  const [view, setView] = useState<'chat' | 'settings'>('chat');
+  const [sidebar, setSidebar] = useState<SidebarSection>(() => (isAgentTopic(topicFromUrl()) ? 'agents' : 'topics'));
+  const [view, setView] = useState<'chat' | 'settings' | 'new-session'>('chat');
   const [creating, setCreating] = useState(false);
   const [attempt, setAttempt] = useState(0);
   const [assistants, setAssistants] = useState<Assistant[]>([]);
@@ -42,16 +57,14 @@ export function Workspace() {
     approvals.followStatuses(statuses);
   }, [approvals, statuses]);
 
-  useEffect(
-    () =>
-      approvals.onNewlyPending((fresh) =>
-        notifyApprovals(fresh, (approval) => {
-          setSelectedId(approval.topicId);
-          setView('chat');
-        }),
-      ),
-    [approvals],
-  );
+  /** Shows a topic or an agent session, with its list in the sidebar. */
+  const select = useCallback((id: string) => {
+    setSelectedId(id);
+    setView('chat');
+    setSidebar(isAgentTopic(id) ? 'agents' : 'topics');
+  }, []);
+
+  useEffect(() => approvals.onNewlyPending((fresh) => notifyApprovals(fresh, (approval) => select(approval.topicId))), [approvals, select]);
 
   const [assistantsVersion, setAssistantsVersion] = useState(0);
   useEffect(() => {
@@ -73,11 +86,11 @@ export function Workspace() {
     // `#topic=<id>` opens that topic, e.g. in a window opened with "Open in new window".
     const onHash = () => {
       const id = topicFromUrl();
-      if (id) setSelectedId(id);
+      if (id) select(id);
     };
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
-  }, []);
+  }, [select]);
 
   const reloadProviders = useCallback(async () => {
     try {
@@ -105,6 +118,43 @@ export function Workspace() {
     }
   }, [backend]);
 
+  // As for topics: a list fetched before a local change (create, rename, delete) is stale.
+  const sessionsVersion = useRef(0);
+  const reloadSessions = useCallback(async () => {
+    try {
+      for (let tries = 0; tries < 3; tries += 1) {
+        const version = sessionsVersion.current;
+        const list = await backend.call<AgentSession[]>('agent_sessions_list');
+        if (sessionsVersion.current === version) {
+          setSessions(list);
+          setSessionsError(undefined);
+          return;
+        }
+      }
+    } catch (failure) {
+      setSessionsError(toApiFailure(failure, 'Could not load the agent sessions'));
+    }
+  }, [backend]);
+
+  useEffect(() => {
+    let current = true;
+    const version = sessionsVersion.current;
+    backend
+      .call<AgentSession[]>('agent_sessions_list')
+      .then((list) => {
+        if (!current) return;
+        if (sessionsVersion.current === version) setSessions(list);
+        else void reloadSessions();
+      })
+      .catch((failure: unknown) => {
+        // Topics work without them; the Agents list shows the error.
+        if (current) setSessionsError(toApiFailure(failure, 'Could not load the agent sessions'));
+      });
+    return () => {
+      current = false;
+    };
+  }, [backend, attempt, reloadSessions]);
+
   useEffect(() => {
     let current = true;
     const version = topicsVersion.current;
@@ -124,28 +174,31 @@ export function Workspace() {
   }, [backend, attempt, reloadTopics]);
 
   const topicList = topics ?? [];
-  const selected = topicList.find((topic) => topic.id === selectedId) ?? topicList[0];
-  if (selected && topics && selectedId !== selected.id) {
+  // Sessions that cannot be read do not keep a deep link waiting: it falls back to a topic.
+  const open = openConversation(selectedId, topicList, sessions ?? (sessionsError ? [] : undefined));
+  const shownId = openId(open);
+  if (shownId !== undefined && topics && selectedId !== shownId) {
     // The topic shown by default stays shown when the list changes (e.g. another window
     // creates a topic, which then comes first).
-    setSelectedId(selected.id);
+    setSelectedId(shownId);
   }
 
   useEffect(() => {
-    if (selected) rememberTopicInUrl(selected.id);
-  }, [selected]);
+    if (shownId) rememberTopicInUrl(shownId);
+  }, [shownId]);
 
-  const selectedStatus = selected ? statuses.get(selected.id) : undefined;
+  const selectedStatus = shownId ? statuses.get(shownId) : undefined;
   const selectedUnseen = selectedStatus?.unseen === true && view === 'chat';
   useEffect(() => {
     // The user sees the topic (it is open and the window focused): its finished reply is seen.
-    if (!selected || !selectedUnseen || !looking) return;
-    backend.call<null>('topic_mark_seen', { topicId: selected.id } satisfies TopicRequest).catch(() => {
+    if (!shownId || !selectedUnseen || !looking) return;
+    backend.call<null>('topic_mark_seen', { topicId: shownId } satisfies TopicRequest).catch(() => {
       // Only a badge stays; the next look tries again.
     });
-  }, [backend, selected, selectedUnseen, looking]);
+  }, [backend, shownId, selectedUnseen, looking]);
 
-  useTopicsFollowStatuses(statuses, topics, reloadTopics);
+  useListFollowsStatuses(statuses, topics, isChatTopic, reloadTopics);
+  useListFollowsStatuses(statuses, sessions, isAgentTopic, reloadSessions);
 
   const run = async (what: string, action: () => Promise<void>) => {
     setActionError(undefined);
@@ -162,9 +215,28 @@ export function Workspace() {
       const topic = await backend.call<Topic>('topic_create', {} satisfies CreateTopic);
       topicsVersion.current += 1;
       setTopics((list) => [topic, ...(list ?? []).filter((t) => t.id !== topic.id)]);
-      setSelectedId(topic.id);
-      setView('chat');
+      select(topic.id);
     }).finally(() => setCreating(false));
+  };
+
+  const sessionCreated = (session: AgentSession) => {
+    sessionsVersion.current += 1;
+    setSessions((list) => [session, ...(list ?? []).filter((s) => s.id !== session.id)]);
+    select(session.topicId);
+  };
+
+  const sessionChanged = useCallback((session: AgentSession) => {
+    sessionsVersion.current += 1;
+    setSessions((list) => (list ?? []).map((s) => (s.id === session.id ? session : s)));
+  }, []);
+
+  const sessionDeleted = (id: string) => {
+    sessionsVersion.current += 1;
+    const rest = (sessions ?? []).filter((s) => s.id !== id);
+    setSessions(rest);
+    const next = rest[0];
+    if (next) select(next.topicId);
+    else setSelectedId(undefined);
   };
 
   const updateTopic = (request: UpdateTopic, what: string) =>
@@ -188,6 +260,7 @@ export function Workspace() {
     });
 
   const onSettled = useCallback(() => void reloadTopics(), [reloadTopics]);
+  const onSessionSettled = useCallback(() => void reloadSessions(), [reloadSessions]);
 
   if (loadError) {
     return (
@@ -220,28 +293,40 @@ export function Workspace() {
       <div className="layout">
         <aside className="sidebar">
           <div className="brand">Colloquy</div>
-          <ApprovalInboxPanel
-            onOpenTopic={(id) => {
-              setSelectedId(id);
-              setView('chat');
+          <ApprovalInboxPanel onOpenTopic={select} />
+          <SidebarTabs
+            section={sidebar}
+            onSection={setSidebar}
+            attention={{
+              topics: topicList.some((topic) => needsAttention(statuses.get(topic.id))),
+              agents: (sessions ?? []).some((session) => needsAttention(statuses.get(session.topicId))),
             }}
           />
-          <TopicList
-            topics={topicList}
-            statuses={statuses}
-            selectedId={selected?.id}
-            creating={creating}
-            onSelect={(id) => {
-              setSelectedId(id);
-              setView('chat');
-            }}
-            onCreate={createTopic}
-            onRename={(id, title) => updateTopic({ id, title }, 'Could not rename the topic')}
-            onDelete={deleteTopic}
-            onOpenInWindow={(id) =>
-              void run('Could not open a new window', () => backend.openWindow(id))
-            }
-          />
+          {sidebar === 'topics' ? (
+            <TopicList
+              topics={topicList}
+              statuses={statuses}
+              selectedId={shownId}
+              creating={creating}
+              onSelect={select}
+              onCreate={createTopic}
+              onRename={(id, title) => updateTopic({ id, title }, 'Could not rename the topic')}
+              onDelete={deleteTopic}
+              onOpenInWindow={(id) => void run('Could not open a new window', () => backend.openWindow(id))}
+            />
+          ) : (
+            <AgentSessionList
+              sessions={sessions}
+              error={sessionsError}
+              statuses={statuses}
+              selectedId={view === 'chat' ? shownId : undefined}
+              creating={view === 'new-session'}
+              onSelect={select}
+              onNew={() => setView('new-session')}
+              onOpenInWindow={(id) => void run('Could not open a new window', () => backend.openWindow(id))}
+              onRetry={() => void reloadSessions()}
+            />
+          )}
           {!feedState.connected && feedState.error && (
             <p className="muted small feed-notice" role="status" title={feedState.error.message}>
               Reconnecting to topic statuses…
@@ -261,22 +346,48 @@ export function Workspace() {
           {view === 'settings' ? (
             <SettingsView
               providers={providers}
-              topics={topicList}
+              topics={[...topicList, ...(sessions ?? []).map(sessionAsTopic)]}
               onProvidersChanged={() => void reloadProviders()}
               onAssistantsChanged={() => setAssistantsVersion((n) => n + 1)}
               onClose={() => setView('chat')}
             />
-          ) : selected ? (
+          ) : view === 'new-session' ? (
+            <NewAgentSessionForm providers={providers} onCreated={sessionCreated} onCancel={() => setView('chat')} />
+          ) : open.kind === 'topic' ? (
             <ChatView
-              key={selected.id}
-              topic={selected}
+              key={open.topic.id}
+              topic={open.topic}
               providers={providers}
               assistants={assistants}
               status={selectedStatus?.status}
-              onTopicModelChange={(model: ModelRef) => updateTopic({ id: selected.id, model }, 'Could not change the model')}
+              onTopicModelChange={(model: ModelRef) => updateTopic({ id: open.topic.id, model }, 'Could not change the model')}
               onTopicChanged={topicChanged}
               onSettled={onSettled}
             />
+          ) : open.kind === 'session' ? (
+            <AgentSessionView
+              key={open.session.topicId}
+              session={open.session}
+              providers={providers}
+              status={selectedStatus?.status}
+              onSessionChanged={sessionChanged}
+              onSessionDeleted={sessionDeleted}
+              onSettled={onSessionSettled}
+            />
+          ) : open.kind === 'loading' ? (
+            <div className="center-screen muted" role="status">
+              Loading the agent session…
+            </div>
+          ) : sidebar === 'agents' ? (
+            <div className="center-screen">
+              <div className="card narrow">
+                <h2>No agent session open</h2>
+                <p className="muted">Start one to let Claude Code work in a folder on this computer, asking you before it changes anything.</p>
+                <button type="button" className="button primary" onClick={() => setView('new-session')}>
+                  New agent session
+                </button>
+              </div>
+            </div>
           ) : (
             <div className="center-screen">
               <div className="card narrow">
@@ -327,25 +438,56 @@ function useUserIsLooking(): boolean {
 }
 
 /**
- * Reads the topic list again when the status feed shows a topic this window does not
- * list (created in another window) or a reply finishing (a first reply names its topic).
+ * Reads a list (topics, or agent sessions) again when the status feed shows one of its
+ * topics that it does not hold (created in another window) or a reply finishing (a first
+ * reply names its topic or session).
  */
-function useTopicsFollowStatuses(
+function useListFollowsStatuses(
   statuses: ReadonlyMap<string, TopicStatusEvent>,
-  topics: Topic[] | undefined,
-  reloadTopics: () => Promise<void>,
+  list: readonly ({ id: string } | { topicId: string })[] | undefined,
+  belongs: (topicId: string) => boolean,
+  reload: () => Promise<void>,
 ) {
   const previous = useRef(statuses);
   useEffect(() => {
     const before = previous.current;
     previous.current = statuses;
-    if (!topics || before === statuses) return;
-    const listed = new Set(topics.map((topic) => topic.id));
-    const unknown = [...statuses.keys()].some((id) => !listed.has(id));
-    const finished = [...statuses.values()].some((event) => {
-      const earlier = before.get(event.topicId);
-      return event.status !== earlier?.status && (event.status === 'done' || event.status === 'error' || event.status === 'aborted');
-    });
-    if (unknown || finished) void reloadTopics();
-  }, [statuses, topics, reloadTopics]);
+    if (!list) return;
+    const listed = new Set(list.map((item) => ('topicId' in item ? item.topicId : item.id)));
+    if (listIsStale(before, statuses, listed, belongs)) void reload();
+  }, [statuses, list, belongs, reload]);
+}
+
+interface SidebarTabsProps {
+  section: SidebarSection;
+  onSection: (section: SidebarSection) => void;
+  /** Whether something in each list wants the user (shown on the other tab). */
+  attention: Record<SidebarSection, boolean>;
+}
+
+/** Topics or agent sessions in the sidebar. */
+function SidebarTabs({ section, onSection, attention }: SidebarTabsProps) {
+  const tabs: { id: SidebarSection; label: string }[] = [
+    { id: 'topics', label: 'Topics' },
+    { id: 'agents', label: 'Agents' },
+  ];
+  return (
+    <div className="sidebar-tabs" role="tablist" aria-label="Conversations">
+      {tabs.map((tab) => (
+        <button
+          key={tab.id}
+          type="button"
+          role="tab"
+          className="sidebar-tab"
+          data-testid="sidebar-tab"
+          data-section={tab.id}
+          aria-selected={section === tab.id}
+          onClick={() => onSection(tab.id)}
+        >
+          {tab.label}
+          {attention[tab.id] && section !== tab.id && <span className="topic-unseen" aria-label="needs you" />}
+        </button>
+      ))}
+    </div>
+  );
 }

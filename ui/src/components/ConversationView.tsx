@@ -1,0 +1,144 @@
+import { useEffect, useMemo, useState, useSyncExternalStore, type ReactNode } from 'react';
+import { toApiFailure, type ApiFailure } from '../backend/backend';
+import { encodeAttachment } from '../chat/attachments';
+import type { ConversationFeatures } from '../chat/features';
+import { InboxStore } from '../chat/inbox';
+import { TopicSession } from '../chat/session';
+import type { ModelRef, Provider, TopicStatus } from '../protocol.gen';
+import { useBackend } from './BackendContext';
+import { Composer, type OutgoingMessage } from './Composer';
+import { ErrorNotice } from './ErrorNotice';
+import { ExecutionSourceContext } from './ExecutionSourceContext';
+import { InboxList } from './InboxList';
+import { MessageList } from './MessageList';
+import type { ReplyCommands } from './Turn';
+
+interface ConversationViewProps {
+  /** A chat topic's id, or an agent session's `agent-session:<id>`. */
+  topicId: string;
+  /** The header above the messages (title, folder, settings). */
+  header: ReactNode;
+  providers: Provider[];
+  /** The topic's status from the window's status feed. */
+  status: TopicStatus | undefined;
+  features: ConversationFeatures;
+  /** The models the next message goes to (none: the conversation's own, e.g. an agent's). */
+  models: ModelRef[];
+  onModelsChange?: ((models: ModelRef[]) => void) | undefined;
+  /** Who messages go to, for the composer's placeholder. */
+  addressee?: string | undefined;
+  /** A reply ended and stored state was re-read: the lists may have changed. */
+  onSettled: () => void;
+}
+
+/**
+ * One open conversation — a chat topic or an agent session, which is a topic too — with
+ * its messages, live replies, inbox and composer. Keyed by topic id by its parent.
+ */
+export function ConversationView(props: ConversationViewProps) {
+  const { topicId, header, providers, status, features, models, onModelsChange, addressee, onSettled } = props;
+  const backend = useBackend();
+  // `onSettled` is stable in the parent; the session keeps the first one.
+  const [session] = useState(() => new TopicSession(backend, topicId, { onSettled }));
+  const [inbox] = useState(() => new InboxStore(backend, topicId));
+  const state = useSyncExternalStore(session.subscribe, session.getState);
+  const [unsent, setUnsent] = useState<OutgoingMessage>();
+  const [fileError, setFileError] = useState<ApiFailure>();
+  const awaitingApproval = status === 'awaiting_approval';
+
+  useEffect(() => {
+    session.open();
+    return () => session.close();
+  }, [session]);
+
+  useEffect(() => {
+    // A turn started or ended (here or in another window): follow it, and the inbox
+    // changes with it (an item ran, or was held after a failure).
+    session.setStatus(status);
+    void inbox.refresh();
+  }, [session, inbox, status]);
+
+  const commands = useMemo<ReplyCommands>(
+    () => ({
+      retry: features.retry ? (messageId) => session.retry(messageId) : undefined,
+      continueReply: (messageId) => session.continueReply(messageId),
+      addModel: features.addModel ? (turnId, model) => session.addModel(turnId, model) : undefined,
+    }),
+    [session, features],
+  );
+
+  const toInbox = (mode: 'queue' | 'steer') => (text: string) => {
+    void inbox.add(text, mode).then((added) => {
+      if (!added) setUnsent({ text, files: [] });
+    });
+  };
+  /** Sends (or interrupts with) a message; whatever could not be sent goes back into the composer. */
+  const deliver = (how: 'send' | 'interrupt') => (message: OutgoingMessage) => {
+    setFileError(undefined);
+    void (async () => {
+      let attachments;
+      try {
+        attachments = await Promise.all(message.files.map(encodeAttachment));
+      } catch (error) {
+        setFileError(toApiFailure(error, 'A file could not be read'));
+        setUnsent(message);
+        return;
+      }
+      const run = how === 'send' ? session.send.bind(session) : session.interrupt.bind(session);
+      const { unsent } = await run(message.text, models, attachments);
+      if (unsent !== undefined) setUnsent(message);
+    })();
+  };
+
+  return (
+    <section className="chat">
+      {header}
+      {state.loaded ? (
+        <ExecutionSourceContext.Provider value={session}>
+          <MessageList turns={state.turns} waiting={state.sending} providers={providers} commands={commands} />
+        </ExecutionSourceContext.Provider>
+      ) : state.loadError ? (
+        <div className="chat-status">
+          <ErrorNotice error={state.loadError} onRetry={() => session.reload()} />
+        </div>
+      ) : (
+        <div className="chat-status muted" role="status">
+          Loading messages…
+        </div>
+      )}
+      <div className="chat-footer">
+        {state.error && (
+          <ErrorNotice
+            error={state.error}
+            hint={
+              state.error.kind === 'conflict' && awaitingApproval
+                ? 'Answer the tool call waiting above (or press Stop to deny it), then send your message again.'
+                : undefined
+            }
+            onDismiss={() => session.dismissError()}
+          />
+        )}
+        {fileError && <ErrorNotice error={fileError} onDismiss={() => setFileError(undefined)} />}
+        <InboxList store={inbox} />
+        {state.loaded && (
+          <Composer
+            busy={state.running}
+            stopping={state.stopping}
+            awaitingApproval={awaitingApproval}
+            restored={unsent}
+            attachments={features.attachments}
+            addressee={addressee}
+            providers={providers}
+            models={models}
+            onModelsChange={features.pickModels ? onModelsChange : undefined}
+            onSend={deliver('send')}
+            onQueue={toInbox('queue')}
+            onSteer={toInbox('steer')}
+            onInterrupt={deliver('interrupt')}
+            onStop={() => void session.stop()}
+          />
+        )}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,118 @@
+import { createElement, type ReactNode } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import { errorHint, errorTitle } from '../src/backend/describe';
+import { AGENT_FEATURES, CHAT_FEATURES, featuresFor, replyActions } from '../src/chat/features';
+import { replyBlocks, type ChatMessage } from '../src/chat/messages';
+import { compactionMarker, formatTokens, replyCost, steerNote } from '../src/chat/replyNotes';
+import { AgentSessionContext, type AgentSessionActions } from '../src/components/AgentSessionContext';
+import { MessageView } from '../src/components/MessageView';
+import type { ApiError, MessageMetadata, UiPart } from '../src/protocol.gen';
+
+const reply = (parts: UiPart[], metadata: MessageMetadata = { status: 'success' }): ChatMessage => ({ id: 'r1', role: 'assistant', parts, metadata });
+
+function render(message: ChatMessage, session?: AgentSessionActions): string {
+  let node: ReactNode = createElement(MessageView, { message, isLive: false });
+  if (session) node = createElement(AgentSessionContext.Provider, { value: session }, node);
+  return renderToStaticMarkup(node);
+}
+
+describe('compaction and steering notes', () => {
+  it('marks where the context was compacted, by how much and why', () => {
+    expect(compactionMarker({ state: 'done', trigger: 'auto', preTokens: 154_321, postTokens: 8_400 })).toEqual({
+      state: 'done',
+      label: 'Context compacted',
+      detail: 'automatically, as the context was full, 154k → 8.4k tokens',
+    });
+    expect(compactionMarker({ state: 'done', trigger: 'manual' })).toMatchObject({ detail: 'on request' });
+    expect(compactionMarker({ state: 'started' })).toMatchObject({ label: 'Compacting the context…' });
+    expect(compactionMarker({ state: 'error', message: 'too short' })).toMatchObject({ state: 'error', detail: 'too short' });
+    expect(compactionMarker({ state: 'weird' })).toBeUndefined();
+    expect(compactionMarker('done')).toBeUndefined();
+    expect(formatTokens(999)).toBe('999');
+    expect(formatTokens(2_000)).toBe('2k');
+  });
+
+  it('says whether a steering message went into the running turn', () => {
+    expect(steerNote({ state: 'delivered' })?.text).toBe('Your message went in at the next step.');
+    expect(steerNote({ state: 'undelivered' })?.text).toMatch(/after the last step; it runs as the next turn/);
+    expect(steerNote({})).toBeUndefined();
+  });
+
+  it('puts the markers where they happened among the text and tool calls', () => {
+    const blocks = replyBlocks([
+      { type: 'text', text: 'Before.' },
+      { type: 'data-compaction', id: 'compaction-1', data: { state: 'done' } },
+      { type: 'text', text: 'After.' },
+      { type: 'data-steer', data: { state: 'delivered' } },
+      { type: 'data-other', data: {} },
+    ]);
+    expect(blocks.map((block) => block.kind)).toEqual(['text', 'compaction', 'text', 'steer']);
+  });
+
+  it('shows what the turn cost, subtly rounded, and nothing without a cost', () => {
+    const cost = (costUsd: unknown) => replyCost({ costUsd } as MessageMetadata);
+    expect(cost(0.030765)).toBe('$0.03');
+    expect(cost(1.5)).toBe('$1.50');
+    expect(cost(0.004)).toBe('<$0.01');
+    expect(cost('0.5')).toBeUndefined();
+    expect(replyCost(undefined)).toBeUndefined();
+  });
+
+  it('renders the marker, the note and the cost, and never the resume token', () => {
+    const html = render(
+      reply(
+        [
+          { type: 'text', text: 'Done.' },
+          { type: 'data-compaction', id: 'compaction-1', data: { state: 'done', preTokens: 5000, postTokens: 1000 } },
+          { type: 'data-steer', data: { state: 'undelivered' } },
+        ],
+        { status: 'success', model: 'claude-sonnet-4-5', costUsd: 0.25, resumeToken: 'secret-token' } as MessageMetadata,
+      ),
+    );
+    expect(html).toContain('data-testid="message-compaction" data-state="done"');
+    expect(html).toContain('5k → 1k tokens');
+    expect(html).toContain('data-testid="message-steer-note" data-state="undelivered"');
+    expect(html).toContain('data-testid="message-cost"');
+    expect(html).toContain('$0.25');
+    expect(html).not.toContain('secret-token');
+  });
+});
+
+describe('agent errors', () => {
+  const agentError = (code: string, message = 'boom'): ApiError => ({ kind: 'provider', message, retryable: true, code });
+
+  it('are titled for the agent, with what to do', () => {
+    expect(errorTitle(agentError('agent_not_installed'))).toBe('Claude Code is not installed');
+    expect(errorHint(agentError('agent_not_installed'))).toMatch(/Install it/);
+    expect(errorTitle(agentError('resume_failed'))).toBe('Claude Code could not resume its session');
+    expect(errorHint(agentError('resume_failed'))).toMatch(/fresh Claude Code session/);
+    expect(errorTitle(agentError('agent'))).toBe('Claude Code stopped with an error');
+    expect(errorTitle(agentError('rate_limit'))).toBe('The provider is rate-limiting requests');
+  });
+
+  const failed = (code: string) => reply([{ type: 'data-error', data: agentError(code, 'could not resume session 0b5e') }], { status: 'error' });
+  const session = (resumable: boolean): AgentSessionActions => ({ resumable, reset: () => Promise.resolve(undefined) });
+
+  it('offer a fresh agent session after a failed resume, inside a session only', () => {
+    expect(render(failed('resume_failed'), session(true))).toContain('Start a fresh Claude Code session');
+    expect(render(failed('resume_failed'), session(false))).toContain('data-testid="agent-reset-done"');
+    expect(render(failed('resume_failed'))).not.toContain('data-testid="agent-reset"');
+    expect(render(failed('agent'), session(true))).not.toContain('data-testid="agent-reset"');
+  });
+});
+
+describe('what an agent session offers', () => {
+  const stopped = reply([{ type: 'text', text: 'Half' }], { status: 'paused', statusReason: 'user_stop' });
+  const finished = reply([{ type: 'text', text: 'All' }]);
+
+  it('has no Retry, no Add model, no files and no model choice; Continue stays', () => {
+    expect(featuresFor('agent-session:s1')).toBe(AGENT_FEATURES);
+    expect(featuresFor('topic-1')).toBe(CHAT_FEATURES);
+    expect(AGENT_FEATURES).toEqual({ retry: false, addModel: false, attachments: false, pickModels: false });
+    expect(replyActions(stopped, false, AGENT_FEATURES)).toEqual({ continue: true, retry: false });
+    expect(replyActions(finished, false, AGENT_FEATURES)).toEqual({ continue: false, retry: false });
+    expect(replyActions(finished, false, CHAT_FEATURES)).toEqual({ continue: false, retry: true });
+    expect(replyActions(stopped, true, CHAT_FEATURES)).toEqual({ continue: false, retry: false });
+  });
+});
