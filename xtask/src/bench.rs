@@ -14,11 +14,18 @@ struct Bench {
     run: fn(&Repo, &[String]) -> Result<()>,
 }
 
-const BENCHES: &[Bench] = &[Bench {
-    name: "streams",
-    about: "stream pipeline: CPU/chunk vs the AI SDK, latency, 1,000 topics, attach, SIGKILL (docs/benchmarks.md)",
-    run: streams,
-}];
+const BENCHES: &[Bench] = &[
+    Bench {
+        name: "streams",
+        about: "stream pipeline: CPU/chunk vs the AI SDK, latency, 1,000 topics, attach, SIGKILL (docs/benchmarks.md)",
+        run: streams,
+    },
+    Bench {
+        name: "providers",
+        about: "parse + map throughput (MB/s, events/s) of each wire format on a large recorded reply (docs/benchmarks.md)",
+        run: providers,
+    },
+];
 
 pub fn run(repo: &Repo, args: &[String]) -> Result<()> {
     let Some(name) = args.first() else { return list() };
@@ -61,4 +68,14 @@ fn streams(repo: &Repo, args: &[String]) -> Result<()> {
         .dir(repo.root())
         .run()?;
     Cmd::new(repo.binary("release", "colloquy-bench-streams")).args(args).dir(repo.root()).run()
+}
+
+/// `colloquy-bench-providers`: records a large reply from the testkit in every wire format
+/// and times decoding it. `cargo xtask bench providers --help` lists its options.
+fn providers(repo: &Repo, args: &[String]) -> Result<()> {
+    Cmd::cargo()
+        .args(["build", "--release", "-p", "colloquy-bench", "--bin", "colloquy-bench-providers"])
+        .dir(repo.root())
+        .run()?;
+    Cmd::new(repo.binary("release", "colloquy-bench-providers")).args(args).dir(repo.root()).run()
 }

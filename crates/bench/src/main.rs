@@ -9,7 +9,8 @@
 //!
 //! Helpers: [`pipeline`] (the stream manager under test and its listeners), [`tap`] (a
 //! timestamping relay run as a child process), [`fake_model`], [`children`] (testkit,
-//! tap and server processes), [`machine`] (meters and machine facts), [`stats`], [`report`].
+//! tap and server processes); [`machine`], [`stats`] and [`report`] come from the library
+//! both benchmark binaries share.
 
 mod attach;
 mod children;
@@ -18,11 +19,10 @@ mod cpu;
 mod crash;
 mod fake_model;
 mod latency;
-mod machine;
 mod pipeline;
-mod report;
-mod stats;
 mod tap;
+
+use colloquy_bench::{load_average, machine, report, stats};
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -183,10 +183,4 @@ async fn run(setup: &Setup, sections: &[String]) -> Result<Table> {
     }
     println!("\nLoad average at end: {}", load_average());
     Ok(table)
-}
-
-/// The 1, 5 and 15 minute load averages from `/proc/loadavg`.
-fn load_average() -> String {
-    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    text.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }

@@ -187,6 +187,51 @@ pub(crate) fn parse_frame<'a, T: serde::Deserialize<'a>>(data: &'a str) -> Resul
     serde_json::from_str(data).map_err(|err| ProviderError::malformed_frame(&err, data))
 }
 
+/// A format whose frames carry their kind in a `type` field and are read into one flat
+/// lenient struct (Responses, Anthropic).
+pub(crate) trait TypedEvent: serde::de::DeserializeOwned + Default {
+    /// The `type` field.
+    fn kind(&self) -> Option<&str>;
+    /// Whether the frame has a non-null `error` field.
+    fn has_error(&self) -> bool;
+}
+
+/// A [`TypedEvent`] frame, read.
+pub(crate) enum TypedFrame<T> {
+    Event {
+        kind: String,
+        event: T,
+    },
+    /// The provider reported an error; the whole frame, for [`ProviderError::from_error_value`].
+    Error(serde_json::Value),
+}
+
+/// Reads a frame of a [`TypedEvent`] format in one pass. A frame whose fields have
+/// unexpected types is still read leniently (through a `Value`: slower, but rare); the
+/// frame's type falls back to the SSE `event:` line. Bad JSON is a malformed frame.
+pub(crate) fn read_typed_frame<T: TypedEvent>(frame: &SseFrame, data: &str) -> Result<TypedFrame<T>, ProviderError> {
+    let fallback = frame.event.as_deref();
+    let is_error = |kind: &str, has_error: bool| kind == "error" || (kind.is_empty() && has_error);
+    match serde_json::from_str::<T>(data) {
+        Ok(event) => {
+            let kind = event.kind().or(fallback).unwrap_or_default().to_owned();
+            if is_error(&kind, event.has_error()) {
+                return Ok(TypedFrame::Error(parse_frame(data)?));
+            }
+            Ok(TypedFrame::Event { kind, event })
+        }
+        Err(_) => {
+            let value: serde_json::Value = parse_frame(data)?;
+            let kind =
+                value.get("type").and_then(serde_json::Value::as_str).or(fallback).unwrap_or_default().to_owned();
+            if is_error(&kind, value.get("error").is_some_and(|error| !error.is_null())) {
+                return Ok(TypedFrame::Error(value));
+            }
+            Ok(TypedFrame::Event { kind, event: serde_json::from_value(value).unwrap_or_default() })
+        }
+    }
+}
+
 /// For lenient wire types: a list whose unreadable elements are skipped, and which reads
 /// `null` (or anything but a list) as empty.
 pub(crate) fn lenient_list<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use crate::decoder::{EventMapper, FrameOutcome, parse_frame};
+use crate::decoder::{EventMapper, FrameOutcome, TypedFrame, read_typed_frame};
 use crate::error::ProviderError;
 use crate::language_model::{CompletionEvent, StopReason, TokenUsage};
 use crate::sse::SseFrame;
@@ -259,13 +259,10 @@ impl EventMapper for MessagesEventMapper {
         if data.is_empty() {
             return Ok(FrameOutcome::Continue(Vec::new()));
         }
-        let value: Value = parse_frame(data)?;
-        let kind = value.get("type").and_then(Value::as_str).or(frame.event.as_deref()).unwrap_or_default().to_owned();
-        if kind == "error" || (kind.is_empty() && value.get("error").is_some_and(|e| !e.is_null())) {
-            return Err(ProviderError::from_error_value(&self.provider, &value));
+        match read_typed_frame::<StreamEvent>(frame, data)? {
+            TypedFrame::Event { kind, event } => Ok(self.map_event(&kind, event)),
+            TypedFrame::Error(value) => Err(ProviderError::from_error_value(&self.provider, &value)),
         }
-        let event: StreamEvent = serde_json::from_value(value).unwrap_or_default();
-        Ok(self.map_event(&kind, event))
     }
 
     fn on_end_of_stream(&mut self) -> Result<Vec<CompletionEvent>, ProviderError> {
@@ -346,6 +343,22 @@ mod tests {
 
         let events = run(&[r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"cut"}}"#]);
         assert_eq!(events[1].clone().unwrap_err().kind, ProviderErrorKind::Network, "EOF before the end");
+    }
+
+    #[test]
+    fn a_frame_with_a_field_of_the_wrong_type_is_read_leniently_and_errors_still_count() {
+        let events = run(&[
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}"#,
+            // `index` is not a number: the frame reads as its type with nothing usable.
+            r#"{"type":"content_block_delta","index":"one","delta":{"type":"text_delta","text":"lost"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"b"}}"#,
+            // No type, the Chat Completions way of reporting a failure.
+            r#"{"error":{"type":"rate_limit_error","message":"Slow down"},"index":"x"}"#,
+        ]);
+        assert_eq!(events[..2], ok(vec![TextDelta("a".into()), TextDelta("b".into())]));
+        let err = events[2].clone().unwrap_err();
+        assert_eq!(err.kind, ProviderErrorKind::RateLimit, "{err:?}");
+        assert_eq!(events.len(), 3);
     }
 
     #[test]

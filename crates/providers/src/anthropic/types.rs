@@ -9,6 +9,11 @@ use serde_json::Value;
 /// One `data:` frame, `{"type": "content_block_delta", ...}` (the mapper reads `type` first).
 #[derive(Debug, Default, Deserialize)]
 pub struct StreamEvent {
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+    /// An error report (`type: "error"`, or a compatible server's untyped `{"error": …}`).
+    #[serde(default)]
+    pub error: Option<Value>,
     /// `message_start`.
     #[serde(default)]
     pub message: Option<Message>,
@@ -105,4 +110,14 @@ pub struct ModelPage {
 pub struct ModelEntry {
     #[serde(default)]
     pub id: Option<String>,
+}
+
+impl crate::decoder::TypedEvent for StreamEvent {
+    fn kind(&self) -> Option<&str> {
+        self.kind.as_deref()
+    }
+
+    fn has_error(&self) -> bool {
+        self.error.as_ref().is_some_and(|error| !error.is_null())
+    }
 }

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::decoder::{EventMapper, FrameOutcome, parse_frame};
+use crate::decoder::{EventMapper, FrameOutcome, TypedFrame, read_typed_frame};
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::language_model::{CompletionEvent, StopReason, TokenUsage};
 use crate::sse::SseFrame;
@@ -220,18 +220,12 @@ impl EventMapper for ResponsesEventMapper {
         if data.is_empty() || data == "[DONE]" {
             return Ok(FrameOutcome::Continue(Vec::new()));
         }
-        let value: Value = parse_frame(data)?;
-        // The type is in the data; the SSE `event:` line says the same and is the fallback.
-        let kind = value.get("type").and_then(Value::as_str).or(frame.event.as_deref()).unwrap_or_default().to_owned();
-        if kind == "error" {
-            return Err(ProviderError::from_error_value(&self.provider, &value));
+        // An untyped frame with an `error` is how compatible servers that speak the Chat
+        // Completions way report failures.
+        match read_typed_frame::<StreamEvent>(frame, data)? {
+            TypedFrame::Event { kind, event } => self.map_event(&kind, event),
+            TypedFrame::Error(value) => Err(ProviderError::from_error_value(&self.provider, &value)),
         }
-        if kind.is_empty() && value.get("error").is_some_and(|e| !e.is_null()) {
-            // Compatible servers that report failures the Chat Completions way.
-            return Err(ProviderError::from_error_value(&self.provider, &value));
-        }
-        let event: StreamEvent = serde_json::from_value(value).unwrap_or_default();
-        self.map_event(&kind, event)
     }
 
     fn on_end_of_stream(&mut self) -> Result<Vec<CompletionEvent>, ProviderError> {

@@ -10,6 +10,11 @@ use serde_json::Value;
 /// One `data:` frame, `{"type": "response.output_text.delta", ...}` (the mapper reads `type` first).
 #[derive(Debug, Default, Deserialize)]
 pub struct StreamEvent {
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+    /// An error report (`type: "error"`, or a compatible server's untyped `{"error": …}`).
+    #[serde(default)]
+    pub error: Option<Value>,
     #[serde(default)]
     pub output_index: Option<u32>,
     #[serde(default)]
@@ -89,6 +94,16 @@ pub struct WireUsage {
 /// A string field that some servers send as something else: only a string counts.
 pub fn text(value: Option<&Value>) -> Option<&str> {
     value?.as_str()
+}
+
+impl crate::decoder::TypedEvent for StreamEvent {
+    fn kind(&self) -> Option<&str> {
+        self.kind.as_deref()
+    }
+
+    fn has_error(&self) -> bool {
+        self.error.as_ref().is_some_and(|error| !error.is_null())
+    }
 }
 
 #[cfg(test)]
