@@ -1,12 +1,25 @@
 // An agent session with the real Claude Code CLI (tests/agent-cli) talking to the
 // testkit's Anthropic Messages mock: created in the UI on a fresh folder, its permission
 // prompt answered on an approval card while the reply is still live, the file written,
-// the reply finished; opened again from a deep link.
+// the reply finished; opened again from a deep link. Then a steering message that goes
+// into the running agent turn, and the error shown when Claude Code is not installed.
 
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { byTestId, e2eTest, lastAssistant, normalize, REPO, tempWorkspace, typeAndEnter, useStack, waitUntil } from './harness.mjs';
+import {
+  assistantMessages,
+  byTestId,
+  e2eTest,
+  lastAssistant,
+  normalize,
+  REPO,
+  tempWorkspace,
+  typeAndEnter,
+  useStack,
+  waitUntil,
+  words,
+} from './harness.mjs';
 
 const MODEL = 'claude-sonnet-4-5';
 const AGENT_TIMEOUT = 60_000;
@@ -123,6 +136,92 @@ e2eTest(
     await byTestId(other, 'agent-session-header').waitFor();
     await waitUntil('the other window shows the reply', async () => normalize(await lastAssistant(other).innerText()).includes('Wrote hello.txt for you.'));
     assert.equal(await other.locator('[data-testid="sidebar-tab"][data-section="agents"]').getAttribute('aria-selected'), 'true');
+  },
+  { timeout: 180_000 },
+);
+
+/** A session on a fresh folder through the mock provider, opened in a new page. */
+async function openSession() {
+  const folder = await tempWorkspace();
+  const [provider] = await stack.server.api('providers_list');
+  const session = await stack.server.api('agent_session_create', { workspace: folder, providerId: provider.id, model: MODEL });
+  const page = await stack.openApp(`${stack.server.appUrl}&topic=${encodeURIComponent(session.topicId)}`);
+  await byTestId(page, 'agent-session-header').waitFor();
+  await byTestId(page, 'composer-input').waitFor();
+  return { folder, session, page };
+}
+
+e2eTest(
+  stack,
+  'a steering message goes into the running agent turn at its next step; the answer follows it',
+  async () => {
+    const { folder, page } = await openSession();
+    const file = path.join(folder, 'a.txt');
+    await writeFile(file, 'content A');
+    await stack.testkit.reset();
+    // Slow text before a Read (which runs without asking): time to steer before the tool boundary.
+    await stack.testkit.script({
+      chunks: words(60, 'w'),
+      tokenDelayMs: 100,
+      toolCalls: [{ name: 'Read', arguments: JSON.stringify({ file_path: file }) }],
+    });
+    await stack.testkit.script({ chunks: ['Hi! ', 'Also read a.txt.'] });
+    await typeAndEnter(page, 'Read a.txt');
+    await waitUntil('the reply streams', async () => normalize(await lastAssistant(page).innerText()).includes('w3'), { timeout: AGENT_TIMEOUT });
+    await byTestId(page, 'composer-input').fill('Say hi first');
+    await byTestId(page, 'composer-steer').click();
+
+    await waitUntil(
+      'the continuation follows the steering message',
+      async () => {
+        const replies = assistantMessages(page);
+        return (
+          (await replies.count()) === 2 &&
+          (await replies.last().getAttribute('data-status')) === 'success' &&
+          normalize(await replies.last().innerText()).includes('Hi! Also read a.txt.')
+        );
+      },
+      { timeout: AGENT_TIMEOUT },
+    );
+    const steered = assistantMessages(page).first();
+    assert.equal(await steered.locator('[data-testid="message-steer-note"]').getAttribute('data-state'), 'delivered');
+    assert.match(await steered.locator('[data-testid="message-steer-note"]').innerText(), /went in at the next step/);
+    await steered.locator('[data-testid="message-steered"]').waitFor();
+    const users = page.locator('[data-testid="message"][data-role="user"]');
+    assert.deepEqual(await users.locator('[data-testid="message-text"]').allInnerTexts(), ['Read a.txt', 'Say hi first']);
+  },
+  { timeout: 180_000 },
+);
+
+e2eTest(
+  stack,
+  'without Claude Code installed the reply says what to install, and the session works once it is there',
+  async () => {
+    const claude = stack.serverEnv.COLLOQUY_CLAUDE_PATH;
+    stack.serverEnv.COLLOQUY_CLAUDE_PATH = path.join(await tempWorkspace(), 'claude');
+    try {
+      await stack.restartServer();
+      const { page } = await openSession();
+      await typeAndEnter(page, 'Are you there?');
+      const error = lastAssistant(page).locator('[data-testid="message-error"]');
+      await error.waitFor({ timeout: AGENT_TIMEOUT });
+      assert.equal(await error.getAttribute('data-code'), 'agent_not_installed');
+      assert.match(await error.innerText(), /Claude Code is not installed/);
+      assert.match(await error.innerText(), /npm install/);
+      assert.equal(await byTestId(page, 'reply-retry').count(), 0);
+    } finally {
+      stack.serverEnv.COLLOQUY_CLAUDE_PATH = claude;
+      await stack.restartServer();
+    }
+    const { page } = await openSession();
+    await stack.testkit.reset();
+    await stack.testkit.script({ chunks: ['Here ', 'I am.'] });
+    await typeAndEnter(page, 'Are you there now?');
+    await waitUntil(
+      'the agent answers',
+      async () => (await lastAssistant(page).getAttribute('data-status')) === 'success' && normalize(await lastAssistant(page).innerText()).includes('Here I am.'),
+      { timeout: AGENT_TIMEOUT },
+    );
   },
   { timeout: 180_000 },
 );
