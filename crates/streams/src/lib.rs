@@ -165,8 +165,14 @@ struct Inner {
 
 impl StreamManager {
     pub fn new(store: Store, config: StreamConfig) -> Self {
+        let writer = Arc::new(store.clone());
+        Self::with_writer(store, writer, config)
+    }
+
+    /// Reply states go to `writer` instead of the store (tests record them).
+    fn with_writer(store: Store, writer: Arc<dyn persist::ReplyWriter>, config: StreamConfig) -> Self {
         let tracker = TaskTracker::new();
-        let persister = Persister::spawn(store.clone(), &tracker);
+        let persister = Persister::spawn(writer, &tracker);
         Self {
             inner: Arc::new(Inner {
                 topics: Mutex::new(HashMap::new()),

@@ -71,6 +71,12 @@ impl Listener {
         self.tx.is_closed()
     }
 
+    /// A handle that tells whether the actor still holds this listener.
+    #[cfg(test)]
+    pub(crate) fn downgrade(&self) -> mpsc::WeakSender<StreamMessage> {
+        self.tx.downgrade()
+    }
+
     /// How many more messages fit in the buffer right now.
     pub(crate) fn room(&self) -> usize {
         self.tx.capacity()

@@ -5,12 +5,28 @@
 //! is never overwritten by an older checkpoint.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use protocol::MessageId;
-use store::{Checkpoint, Store};
+use store::{Checkpoint, Store, StoreError};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+
+/// Where reply states go: the store in the app; tests put a recorder in its place to see
+/// what is written when, on tokio's paused clock, without waiting on SQLite.
+#[async_trait::async_trait]
+pub(crate) trait ReplyWriter: Send + Sync + 'static {
+    /// Writes the rows in one transaction.
+    async fn write_replies(&self, rows: &[Checkpoint]) -> Result<(), StoreError>;
+}
+
+#[async_trait::async_trait]
+impl ReplyWriter for Store {
+    async fn write_replies(&self, rows: &[Checkpoint]) -> Result<(), StoreError> {
+        self.write_checkpoints(rows).await
+    }
+}
 
 enum Job {
     Checkpoint(Checkpoint),
@@ -28,10 +44,10 @@ pub(crate) struct Persister {
 }
 
 impl Persister {
-    pub(crate) fn spawn(store: Store, tracker: &TaskTracker) -> Self {
+    pub(crate) fn spawn(writer: Arc<dyn ReplyWriter>, tracker: &TaskTracker) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let stop = CancellationToken::new();
-        tracker.spawn(run(store, rx, stop.clone()));
+        tracker.spawn(run(writer, rx, stop.clone()));
         Self { tx, stop }
     }
 
@@ -52,7 +68,7 @@ impl Persister {
     }
 }
 
-async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Job>, stop: CancellationToken) {
+async fn run(writer: Arc<dyn ReplyWriter>, mut rx: mpsc::UnboundedReceiver<Job>, stop: CancellationToken) {
     loop {
         let first = tokio::select! {
             job = rx.recv() => job,
@@ -64,7 +80,7 @@ async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Job>, stop: Cancellat
         }
         let stopping = batch.is_empty();
         if !batch.is_empty() {
-            write(&store, batch).await;
+            write(writer.as_ref(), batch).await;
         }
         if stopping {
             return;
@@ -72,11 +88,23 @@ async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Job>, stop: Cancellat
     }
 }
 
-async fn write(store: &Store, jobs: Vec<Job>) {
-    // Keep only the newest state per message; a final state wins over any checkpoint.
+async fn write(writer: &dyn ReplyWriter, jobs: Vec<Job>) {
+    let mut waiters = Vec::new();
+    let rows = newest_per_reply(jobs, &mut waiters);
+    if let Err(err) = writer.write_replies(&rows).await {
+        tracing::error!(error = %err, rows = rows.len(), "could not persist replies");
+    }
+    for waiter in waiters {
+        let _ = waiter.send(());
+    }
+}
+
+/// One row per reply, in the order replies first appear: its newest state, where a
+/// final state wins over any checkpoint queued after it. Collects the final writes'
+/// waiters into `waiters`.
+fn newest_per_reply(jobs: Vec<Job>, waiters: &mut Vec<oneshot::Sender<()>>) -> Vec<Checkpoint> {
     let mut latest: HashMap<MessageId, (Checkpoint, bool)> = HashMap::new();
     let mut order: Vec<MessageId> = Vec::new();
-    let mut waiters = Vec::new();
     for job in jobs {
         let (checkpoint, is_final) = match job {
             Job::Checkpoint(c) => (c, false),
@@ -93,11 +121,42 @@ async fn write(store: &Store, jobs: Vec<Job>) {
         }
         latest.insert(id, (checkpoint, is_final));
     }
-    let rows: Vec<Checkpoint> = order.into_iter().filter_map(|id| latest.remove(&id).map(|(c, _)| c)).collect();
-    if let Err(err) = store.write_checkpoints(&rows).await {
-        tracing::error!(error = %err, rows = rows.len(), "could not persist replies");
+    order.into_iter().filter_map(|id| latest.remove(&id).map(|(c, _)| c)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use protocol::{MessageStatus, UiMessage};
+
+    use super::*;
+
+    fn state(id: &MessageId, text: &str, status: MessageStatus) -> Checkpoint {
+        let mut message = UiMessage::user_text(id.as_str(), text);
+        message.role = protocol::MessageRole::Assistant;
+        Checkpoint { message_id: id.clone(), status, status_reason: None, message }
     }
-    for waiter in waiters {
-        let _ = waiter.send(());
+
+    #[test]
+    fn a_batch_keeps_the_newest_state_per_reply_and_never_lets_a_checkpoint_undo_the_final_one() {
+        let (a, b) = (MessageId::new(), MessageId::new());
+        let (done, _rx) = oneshot::channel();
+        let jobs = vec![
+            Job::Checkpoint(state(&a, "He", MessageStatus::Streaming)),
+            Job::Checkpoint(state(&b, "x", MessageStatus::Streaming)),
+            Job::Checkpoint(state(&a, "Hello", MessageStatus::Streaming)),
+            Job::Final { checkpoint: state(&a, "Hello!", MessageStatus::Success), done: Some(done) },
+            // An older state arriving after the final one (it never should) is ignored.
+            Job::Checkpoint(state(&a, "Hel", MessageStatus::Streaming)),
+            Job::Checkpoint(state(&b, "xy", MessageStatus::Streaming)),
+        ];
+        let mut waiters = Vec::new();
+        let rows = newest_per_reply(jobs, &mut waiters);
+        let rows: Vec<(MessageId, String, MessageStatus)> =
+            rows.into_iter().map(|r| (r.message_id, r.message.text(), r.status)).collect();
+        assert_eq!(
+            rows,
+            [(a, "Hello!".to_owned(), MessageStatus::Success), (b, "xy".to_owned(), MessageStatus::Streaming)]
+        );
+        assert_eq!(waiters.len(), 1, "the final write's waiter is told once the batch is written");
     }
 }

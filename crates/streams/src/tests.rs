@@ -8,6 +8,9 @@ use providers::{
 };
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
+mod paused_clock;
+mod rules;
+
 /// The loop's request for a model, as the engine would prepare it for a plain chat.
 fn agent_request(model: Arc<dyn LanguageModel>, name: &str) -> agent::TurnRequest {
     let completion = CompletionRequest {
@@ -265,26 +268,6 @@ async fn attach_to_a_topic_without_a_stream_is_not_live() {
     let h = harness(StreamConfig::default()).await;
     let (l, _rx) = h.manager.listener(ListenerId::unique(), &h.topic);
     assert!(!h.manager.attach(&TopicId::new(), vec![], l).await.live);
-}
-
-#[tokio::test]
-async fn finished_turns_stay_attachable_for_the_grace_period_then_are_evicted() {
-    let config = StreamConfig { grace_period: Duration::from_secs(30), ..StreamConfig::default() };
-    let h = harness(config).await;
-    let (feed, mut rx, _) = h.open("w1").await;
-    feed.send(token("done")).unwrap();
-    drop(feed);
-    read_until(&mut rx, is_topic_done).await;
-
-    // Only now freeze time: SQLite work runs on its own thread, and a paused clock would
-    // race ahead while waiting for it. From here on nothing touches the database.
-    tokio::time::pause();
-    tokio::time::sleep(Duration::from_secs(29)).await;
-    let (l, _rx1) = h.manager.listener(ListenerId("w2".into()), &h.topic);
-    assert!(h.manager.attach(&h.topic, vec![], l).await.live);
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let (l, _rx2) = h.manager.listener(ListenerId("w3".into()), &h.topic);
-    assert!(!h.manager.attach(&h.topic, vec![], l).await.live);
 }
 
 #[tokio::test]
@@ -566,18 +549,4 @@ async fn retrying_a_reply_that_is_still_streaming_is_refused() {
         .open(PreparedTurn { topic_id: h.topic.clone(), turn_id, user: None, executions: vec![retry] }, l)
         .await;
     assert!(matches!(result, Err(StreamError::ReplyRunning)));
-}
-
-#[tokio::test]
-async fn a_silent_model_is_cut_off_and_persisted_as_stalled() {
-    let h = harness(StreamConfig { idle_timeout: Duration::from_millis(50), ..StreamConfig::default() }).await;
-    let (feed, mut rx, message_id) = h.open("w1").await;
-    feed.send(token("before the silence")).unwrap();
-    let messages = read_until(&mut rx, is_topic_done).await;
-    let StreamMessage::Terminal(terminal) = messages.last().unwrap() else { panic!() };
-    assert_eq!(terminal.status, TerminalStatus::Paused);
-    let row = h.store.get_message(&message_id).await.unwrap();
-    assert_eq!((row.status, row.status_reason.as_deref()), (MessageStatus::Paused, Some("stalled")));
-    assert_eq!(row.message.text(), "before the silence");
-    drop(feed);
 }
