@@ -133,7 +133,12 @@ export type CreateTopic = { title?: string, model?: ModelRef, };
 
 export type UpdateTopic = { id: TopicId, title?: string, model?: ModelRef, workspace?: string, assistantId?: string, };
 
-export type StoredMessage = { id: MessageId, topicId: TopicId, parentId?: MessageId, turnId?: TurnId, status: MessageStatus, statusReason?: string, model?: ModelRef, message: UiMessage, createdAt: string, updatedAt: string, };
+export type StoredMessage = { id: MessageId, topicId: TopicId, parentId?: MessageId, turnId?: TurnId, status: MessageStatus, statusReason?: string, model?: ModelRef, message: UiMessage, 
+/**
+ * Bumped by every write to the row. The backend uses it to refuse an operation
+ * prepared from an older read (the reply changed meanwhile).
+ */
+revision: number, createdAt: string, updatedAt: string, };
 
 export type StreamOpenRequest = { topicId: TopicId, 
 /**

@@ -14,6 +14,7 @@ function row(id: string, role: UiMessage['role'], turnId: string, text: string, 
     status,
     model: role === 'assistant' ? { providerId: 'p1', model: `model-${id}` } : undefined,
     message: { id, role, parts: [{ type: 'text', text }] },
+    revision: 1,
     createdAt: NOW,
     updatedAt: NOW,
   } as StoredMessage;

@@ -31,6 +31,7 @@ describe('why a reply stopped', () => {
       topicId: 't',
       status: 'success',
       message: { id: 'm', role: 'assistant', parts: [], metadata: { status: 'success', statusReason: 'awaiting_approval' } },
+      revision: 3,
       createdAt: '',
       updatedAt: '',
     };

@@ -13,7 +13,7 @@ const A: Execution = { executionId: 'exec-a', messageId: 'msg-a', model: ALPHA }
 const B: Execution = { executionId: 'exec-b', messageId: 'msg-b', model: BETA };
 
 function row(id: string, message: Omit<UiMessage, 'id'>, status: StoredMessage['status'], extra: Partial<StoredMessage> = {}): StoredMessage {
-  return { id, topicId: 'topic-1', turnId: 'turn-1', status, message: { ...message, id }, createdAt: NOW, updatedAt: NOW, ...extra };
+  return { id, topicId: 'topic-1', turnId: 'turn-1', status, message: { ...message, id }, revision: 1, createdAt: NOW, updatedAt: NOW, ...extra };
 }
 const text = (t: string) => ({ role: 'assistant' as const, parts: [{ type: 'step-start' as const }, { type: 'text' as const, text: t, state: 'done' as const }] });
 const userRow = row('user-1', { role: 'user', parts: [{ type: 'text', text: 'Compare' }] }, 'success');

@@ -7,6 +7,7 @@ use streams::StreamError;
 pub fn store_error(err: StoreError) -> ApiError {
     match err {
         StoreError::NotFound { what, id } => ApiError::not_found(what, id),
+        StoreError::Changed { .. } => ApiError::conflict(format!("{err}; look at it again")),
         other => {
             tracing::error!(error = %other, "storage failure");
             ApiError::internal(other.to_string())
@@ -19,7 +20,9 @@ pub(crate) fn stream_error(err: StreamError) -> ApiError {
         StreamError::ModelInTurn(model) => {
             ApiError::conflict(format!("{} is already answering in this turn", model.model))
         }
-        StreamError::Busy | StreamError::ReplyRunning => ApiError::conflict(err.to_string()),
+        StreamError::Busy | StreamError::ReplyRunning | StreamError::ReplyChanged => {
+            ApiError::conflict(err.to_string())
+        }
         StreamError::Store(err) => store_error(err),
         StreamError::ShuttingDown => {
             ApiError { kind: ErrorKind::Internal, message: err.to_string(), retryable: true, field: None, code: None }

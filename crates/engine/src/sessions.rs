@@ -204,8 +204,8 @@ impl Engine {
             return Err(ApiError::bad_request("messageId", "this reply has no turn to continue"));
         };
         let prompt = "Continue from where you left off.".to_owned();
-        let execution =
-            self.session_execution(&session, reply.id.clone(), prompt, ReplySlot::Continue(reply.message)).await?;
+        let slot = ReplySlot::Continue { message: reply.message, seen: reply.revision };
+        let execution = self.session_execution(&session, reply.id.clone(), prompt, slot).await?;
         Ok(PreparedTurn { topic_id: session.topic_id, turn_id, user: None, executions: vec![execution] })
     }
 

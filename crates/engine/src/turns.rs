@@ -219,10 +219,10 @@ impl Engine {
         let setup = self.turn_setup(topic).await?;
         let mut conversation: Vec<&UiMessage> = prompt_messages(&history, Some(&turn_id)).collect();
         let slot = if mode == Continuation::None {
-            ReplySlot::Restart
+            ReplySlot::Restart { seen: reply.revision }
         } else {
             conversation.push(&reply.message);
-            ReplySlot::Continue(reply.message.clone())
+            ReplySlot::Continue { message: reply.message.clone(), seen: reply.revision }
         };
         let execution = self.execution(&setup, reply.id.clone(), model, &conversation, slot, mode).await?;
         Ok(PreparedTurn { topic_id: request.topic_id, turn_id, user: None, executions: vec![execution] })
@@ -301,7 +301,7 @@ impl Engine {
         let tool_calling = if capabilities.tools { agent::ToolCalling::Native } else { agent::ToolCalling::Prompt };
 
         let open = match &slot {
-            ReplySlot::Continue(message) => Some(message),
+            ReplySlot::Continue { message, .. } => Some(message),
             _ => None,
         };
         let options = agent::PromptOptions {

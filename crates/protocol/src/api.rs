@@ -85,6 +85,11 @@ pub struct StoredMessage {
     #[ts(optional)]
     pub model: Option<ModelRef>,
     pub message: UiMessage,
+    /// Bumped by every write to the row. The backend uses it to refuse an operation
+    /// prepared from an older read (the reply changed meanwhile).
+    #[serde(default)]
+    #[ts(type = "number")]
+    pub revision: u64,
     pub created_at: String,
     pub updated_at: String,
 }

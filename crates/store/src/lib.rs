@@ -34,6 +34,9 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 pub enum StoreError {
     #[error("{what} {id} not found")]
     NotFound { what: &'static str, id: String },
+    /// The row was written since the caller read it.
+    #[error("{what} {id} changed since it was read")]
+    Changed { what: &'static str, id: String },
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
     #[error("database migration failed: {0}")]

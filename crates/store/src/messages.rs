@@ -46,7 +46,7 @@ pub struct Checkpoint {
 /// The columns every read selects (a macro so queries stay `&'static str`).
 macro_rules! message_columns {
     () => {
-        "id, topic_id, parent_id, turn_id, role, status, status_reason, provider_id, model_name, parts, metadata, created_at, updated_at"
+        "id, topic_id, parent_id, turn_id, role, status, status_reason, provider_id, model_name, parts, metadata, revision, created_at, updated_at"
     };
 }
 
@@ -81,6 +81,7 @@ fn from_row(row: &SqliteRow) -> Result<StoredMessage> {
         status_reason,
         model: model_ref(row.try_get("provider_id")?, row.try_get("model_name")?),
         message: UiMessage { id, role, parts, metadata: Some(metadata) },
+        revision: u64::try_from(row.try_get::<i64, _>("revision")?).unwrap_or(0),
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })
@@ -216,17 +217,32 @@ impl Store {
     }
 
     /// Makes an existing reply pending again, clearing its parts when `clear` (retry) or
-    /// keeping them (continue).
-    pub async fn reopen_reply(&self, message_id: &MessageId, clear: bool) -> Result<()> {
+    /// keeping them (continue). `seen` is the revision the caller prepared the run from:
+    /// if the reply was written since, nothing changes and [`StoreError::Changed`] says so.
+    pub async fn reopen_reply(&self, message_id: &MessageId, clear: bool, seen: u64) -> Result<()> {
         let query = if clear {
-            "UPDATE messages SET status = 'pending', status_reason = NULL, parts = '[]', updated_at = ? WHERE id = ? AND role = 'assistant'"
+            "UPDATE messages SET status = 'pending', status_reason = NULL, parts = '[]', revision = revision + 1, updated_at = ? \
+             WHERE id = ? AND role = 'assistant' AND revision = ?"
         } else {
-            "UPDATE messages SET status = 'pending', status_reason = NULL, updated_at = ? WHERE id = ? AND role = 'assistant'"
+            "UPDATE messages SET status = 'pending', status_reason = NULL, revision = revision + 1, updated_at = ? \
+             WHERE id = ? AND role = 'assistant' AND revision = ?"
         };
-        let result = sqlx::query(query).bind(now()).bind(message_id.as_str()).execute(self.pool()).await?;
+        let seen = i64::try_from(seen).unwrap_or(i64::MAX);
+        let mut tx = self.write().await?;
+        let result = sqlx::query(query).bind(now()).bind(message_id.as_str()).bind(seen).execute(&mut *tx).await?;
         if result.rows_affected() == 0 {
-            return Err(StoreError::NotFound { what: "reply", id: message_id.to_string() });
+            let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM messages WHERE id = ? AND role = 'assistant'")
+                .bind(message_id.as_str())
+                .fetch_optional(&mut *tx)
+                .await?;
+            let id = message_id.to_string();
+            return Err(if exists.is_some() {
+                StoreError::Changed { what: "reply", id }
+            } else {
+                StoreError::NotFound { what: "reply", id }
+            });
         }
+        tx.commit().await?;
         Ok(())
     }
 
@@ -239,7 +255,7 @@ impl Store {
         let mut tx = self.write().await?;
         for checkpoint in checkpoints {
             let metadata = checkpoint.message.metadata.clone().unwrap_or_else(|| json!({}));
-            sqlx::query("UPDATE messages SET status = ?, status_reason = ?, parts = ?, metadata = ?, updated_at = ? WHERE id = ?")
+            sqlx::query("UPDATE messages SET status = ?, status_reason = ?, parts = ?, metadata = ?, revision = revision + 1, updated_at = ? WHERE id = ?")
                 .bind(checkpoint.status.as_str())
                 .bind(checkpoint.status_reason.as_deref())
                 .bind(encode(&checkpoint.message.parts)?)
@@ -426,16 +442,29 @@ mod tests {
             status_reason: Some("user_stop".into()),
             message,
         };
+        let before = store.get_message(&reply).await.unwrap().revision;
         store.write_checkpoints(&[checkpoint]).await.unwrap();
-        store.reopen_reply(&reply, false).await.unwrap();
+        let seen = store.get_message(&reply).await.unwrap().revision;
+        assert!(seen > before, "every write bumps the revision");
+        // Prepared from the read before the checkpoint: refused, nothing changes.
+        assert!(matches!(store.reopen_reply(&reply, false, before).await, Err(StoreError::Changed { .. })));
+        assert_eq!(store.get_message(&reply).await.unwrap().status, MessageStatus::Paused);
+        store.reopen_reply(&reply, false, seen).await.unwrap();
         let row = store.get_message(&reply).await.unwrap();
         assert_eq!(
             (row.status, row.status_reason.as_deref(), row.message.text().as_str()),
             (MessageStatus::Pending, None, "partial")
         );
-        store.reopen_reply(&reply, true).await.unwrap();
+        store.reopen_reply(&reply, true, row.revision).await.unwrap();
         assert_eq!(store.get_message(&reply).await.unwrap().message.text(), "");
-        assert!(store.reopen_reply(&user, true).await.is_err(), "user rows are not replies");
+        assert!(
+            matches!(store.reopen_reply(&user, true, 0).await, Err(StoreError::NotFound { .. })),
+            "user rows are not replies"
+        );
+        // Writes other than ours (an approval answered, recovery at start-up) bump it too.
+        let seen = store.get_message(&reply).await.unwrap().revision;
+        store.recover_interrupted().await.unwrap();
+        assert!(store.get_message(&reply).await.unwrap().revision > seen);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -228,7 +228,7 @@ impl TopicActor {
                 prepared_execution.model_ref.clone(),
                 self.config.replay_capacity,
             );
-            if let ReplySlot::Continue(message) = &prepared_execution.slot {
+            if let ReplySlot::Continue { message, .. } = &prepared_execution.slot {
                 execution.message = protocol::MessageAccumulator::resume(message.clone());
             }
             let index = match turn.executions.iter().position(|e| e.message_id == prepared_execution.message_id) {
@@ -303,10 +303,12 @@ impl TopicActor {
             self.store.insert_replies(&prepared.topic_id, &prepared.turn_id, &new).await?;
         }
         for execution in &prepared.executions {
-            match execution.slot {
+            match &execution.slot {
                 ReplySlot::New => {}
-                ReplySlot::Restart => self.store.reopen_reply(&execution.message_id, true).await?,
-                ReplySlot::Continue(_) => self.store.reopen_reply(&execution.message_id, false).await?,
+                ReplySlot::Restart { seen } => self.store.reopen_reply(&execution.message_id, true, *seen).await?,
+                ReplySlot::Continue { seen, .. } => {
+                    self.store.reopen_reply(&execution.message_id, false, *seen).await?
+                }
             }
         }
         Ok(())

@@ -126,10 +126,11 @@ pub use execution::ChunkSender;
 pub enum ReplySlot {
     /// A new row in the turn.
     New,
-    /// An existing row, cleared and generated again (retry).
-    Restart,
+    /// An existing row, cleared and generated again (retry). `seen` is the row's revision
+    /// when the run was prepared: admission is refused if it changed since.
+    Restart { seen: u64 },
     /// An existing row whose parts are kept; generation continues after them.
-    Continue(UiMessage),
+    Continue { message: UiMessage, seen: u64 },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -140,10 +141,23 @@ pub enum StreamError {
     ModelInTurn(ModelRef),
     #[error("this reply is streaming right now; stop it first")]
     ReplyRunning,
+    /// The reply was written between the caller reading it and the turn's admission
+    /// (another window retried, continued or answered it first).
+    #[error("this reply changed since you asked (another window may have retried or continued it); look at it again")]
+    ReplyChanged,
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(StoreError),
     #[error("the stream manager is shutting down")]
     ShuttingDown,
+}
+
+impl From<StoreError> for StreamError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::Changed { .. } => StreamError::ReplyChanged,
+            other => StreamError::Store(other),
+        }
+    }
 }
 
 /// Owns all topic actors. Cheap to clone.

@@ -471,7 +471,8 @@ async fn a_multi_model_turn_streams_every_model_and_is_done_when_one_fails() {
     }
 
     // Retry the failed model on its own row; the good reply is untouched.
-    let (retry_feed, retry) = gated("b", failed_id.clone(), ReplySlot::Restart);
+    let seen = h.store.get_message(&failed_id).await.unwrap().revision;
+    let (retry_feed, retry) = gated("b", failed_id.clone(), ReplySlot::Restart { seen });
     let turn =
         PreparedTurn { topic_id: h.topic.clone(), turn_id: turn_id.clone(), user: None, executions: vec![retry] };
     let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
@@ -518,7 +519,8 @@ async fn a_paused_reply_continues_after_its_kept_text() {
     let stored = h.store.get_message(&message_id).await.unwrap();
     let turn_id = stored.turn_id.clone().unwrap();
 
-    let (more, execution) = gated("m", message_id.clone(), ReplySlot::Continue(stored.message.clone()));
+    let slot = ReplySlot::Continue { message: stored.message.clone(), seen: stored.revision };
+    let (more, execution) = gated("m", message_id.clone(), slot);
     let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
     h.manager
         .open(PreparedTurn { topic_id: h.topic.clone(), turn_id, user: None, executions: vec![execution] }, l)
@@ -541,12 +543,51 @@ async fn a_paused_reply_continues_after_its_kept_text() {
 async fn retrying_a_reply_that_is_still_streaming_is_refused() {
     let h = harness(StreamConfig::default()).await;
     let (_feed, _rx, message_id) = h.open("w1").await;
-    let turn_id = h.store.get_message(&message_id).await.unwrap().turn_id.unwrap();
-    let (_f, retry) = gated("m", message_id, ReplySlot::Restart);
+    let row = h.store.get_message(&message_id).await.unwrap();
+    let (_f, retry) = gated("m", message_id, ReplySlot::Restart { seen: row.revision });
+    let turn_id = row.turn_id.unwrap();
     let (l, _) = h.manager.listener(ListenerId("w1".into()), &h.topic);
     let result = h
         .manager
         .open(PreparedTurn { topic_id: h.topic.clone(), turn_id, user: None, executions: vec![retry] }, l)
         .await;
     assert!(matches!(result, Err(StreamError::ReplyRunning)));
+}
+
+#[tokio::test]
+async fn a_retry_prepared_from_an_older_read_of_the_reply_is_refused_and_changes_nothing() {
+    let h = harness(StreamConfig::default()).await;
+    let (feed, mut rx, message_id) = h.open("w1").await;
+    feed.send(token("first")).unwrap();
+    drop(feed);
+    read_until(&mut rx, is_topic_done).await;
+    // Two windows read the finished reply and both press Retry.
+    let read = h.store.get_message(&message_id).await.unwrap();
+    let turn_id = read.turn_id.clone().unwrap();
+    let retry = |feed_text: Option<&str>| {
+        let (feed, execution) = gated("m", message_id.clone(), ReplySlot::Restart { seen: read.revision });
+        if let Some(text) = feed_text {
+            feed.send(token(text)).unwrap();
+        }
+        (
+            feed,
+            PreparedTurn {
+                topic_id: h.topic.clone(),
+                turn_id: turn_id.clone(),
+                user: None,
+                executions: vec![execution],
+            },
+        )
+    };
+    let (feed, turn) = retry(Some("second"));
+    drop(feed);
+    let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
+    h.manager.open(turn, l).await.unwrap();
+    read_until(&mut rx, is_topic_done).await;
+
+    let (_feed, stale) = retry(None);
+    let (l, _rx) = h.manager.listener(ListenerId("w2".into()), &h.topic);
+    assert!(matches!(h.manager.open(stale, l).await, Err(StreamError::ReplyChanged)));
+    let row = h.store.get_message(&message_id).await.unwrap();
+    assert_eq!((row.status, row.message.text().as_str()), (MessageStatus::Success, "second"));
 }
