@@ -191,8 +191,9 @@ pub trait Connection: Send {
     /// Whether the connection has ended (the process exited).
     fn is_closed(&self) -> bool;
 
-    /// What the runtime said on its error output lately, for messages.
-    fn diagnostics(&self) -> Option<String>;
+    /// What the runtime left for the user to read, for messages: how it ended (once it
+    /// has), what it printed that was not its protocol, its error output lately.
+    async fn diagnostics(&mut self) -> Option<String>;
 
     /// Ends the connection.
     async fn close(self: Box<Self>);

@@ -147,13 +147,7 @@ impl Turn<'_> {
                 }
             };
             let Some(event) = event else {
-                let said = self
-                    .state
-                    .connection
-                    .as_ref()
-                    .and_then(|c| c.diagnostics())
-                    .map(|d| format!("\nIt said:\n{d}"))
-                    .unwrap_or_default();
+                let said = self.diagnostics().await;
                 self.close().await;
                 if interrupting {
                     return Ok(stopped());
@@ -359,6 +353,15 @@ impl Turn<'_> {
         self.state.connected_as = None;
     }
 
+    /// What the ended runtime left to read, as lines to add to a message.
+    async fn diagnostics(&mut self) -> String {
+        let said = match self.state.connection.as_mut() {
+            Some(connection) => connection.diagnostics().await,
+            None => None,
+        };
+        said.map(|d| format!("\n{d}")).unwrap_or_default()
+    }
+
     async fn token(&mut self, token: String) -> Step<()> {
         if self.state.resume_token.as_deref() != Some(token.as_str()) {
             self.state.resume_token = Some(token.clone());
@@ -511,8 +514,14 @@ impl Turn<'_> {
                     Some(other) => tracing::debug!(event = ?other, "agent event while waiting for an approval; ignored"),
                     None => {
                         self.run.slot.stop_waiting(approval_id);
+                        if *interrupting {
+                            self.close().await;
+                            return Err(stopped());
+                        }
+                        let said = self.diagnostics().await;
                         self.close().await;
-                        return Err(if *interrupting { stopped() } else { failed("agent", "the agent stopped while waiting for an approval") });
+                        let name = self.run.host.driver_name().to_owned();
+                        return Err(failed("agent", format!("{name} stopped unexpectedly while waiting for an approval; send a message to start it again.{said}")));
                     }
                 },
             }
