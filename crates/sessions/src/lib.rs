@@ -22,3 +22,6 @@ pub use host::{Decision, SessionHost, TokenStore};
 
 /// The prefix of agent-session topic ids.
 pub const TOPIC_PREFIX: &str = "agent-session:";
+
+#[cfg(test)]
+mod tests;
