@@ -108,7 +108,13 @@ impl Driver for ClaudeCode {
                          Code session for this conversation to go on."
                     )));
                 }
-                Err(DriverError::Failed(start_failure(&self.config.program, &message, &report)))
+                // Whether we noticed first that its output ended or that its input did.
+                let reason = if report.exit.is_some() && connection.input_closed.load(Ordering::SeqCst) {
+                    "it exited before answering".to_owned()
+                } else {
+                    message
+                };
+                Err(DriverError::Failed(start_failure(&self.config.program, &reason, &report)))
             }
         }
     }
@@ -210,6 +216,8 @@ struct ClaudeConnection {
     /// Stray stdout lines (not JSON), the first few.
     printed: Arc<Mutex<Vec<String>>>,
     closed: Arc<AtomicBool>,
+    /// Writing to its stdin failed: it closed its input (it has exited, as a rule).
+    input_closed: AtomicBool,
     /// Fires when stdout ends (the process exited or closed it).
     ended: Arc<tokio::sync::Notify>,
     next_id: AtomicU64,
@@ -300,6 +308,7 @@ impl ClaudeConnection {
             stderr: tail,
             printed,
             closed,
+            input_closed: AtomicBool::new(false),
             ended,
             next_id: AtomicU64::new(1),
             readers,
@@ -312,7 +321,8 @@ impl ClaudeConnection {
         if self.exit.is_none()
             && let Some(child) = self.child.as_mut()
         {
-            let status = if self.closed.load(Ordering::SeqCst) {
+            let gone = self.closed.load(Ordering::SeqCst) || self.input_closed.load(Ordering::SeqCst);
+            let status = if gone {
                 tokio::time::timeout(EXIT_WAIT, child.wait()).await.ok().and_then(Result::ok)
             } else {
                 child.try_wait().ok().flatten()
@@ -362,9 +372,10 @@ impl ClaudeConnection {
         if self.closed.load(Ordering::SeqCst) {
             return Err("it has exited".into());
         }
-        write_line(&self.stdin, &protocol::control_request(&id, request))
-            .await
-            .map_err(|e| format!("it stopped taking input ({e})"))?;
+        write_line(&self.stdin, &protocol::control_request(&id, request)).await.map_err(|e| {
+            self.input_closed.store(true, Ordering::SeqCst);
+            format!("it stopped taking input ({e})")
+        })?;
         tokio::select! {
             answer = rx => answer.unwrap_or_else(|_| Err("it exited before answering".into())),
             _ = ended => Err("it exited before answering".into()),
@@ -376,6 +387,7 @@ impl ClaudeConnection {
         match write_line(&self.stdin, line).await {
             Ok(()) => Ok(()),
             Err(e) => {
+                self.input_closed.store(true, Ordering::SeqCst);
                 let report = self.report().await;
                 Err(DriverError::Failed(format!("Claude Code stopped taking input ({e}).\n{report}")))
             }
