@@ -172,10 +172,22 @@ impl SessionHost {
 
     /// The steering message was cancelled before it went in.
     pub fn forget_steer(&self, session_id: &str, text: &str) {
+        self.replace_steer(session_id, text, None);
+    }
+
+    /// A steering message still waiting was edited in the inbox: it goes in as `now`, in
+    /// its place (`None`: it is no steering message any more). One already delivered or
+    /// settled is not touched.
+    pub fn replace_steer(&self, session_id: &str, was: &str, now: Option<String>) {
         if let Ok(mut steer) = self.slot(session_id).steer.lock()
-            && let Some(at) = steer.pending.iter().position(|p| p == text)
+            && let Some(at) = steer.pending.iter().position(|p| p == was)
         {
-            steer.pending.remove(at);
+            match now {
+                Some(text) => steer.pending[at] = text,
+                None => {
+                    steer.pending.remove(at);
+                }
+            }
         }
     }
 

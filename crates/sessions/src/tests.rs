@@ -668,6 +668,29 @@ async fn a_cancelled_steer_is_not_delivered() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn an_edited_steer_goes_in_as_edited_and_one_made_a_queued_message_not_at_all() {
+    let mut h = harness();
+    let turn = h.start("task");
+    let mut peer = h.runtime.connected().await;
+    peer.call().await;
+    h.host.steer("s1", "mention pears".into());
+    h.host.steer("s1", "later, maybe".into());
+    h.host.replace_steer("s1", "mention pears", Some("mention apples".into()));
+    h.host.replace_steer("s1", "later, maybe", None);
+    peer.emit(before_tool("h1"));
+    let call = peer.call().await;
+    assert!(steered_with(call.clone(), "mention apples") && !steered_with(call, "pears"));
+    peer.emit(DriverEvent::ModelCallStarted);
+    assert_eq!(turn.outcome().await.0, TurnOutcome::Steered);
+
+    let turn = h.start("mention apples");
+    peer.emit(before_tool("h2"));
+    assert_eq!(peer.call().await, Call::BeforeTool { request_id: "h2".into(), context: None });
+    peer.emit(finished(None));
+    assert_eq!(turn.outcome().await.0, success());
+}
+
+#[tokio::test(start_paused = true)]
 async fn another_message_before_the_steered_reply_goes_on_ends_the_runtimes_turn_first() {
     let mut h = harness();
     let turn = h.start("task");
