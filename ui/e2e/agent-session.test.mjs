@@ -2,7 +2,8 @@
 // testkit's Anthropic Messages mock: created in the UI on a fresh folder, its permission
 // prompt answered on an approval card while the reply is still live, the file written,
 // the reply finished; opened again from a deep link. Then a steering message that goes
-// into the running agent turn, and the error shown when Claude Code is not installed.
+// into the running agent turn, one sent after the last step (it runs as the next turn),
+// and the error shown when Claude Code is not installed.
 
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import {
   normalize,
   REPO,
   tempWorkspace,
+  testkitRequests,
   typeAndEnter,
   useStack,
   waitUntil,
@@ -189,6 +191,45 @@ e2eTest(
     await steered.locator('[data-testid="message-steered"]').waitFor();
     const users = page.locator('[data-testid="message"][data-role="user"]');
     assert.deepEqual(await users.locator('[data-testid="message-text"]').allInnerTexts(), ['Read a.txt', 'Say hi first']);
+  },
+  { timeout: 180_000 },
+);
+
+e2eTest(
+  stack,
+  'a steering message sent after the last step says so and runs once as the next turn',
+  async () => {
+    const { page } = await openSession();
+    await stack.testkit.reset();
+    // A slow answer with no tool call: no boundary for the message to go in at.
+    await stack.testkit.script({ chunks: words(40, 'w'), tokenDelayMs: 100 });
+    await stack.testkit.script({ chunks: ['Kiwis ', 'it is.'] });
+    await typeAndEnter(page, 'Answer slowly');
+    await waitUntil('the reply streams', async () => normalize(await lastAssistant(page).innerText()).includes('w3'), { timeout: AGENT_TIMEOUT });
+    await byTestId(page, 'composer-input').fill('Mention kiwis');
+    await byTestId(page, 'composer-steer').click();
+
+    await waitUntil(
+      'the message runs as the next turn',
+      async () => {
+        const replies = assistantMessages(page);
+        return (
+          (await replies.count()) === 2 &&
+          (await replies.last().getAttribute('data-status')) === 'success' &&
+          normalize(await replies.last().innerText()).includes('Kiwis it is.')
+        );
+      },
+      { timeout: AGENT_TIMEOUT },
+    );
+    const missed = assistantMessages(page).first();
+    const note = missed.locator('[data-testid="message-steer-note"]');
+    assert.equal(await note.getAttribute('data-state'), 'undelivered');
+    assert.match(await note.innerText(), /runs as the next turn/);
+    assert.equal(await missed.locator('[data-testid="message-steered"]').count(), 0, 'the first reply was not split');
+    const users = page.locator('[data-testid="message"][data-role="user"]');
+    assert.deepEqual(await users.locator('[data-testid="message-text"]').allInnerTexts(), ['Answer slowly', 'Mention kiwis']);
+    const requests = (await testkitRequests(stack.testkit)).filter((r) => r.path.startsWith('/v1/messages'));
+    assert.equal(JSON.stringify(requests.at(-1).body).split('Mention kiwis').length - 1, 1, 'sent once, as its own message');
   },
   { timeout: 180_000 },
 );

@@ -17,20 +17,31 @@ const MAX_TOOL_CALLS_RANGE: std::ops::RangeInclusive<u32> = 1..=100;
 /// the file system root nor the home folder itself (tools could touch everything). The
 /// canonical path comes back.
 pub(crate) fn checked_workspace(field: &str, path: &str) -> Result<String, ApiError> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    checked_workspace_in(field, path, home.as_deref())
+}
+
+/// [`checked_workspace`] with the home folder given.
+fn checked_workspace_in(field: &str, path: &str, home: Option<&Path>) -> Result<String, ApiError> {
     let path = path.trim();
+    if path.is_empty() {
+        return Err(ApiError::bad_request(field, "choose a folder"));
+    }
     let requested = Path::new(path);
     if !requested.is_absolute() {
         return Err(ApiError::bad_request(field, format!("{path} is not an absolute path")));
     }
-    let canonical = std::fs::canonicalize(requested)
-        .map_err(|e| ApiError::bad_request(field, format!("{path} cannot be opened: {e}")))?;
+    let canonical = std::fs::canonicalize(requested).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ApiError::bad_request(field, format!("{path} does not exist")),
+        _ => ApiError::bad_request(field, format!("{path} cannot be opened: {e}")),
+    })?;
     if !canonical.is_dir() {
-        return Err(ApiError::bad_request(field, format!("{path} is not a folder")));
+        return Err(ApiError::bad_request(field, format!("{path} is a file, not a folder")));
     }
     if canonical.parent().is_none() {
         return Err(ApiError::bad_request(field, "the whole file system cannot be a workspace; pick a project folder"));
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok());
+    let home = home.and_then(|h| std::fs::canonicalize(h).ok());
     if home.as_deref() == Some(canonical.as_path()) {
         return Err(ApiError::bad_request(
             field,
@@ -113,7 +124,28 @@ mod tests {
         assert!(checked_workspace("w", "/").unwrap_err().message.contains("whole file system"));
         let file = dir.path().join("f.txt");
         std::fs::write(&file, "x").unwrap();
-        assert!(checked_workspace("w", file.to_str().unwrap()).unwrap_err().message.contains("not a folder"));
-        assert!(checked_workspace("w", dir.path().join("missing").to_str().unwrap()).is_err());
+        assert!(
+            checked_workspace("w", file.to_str().unwrap()).unwrap_err().message.contains("is a file, not a folder")
+        );
+        let missing = dir.path().join("missing");
+        assert_eq!(
+            checked_workspace("w", missing.to_str().unwrap()).unwrap_err().message,
+            format!("w: {} does not exist", missing.display())
+        );
+        assert_eq!(checked_workspace("w", "  ").unwrap_err().message, "w: choose a folder");
+    }
+
+    #[test]
+    fn the_home_folder_itself_is_refused_but_a_folder_inside_it_is_fine() {
+        let home = tempfile::tempdir().unwrap();
+        let inside = home.path().join("project");
+        std::fs::create_dir(&inside).unwrap();
+        let err = checked_workspace_in("workspace", home.path().to_str().unwrap(), Some(home.path())).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("workspace"));
+        assert!(err.message.contains("whole home folder"), "{}", err.message);
+        // Spelled differently (a trailing slash, `..`), it is still the home folder.
+        let roundabout = format!("{}/project/../", home.path().display());
+        assert!(checked_workspace_in("workspace", &roundabout, Some(home.path())).is_err());
+        assert!(checked_workspace_in("workspace", inside.to_str().unwrap(), Some(home.path())).is_ok());
     }
 }

@@ -44,7 +44,18 @@ impl Engine {
             Some("") => return Err(ApiError::bad_request("text", "the message is empty")),
             other => other,
         };
-        self.inner.store.update_inbox_item(&request.id, text, request.mode).await.map_err(store_error)
+        let was = self.inner.store.get_inbox_item(&request.id).await.map_err(store_error)?;
+        let item = self.inner.store.update_inbox_item(&request.id, text, request.mode).await.map_err(store_error)?;
+        // An agent session's steering message still waiting for a tool boundary goes in
+        // as edited (or not at all, once it is only queued).
+        if was.mode == protocol::api::InboxMode::Steer
+            && crate::sessions::is_session(&item.topic_id)
+            && let Ok(session) = self.inner.store.session_of_topic(&item.topic_id).await
+        {
+            let now = (item.mode == protocol::api::InboxMode::Steer).then(|| item.text.clone());
+            self.inner.sessions.replace_steer(&session.id, &was.text, now);
+        }
+        Ok(item)
     }
 
     pub(crate) async fn inbox_move(&self, request: InboxMoveRequest) -> Result<Vec<InboxItem>, ApiError> {

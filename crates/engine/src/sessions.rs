@@ -128,8 +128,9 @@ impl Engine {
     /// The next turn starts a fresh agent session (after a resume that failed, say).
     pub(crate) async fn reset_session(&self, id: &str) -> Result<AgentSession, ApiError> {
         self.inner.store.get_session(id).await.map_err(store_error)?;
-        self.inner.store.set_resume_token(id, None).await.map_err(store_error)?;
+        // The host first: it waits for a running turn, whose tokens are stored as they come.
         self.inner.sessions.reset(id).await;
+        self.inner.store.set_resume_token(id, None).await.map_err(store_error)?;
         Ok(view(self.inner.store.get_session(id).await.map_err(store_error)?))
     }
 
@@ -245,17 +246,8 @@ impl Engine {
             message_id: message_id.clone(),
             defaults: HashMap::new(),
         };
-        let store = self.inner.store.clone();
-        let id = session.id.clone();
-        let on_token: sessions::TokenSink = Arc::new(move |token: String| {
-            let (store, id) = (store.clone(), id.clone());
-            tokio::spawn(async move {
-                if let Err(err) = store.set_resume_token(&id, Some(&token)).await {
-                    tracing::error!(error = %err, "could not store the agent session's resume token");
-                }
-            });
-        });
-        let runner = self.inner.sessions.turn(spec, prompt, session.resume_token.clone(), Arc::new(gate), on_token);
+        let tokens = Arc::new(SessionTokens { store: self.inner.store.clone(), session_id: session.id.clone() });
+        let runner = self.inner.sessions.turn(spec, prompt, session.resume_token.clone(), Arc::new(gate), tokens);
         Ok(PreparedExecution {
             message_id,
             model_ref,
@@ -276,6 +268,20 @@ impl Engine {
         if !self.inner.sessions.decide(&approval.id, decision) {
             tracing::warn!(approval = %approval.id, "no agent turn waits for this approval any more");
         }
+    }
+}
+
+/// Keeps a session's resume token on its row, where the next turn after a restart reads
+/// it. The turn awaits each save.
+struct SessionTokens {
+    store: store::Store,
+    session_id: String,
+}
+
+#[async_trait::async_trait]
+impl sessions::TokenStore for SessionTokens {
+    async fn save(&self, token: &str) -> Result<(), String> {
+        self.store.set_resume_token(&self.session_id, Some(token)).await.map_err(|e| e.to_string())
     }
 }
 

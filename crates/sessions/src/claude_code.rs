@@ -5,6 +5,8 @@
 //! - `protocol`: stdout lines → events, and what we write (pure, tested on recordings).
 
 mod protocol;
+#[cfg(test)]
+mod tests;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -22,8 +24,14 @@ use tokio::sync::{mpsc, oneshot};
 use self::protocol::{Line, LineReader};
 use crate::driver::{Connection, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
 
-/// How many stderr lines messages quote.
+/// How many stderr lines messages quote (the last ones).
 const STDERR_LINES: usize = 30;
+/// How many stray stdout lines messages quote (the first ones: a wrong program or a
+/// wrapper explains itself first).
+const PRINTED_LINES: usize = 8;
+/// How long a process whose output ended may take to exit before we stop waiting for
+/// its exit status.
+const EXIT_WAIT: Duration = Duration::from_secs(3);
 /// How long a control request (interrupt, mode change) may take.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -89,11 +97,10 @@ impl Driver for ClaudeCode {
         match connection.handshake(self.config.start_timeout).await {
             Ok(()) => Ok(connection),
             Err(message) => {
-                let diagnostics = connection.diagnostics().unwrap_or_default();
-                let said = format!("{message}\n{diagnostics}");
+                let report = connection.report().await;
                 connection.kill().await;
                 if let Some(token) = resume
-                    && said.contains("No conversation found")
+                    && (message.contains("No conversation found") || report.stderr.contains("No conversation found"))
                 {
                     return Err(DriverError::ResumeFailed(format!(
                         "Claude Code could not resume its session {token}: it has no such conversation for this folder \
@@ -101,11 +108,85 @@ impl Driver for ClaudeCode {
                          Code session for this conversation to go on."
                     )));
                 }
-                let tail = if diagnostics.is_empty() { String::new() } else { format!("\nIt said:\n{diagnostics}") };
-                Err(DriverError::Failed(format!("Claude Code did not start: {message}{tail}")))
+                // Whether we noticed first that its output ended or that its input did.
+                let reason = if report.exit.is_some() && connection.input_closed.load(Ordering::SeqCst) {
+                    "it exited before answering".to_owned()
+                } else {
+                    message
+                };
+                Err(DriverError::Failed(start_failure(&self.config.program, &reason, &report)))
             }
         }
     }
+}
+
+/// Why Claude Code did not start, with what it left behind and what to check.
+fn start_failure(program: &std::path::Path, reason: &str, report: &Report) -> String {
+    let program = program.display();
+    let headline = if report.printed.is_empty() {
+        format!("Claude Code ({program}) did not start: {reason}.")
+    } else {
+        // The CLI writes nothing but JSON in stream-json mode: this is another program,
+        // or a wrapper that writes to stdout.
+        format!(
+            "Claude Code ({program}) did not start: it printed text where Claude Code writes only stream-json \
+             ({reason})."
+        )
+    };
+    format!(
+        "{headline}\n{report}\nCheck that {program} is the Claude Code CLI (`{program} --version` prints a version \
+         followed by \"(Claude Code)\"): set COLLOQUY_CLAUDE_PATH to the right program, or install it with \
+         `npm install -g @anthropic-ai/claude-code`. Then send the message again."
+    )
+}
+
+/// What a Claude Code process left for the user to read.
+#[derive(Default)]
+struct Report {
+    /// How it exited, once it has.
+    exit: Option<String>,
+    /// The first lines it printed on stdout that were not JSON.
+    printed: Vec<String>,
+    /// The last lines of its error output.
+    stderr: String,
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut lines = Vec::new();
+        if let Some(exit) = &self.exit {
+            lines.push(format!("It exited with {exit}."));
+        }
+        if !self.printed.is_empty() {
+            lines.push(format!("It printed:\n{}", indent(self.printed.iter().map(String::as_str))));
+        }
+        if !self.stderr.is_empty() {
+            lines.push(format!("Its error output ended with:\n{}", indent(self.stderr.lines())));
+        }
+        if lines.is_empty() {
+            lines.push("It printed nothing.".to_owned());
+        }
+        f.write_str(&lines.join("\n"))
+    }
+}
+
+fn indent<'a>(lines: impl Iterator<Item = &'a str>) -> String {
+    lines.map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+}
+
+/// `exit code 3`, `signal 9`: how a process ended, in words.
+fn exit_words(status: std::process::ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exit code {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("signal {signal}");
+        }
+    }
+    status.to_string()
 }
 
 fn spawn_error(program: &std::path::Path, error: &std::io::Error) -> DriverError {
@@ -126,14 +207,23 @@ type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>
 
 struct ClaudeConnection {
     child: Option<Child>,
+    /// How the process exited, once seen.
+    exit: Option<String>,
     stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
     events: mpsc::UnboundedReceiver<DriverEvent>,
     pending: Pending,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Stray stdout lines (not JSON), the first few.
+    printed: Arc<Mutex<Vec<String>>>,
     closed: Arc<AtomicBool>,
+    /// Writing to its stdin failed: it closed its input (it has exited, as a rule).
+    input_closed: AtomicBool,
     /// Fires when stdout ends (the process exited or closed it).
     ended: Arc<tokio::sync::Notify>,
     next_id: AtomicU64,
+    /// The tasks reading stdout and stderr: they end with the pipes, and are stopped
+    /// with the connection (a `JoinSet` aborts its tasks when dropped).
+    readers: tokio::task::JoinSet<()>,
 }
 
 impl ClaudeConnection {
@@ -147,11 +237,13 @@ impl ClaudeConnection {
         let (tx, events) = mpsc::unbounded_channel();
         let pending: Pending = Arc::default();
         let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
+        let printed: Arc<Mutex<Vec<String>>> = Arc::default();
         let closed = Arc::new(AtomicBool::new(false));
         let ended = Arc::new(tokio::sync::Notify::new());
+        let mut readers = tokio::task::JoinSet::new();
         {
             let tail = tail.clone();
-            tokio::spawn(async move {
+            readers.spawn(async move {
                 let mut lines = BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
                     if let Ok(mut tail) = tail.lock() {
@@ -165,7 +257,8 @@ impl ClaudeConnection {
         }
         {
             let (pending, stdin, closed, ended) = (pending.clone(), stdin.clone(), closed.clone(), ended.clone());
-            tokio::spawn(async move {
+            let printed = printed.clone();
+            readers.spawn(async move {
                 let mut reader = LineReader::default();
                 let mut lines = BufReader::new(stdout).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
@@ -188,6 +281,14 @@ impl ClaudeConnection {
                                 );
                                 let _ = write_line(&stdin, &answer).await;
                             }
+                            Line::NotJson(text) => {
+                                tracing::warn!(line = %text, "Claude Code wrote a line that is not stream-json");
+                                if let Ok(mut printed) = printed.lock()
+                                    && printed.len() < PRINTED_LINES
+                                {
+                                    printed.push(text);
+                                }
+                            }
                         }
                     }
                 }
@@ -198,7 +299,50 @@ impl ClaudeConnection {
                 ended.notify_waiters();
             });
         }
-        Ok(Self { child: None, stdin, events, pending, stderr: tail, closed, ended, next_id: AtomicU64::new(1) })
+        Ok(Self {
+            child: None,
+            exit: None,
+            stdin,
+            events,
+            pending,
+            stderr: tail,
+            printed,
+            closed,
+            input_closed: AtomicBool::new(false),
+            ended,
+            next_id: AtomicU64::new(1),
+            readers,
+        })
+    }
+
+    /// What the process left for the user to read. Once its output has ended, waits
+    /// briefly for it to exit (for the exit status) and for its last error output.
+    async fn report(&mut self) -> Report {
+        if self.exit.is_none()
+            && let Some(child) = self.child.as_mut()
+        {
+            let gone = self.closed.load(Ordering::SeqCst) || self.input_closed.load(Ordering::SeqCst);
+            let status = if gone {
+                tokio::time::timeout(EXIT_WAIT, child.wait()).await.ok().and_then(Result::ok)
+            } else {
+                child.try_wait().ok().flatten()
+            };
+            self.exit = status.map(exit_words);
+        }
+        if self.exit.is_some() {
+            // The stderr reader ends right after the process does.
+            let _ = tokio::time::timeout(EXIT_WAIT, async {
+                while let Some(result) = self.readers.join_next().await {
+                    if result.is_err() {
+                        break;
+                    }
+                }
+            })
+            .await;
+        }
+        let stderr = self.stderr.lock().map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n")).unwrap_or_default();
+        let printed = self.printed.lock().map(|p| p.clone()).unwrap_or_default();
+        Report { exit: self.exit.clone(), printed, stderr }
     }
 
     /// `initialize` (registers the steering hook): the sign the CLI is ready.
@@ -226,23 +370,28 @@ impl ClaudeConnection {
         }
         let ended = self.ended.notified();
         if self.closed.load(Ordering::SeqCst) {
-            return Err("Claude Code has exited".into());
+            return Err("it has exited".into());
         }
-        write_line(&self.stdin, &protocol::control_request(&id, request))
-            .await
-            .map_err(|e| format!("could not write to Claude Code: {e}"))?;
+        write_line(&self.stdin, &protocol::control_request(&id, request)).await.map_err(|e| {
+            self.input_closed.store(true, Ordering::SeqCst);
+            format!("it stopped taking input ({e})")
+        })?;
         tokio::select! {
-            answer = rx => answer.unwrap_or_else(|_| Err("Claude Code exited before answering".into())),
-            _ = ended => Err("Claude Code exited before answering".into()),
-            _ = tokio::time::sleep(timeout) => Err(format!("Claude Code did not answer within {} s", timeout.as_secs())),
+            answer = rx => answer.unwrap_or_else(|_| Err("it exited before answering".into())),
+            _ = ended => Err("it exited before answering".into()),
+            _ = tokio::time::sleep(timeout) => Err(format!("it did not answer within {} s", timeout.as_secs())),
         }
     }
 
-    async fn write(&self, line: &Value) -> Result<(), DriverError> {
-        write_line(&self.stdin, line).await.map_err(|e| {
-            let tail = self.diagnostics().map(|d| format!("\n{d}")).unwrap_or_default();
-            DriverError::Failed(format!("Claude Code stopped taking input ({e}){tail}"))
-        })
+    async fn write(&mut self, line: &Value) -> Result<(), DriverError> {
+        match write_line(&self.stdin, line).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.input_closed.store(true, Ordering::SeqCst);
+                let report = self.report().await;
+                Err(DriverError::Failed(format!("Claude Code stopped taking input ({e}).\n{report}")))
+            }
+        }
     }
 
     /// Stops the process and everything it started.
@@ -294,23 +443,24 @@ impl Connection for ClaudeConnection {
         self.control(serde_json::json!({ "subtype": "interrupt" }), CONTROL_TIMEOUT)
             .await
             .map(|_| ())
-            .map_err(DriverError::Failed)
+            .map_err(|e| DriverError::Failed(format!("Claude Code could not be interrupted: {e}")))
     }
 
     async fn set_permission_mode(&mut self, mode: PermissionMode) -> Result<(), DriverError> {
         self.control(serde_json::json!({ "subtype": "set_permission_mode", "mode": mode.as_str() }), CONTROL_TIMEOUT)
             .await
             .map(|_| ())
-            .map_err(DriverError::Failed)
+            .map_err(|e| DriverError::Failed(format!("Claude Code did not change its permission mode: {e}")))
     }
 
     fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
 
-    fn diagnostics(&self) -> Option<String> {
-        let tail = self.stderr.lock().ok()?;
-        (!tail.is_empty()).then(|| tail.iter().cloned().collect::<Vec<_>>().join("\n"))
+    async fn diagnostics(&mut self) -> Option<String> {
+        let report = self.report().await;
+        let empty = report.exit.is_none() && report.printed.is_empty() && report.stderr.is_empty();
+        (!empty).then(|| report.to_string())
     }
 
     async fn close(mut self: Box<Self>) {

@@ -1,6 +1,16 @@
 //! The driver seam: what the host needs from any agent runtime. A driver connects a
 //! session (starting a process, opening a socket); a [`Connection`] takes prompts and
 //! answers, and yields [`DriverEvent`]s in the runtime's order.
+//!
+//! A driver reports facts and answers questions; it makes no decisions. Steering has no
+//! `redirect` here: a runtime that can take a message mid-turn asks at each tool
+//! boundary ([`DriverEvent::BeforeTool`]) and the host answers with the message
+//! ([`Connection::answer_before_tool`]); the host also sees where the agent starts acting
+//! on it (the next [`DriverEvent::ModelCallStarted`]) and what never went in. A runtime
+//! without such boundaries simply never asks, and its steering messages run as turns of
+//! their own. Tool policy is not pushed into the runtime either: every permission prompt
+//! comes back to Colloquy's gate ([`DriverEvent::PermissionRequest`]); only the
+//! permission mode is the runtime's own ([`Connection::set_permission_mode`]).
 
 use std::path::PathBuf;
 
@@ -191,8 +201,9 @@ pub trait Connection: Send {
     /// Whether the connection has ended (the process exited).
     fn is_closed(&self) -> bool;
 
-    /// What the runtime said on its error output lately, for messages.
-    fn diagnostics(&self) -> Option<String>;
+    /// What the runtime left for the user to read, for messages: how it ended (once it
+    /// has), what it printed that was not its protocol, its error output lately.
+    async fn diagnostics(&mut self) -> Option<String>;
 
     /// Ends the connection.
     async fn close(self: Box<Self>);

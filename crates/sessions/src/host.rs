@@ -1,12 +1,18 @@
 //! [`SessionHost`]: everything Colloquy keeps per agent session between and during turns.
 //!
 //! Per session: the live connection (kept warm between turns, closed after an idle
-//! timeout), the latest resume token, a steering message waiting for a tool boundary
+//! timeout), the latest resume token, steering messages waiting for a tool boundary
 //! (and one delivered, whose turn goes on in the next reply), and the channels that
 //! carry the user's approval decisions to the turn waiting for them. One turn runs at a
 //! time per session: it holds the session's state for its whole run.
+//!
+//! Messages waiting for the next turn are not kept here: they are the engine's durable
+//! inbox, which starts each as a turn of its own. A steering message is in both places
+//! until it is settled, exactly once: delivered at a boundary (its inbox turn then
+//! continues the runtime's turn instead of sending it again), sent as its own turn, or
+//! cancelled.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,8 +36,15 @@ pub struct Decision {
     pub always: bool,
 }
 
-/// Called with each new resume token, to store it.
-pub type TokenSink = Arc<dyn Fn(String) + Send + Sync>;
+/// Where a session's resume tokens are kept. The turn awaits each save before it reads
+/// on, so a token the runtime announced is stored before the turn can end (or the app
+/// can be closed) on top of it.
+#[async_trait::async_trait]
+pub trait TokenStore: Send + Sync {
+    /// Stores the newest token; an error is reported and the turn goes on (the reply's
+    /// metadata still carries the token).
+    async fn save(&self, token: &str) -> Result<(), String>;
+}
 
 /// Every session's state. Cheap to clone.
 #[derive(Clone)]
@@ -70,9 +83,9 @@ pub(crate) struct State {
 
 #[derive(Default)]
 struct Steer {
-    /// Waiting for the next tool boundary.
-    pending: Option<String>,
-    /// Delivered into the running turn.
+    /// Waiting for the next tool boundary, oldest first (the inbox's order).
+    pending: VecDeque<String>,
+    /// Delivered into the runtime's turn, whose next reply goes on with it.
     delivered: Option<String>,
 }
 
@@ -117,10 +130,21 @@ impl SessionHost {
         prompt: String,
         resume_token: Option<String>,
         gate: Arc<dyn ToolGate>,
-        on_token: TokenSink,
+        tokens: Arc<dyn TokenStore>,
     ) -> Box<dyn streams::CustomRunner> {
+        Box::new(self.session_turn(spec, prompt, resume_token, gate, tokens))
+    }
+
+    pub(crate) fn session_turn(
+        &self,
+        spec: SessionSpec,
+        prompt: String,
+        resume_token: Option<String>,
+        gate: Arc<dyn ToolGate>,
+        tokens: Arc<dyn TokenStore>,
+    ) -> SessionTurn {
         let slot = self.slot(&spec.session_id);
-        Box::new(SessionTurn { host: self.clone(), slot, spec, prompt, resume_token, gate, on_token })
+        SessionTurn { host: self.clone(), slot, spec, prompt, resume_token, gate, tokens }
     }
 
     /// Hands the user's answer to the turn waiting for it. False when no turn waits
@@ -138,19 +162,32 @@ impl SessionHost {
     }
 
     /// A steering message for the session's running turn: it goes in at the next tool
-    /// boundary, if one comes.
+    /// boundary, if one comes; if none does, it stays what it also is, an inbox message
+    /// for the next turn.
     pub fn steer(&self, session_id: &str, text: String) {
         if let Ok(mut steer) = self.slot(session_id).steer.lock() {
-            steer.pending = Some(text);
+            steer.pending.push_back(text);
         }
     }
 
-    /// The steering message was cancelled (or sent as a turn of its own) before it went in.
+    /// The steering message was cancelled before it went in.
     pub fn forget_steer(&self, session_id: &str, text: &str) {
+        self.replace_steer(session_id, text, None);
+    }
+
+    /// A steering message still waiting was edited in the inbox: it goes in as `now`, in
+    /// its place (`None`: it is no steering message any more). One already delivered or
+    /// settled is not touched.
+    pub fn replace_steer(&self, session_id: &str, was: &str, now: Option<String>) {
         if let Ok(mut steer) = self.slot(session_id).steer.lock()
-            && steer.pending.as_deref() == Some(text)
+            && let Some(at) = steer.pending.iter().position(|p| p == was)
         {
-            steer.pending = None;
+            match now {
+                Some(text) => steer.pending[at] = text,
+                None => {
+                    steer.pending.remove(at);
+                }
+            }
         }
     }
 
@@ -191,9 +228,9 @@ impl SessionHost {
             }
             state.connected_as = None;
         }
-        if let Ok(mut steer) = slot.steer.lock() {
-            steer.delivered = None;
-        }
+        // The inbox holds its messages after a stop; none of them is for a later turn's
+        // boundary.
+        slot.end_turn();
     }
 
     /// Ends the session's connection (it is being deleted).
@@ -270,36 +307,40 @@ impl Slot {
         }
     }
 
-    /// Takes the steering message waiting for a boundary, and remembers it as delivered.
-    pub(crate) fn deliver_steer(&self) -> Option<String> {
-        let mut steer = self.steer.lock().ok()?;
-        let text = steer.pending.take()?;
-        steer.delivered = Some(text.clone());
-        Some(text)
-    }
-
-    /// A delivered message the turn never got to act on goes back to waiting.
-    pub(crate) fn undeliver_steer(&self) {
-        if let Ok(mut steer) = self.steer.lock()
-            && let Some(text) = steer.delivered.take()
-        {
-            steer.pending = Some(text);
-        }
-    }
-
-    /// Whether `prompt` is the steering message already inside the running turn (so the
-    /// next reply continues that turn instead of sending it).
-    pub(crate) fn take_delivered(&self, prompt: &str) -> bool {
+    /// A turn starts with `prompt`: whether it is the steering message already inside
+    /// the runtime's turn (so this reply goes on with that turn instead of sending it).
+    /// Either way the prompt is settled: a steering message with its text no longer
+    /// waits for a boundary, and a delivered one that is not this prompt is given up.
+    pub(crate) fn begin_turn(&self, prompt: &str) -> bool {
         let Ok(mut steer) = self.steer.lock() else { return false };
-        if steer.delivered.as_deref() == Some(prompt) {
-            steer.delivered = None;
-            true
-        } else {
-            false
+        if let Some(at) = steer.pending.iter().position(|p| p == prompt) {
+            steer.pending.remove(at);
         }
+        steer.delivered.take().is_some_and(|delivered| delivered == prompt)
     }
 
-    pub(crate) fn has_pending_steer(&self) -> bool {
-        self.steer.lock().map(|s| s.pending.is_some()).unwrap_or(false)
+    /// At a tool boundary of the turn that started with `prompt`: the oldest steering
+    /// message waiting, now delivered. The turn's own prompt is never steered into it (a
+    /// steering message can reach the host just after the inbox started it as a turn).
+    pub(crate) fn deliver_steer(&self, prompt: &str) -> Option<String> {
+        let mut steer = self.steer.lock().ok()?;
+        while let Some(text) = steer.pending.pop_front() {
+            if text != prompt {
+                steer.delivered = Some(text.clone());
+                return Some(text);
+            }
+        }
+        None
+    }
+
+    /// The turn ended for good (not split by a steering message): what still waits, or
+    /// was delivered but never acted on, runs as its own turn from the inbox, so it is
+    /// forgotten here. True when there was such a message.
+    pub(crate) fn end_turn(&self) -> bool {
+        let Ok(mut steer) = self.steer.lock() else { return false };
+        let left = !steer.pending.is_empty() || steer.delivered.is_some();
+        steer.pending.clear();
+        steer.delivered = None;
+        left
     }
 }

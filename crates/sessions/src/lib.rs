@@ -9,7 +9,7 @@
 //! - `turn`: one turn as a reply for the stream manager (a [`streams::CustomRunner`]).
 //!
 //! API boundary: the host knows nothing about storage; the engine gives each turn its
-//! gate (policy, approvals, ledger) and a sink for resume tokens.
+//! gate (policy, approvals, ledger) and a [`TokenStore`] for resume tokens.
 
 pub mod claude_code;
 pub mod driver;
@@ -18,7 +18,10 @@ mod turn;
 
 pub use claude_code::{ClaudeCode, ClaudeCodeConfig};
 pub use driver::{Connection, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
-pub use host::{Decision, SessionHost, TokenSink};
+pub use host::{Decision, SessionHost, TokenStore};
 
 /// The prefix of agent-session topic ids.
 pub const TOPIC_PREFIX: &str = "agent-session:";
+
+#[cfg(test)]
+mod tests;

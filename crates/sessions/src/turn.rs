@@ -6,14 +6,14 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use agent::{GateCall, GateDecision, PartWriter, ToolGate, TurnOutcome};
+use agent::{ChunkSink, GateCall, GateDecision, PartWriter, ToolGate, TurnOutcome};
 use protocol::tool::{ToolAnnotations, ToolOutput};
 use protocol::{ApiError, DataChunk, ErrorKind, FinishReason, UiChunk};
 use serde_json::{Value, json};
 use streams::{ChunkSender, CustomRunner, RunContext};
 
 use crate::driver::{DriverError, DriverEvent, PermissionAnswer, SessionSpec};
-use crate::host::{SessionHost, Slot, State, TokenSink};
+use crate::host::{SessionHost, Slot, State, TokenStore};
 
 pub(crate) struct SessionTurn {
     pub(crate) host: SessionHost,
@@ -22,12 +22,19 @@ pub(crate) struct SessionTurn {
     pub(crate) prompt: String,
     pub(crate) resume_token: Option<String>,
     pub(crate) gate: Arc<dyn ToolGate>,
-    pub(crate) on_token: TokenSink,
+    pub(crate) tokens: Arc<dyn TokenStore>,
 }
 
 #[async_trait::async_trait]
 impl CustomRunner for SessionTurn {
     async fn run(self: Box<Self>, context: RunContext, sink: &mut ChunkSender) -> TurnOutcome {
+        self.run_with(context, sink).await
+    }
+}
+
+impl SessionTurn {
+    /// The turn, writing into any sink (the stream manager's, or a test's).
+    pub(crate) async fn run_with<S: ChunkSink>(self, context: RunContext, sink: &mut S) -> TurnOutcome {
         let slot = self.slot.clone();
         let mut state = slot.state.lock().await;
         slot.touch();
@@ -37,6 +44,17 @@ impl CustomRunner for SessionTurn {
         let outcome = match outcome {
             Ok(outcome) | Err(outcome) => outcome,
         };
+        // Unless the reply was split by a steering message (whose turn goes on next),
+        // steering messages that did not make it in are the inbox's from now on.
+        if !matches!(outcome, TurnOutcome::Steered)
+            && slot.end_turn()
+            && matches!(outcome, TurnOutcome::Finished { .. })
+        {
+            // The inbox starts it next: say so where the turn ended.
+            for chunk in writer.data(data("data-steer", None, json!({ "state": "undelivered" }))) {
+                let _ = sink.send(chunk).await;
+            }
+        }
         if let TurnOutcome::Failed { error } = &outcome {
             for chunk in writer.data(UiChunk::error_part(error)) {
                 let _ = sink.send(chunk).await;
@@ -76,10 +94,10 @@ fn denial(reason: Option<&str>) -> String {
     }
 }
 
-struct Turn<'a> {
+struct Turn<'a, S> {
     run: &'a SessionTurn,
     context: &'a RunContext,
-    sink: &'a mut ChunkSender,
+    sink: &'a mut S,
     writer: &'a mut PartWriter,
     state: &'a mut State,
 }
@@ -96,7 +114,7 @@ struct Calls {
 
 type Step<T> = Result<T, TurnOutcome>;
 
-impl Turn<'_> {
+impl<S: ChunkSink> Turn<'_, S> {
     async fn send(&mut self, chunks: Vec<UiChunk>) -> Step<()> {
         for chunk in chunks {
             if self.sink.send(chunk).await.is_err() {
@@ -107,9 +125,19 @@ impl Turn<'_> {
     }
 
     async fn drive(&mut self) -> Step<TurnOutcome> {
-        self.connect().await?;
-        let continuing = self.state.continuing && self.run.slot.take_delivered(&self.run.prompt);
+        let delivered = self.run.slot.begin_turn(&self.run.prompt);
+        let mut continuing = self.state.continuing && delivered;
+        if self.state.continuing && !continuing {
+            // The runtime's turn went on with a steering message whose reply never
+            // started (something else was sent first): end it, so this prompt starts a
+            // turn of its own.
+            self.close().await;
+        }
         self.state.continuing = false;
+        if self.connect().await? {
+            // A new connection has no turn to go on with.
+            continuing = false;
+        }
         if !continuing {
             let sent = match self.state.connection.as_mut() {
                 Some(connection) => connection.send(&self.run.prompt).await,
@@ -147,13 +175,7 @@ impl Turn<'_> {
                 }
             };
             let Some(event) = event else {
-                let said = self
-                    .state
-                    .connection
-                    .as_ref()
-                    .and_then(|c| c.diagnostics())
-                    .map(|d| format!("\nIt said:\n{d}"))
-                    .unwrap_or_default();
+                let said = self.diagnostics().await;
                 self.close().await;
                 if interrupting {
                     return Ok(stopped());
@@ -224,16 +246,14 @@ impl Turn<'_> {
                 // Only while we wait for an answer; handled there.
                 DriverEvent::PermissionCancelled { .. } => {}
                 DriverEvent::BeforeTool { request_id, .. } => {
-                    let context = if !steered && self.context.steer.is_cancelled() && self.run.slot.has_pending_steer()
-                    {
-                        self.run.slot.deliver_steer().map(|text| {
-                            steered = true;
-                            format!("The user sent a new message while you were working:\n{text}\n\nAddress it before anything else.")
-                        })
-                    } else {
-                        None
-                    };
-                    if steered && context.is_some() {
+                    // One steering message per reply: the reply ends where the agent
+                    // starts acting on it.
+                    let steer = if steered { None } else { self.run.slot.deliver_steer(&self.run.prompt) };
+                    let context = steer.map(|text| {
+                        format!("The user sent a new message while you were working:\n{text}\n\nAddress it before anything else.")
+                    });
+                    if context.is_some() {
+                        steered = true;
                         let marker = self.writer.data(data("data-steer", None, json!({ "state": "delivered" })));
                         self.send(marker).await?;
                     }
@@ -308,14 +328,8 @@ impl Turn<'_> {
                     if !usage.is_empty() {
                         self.send(vec![UiChunk::MessageMetadata { message_metadata: Value::Object(usage) }]).await?;
                     }
-                    if steered {
-                        // It never got to act on the message: it becomes the next turn.
-                        self.run.slot.undeliver_steer();
-                    }
-                    if self.context.steer.is_cancelled() && !steered && self.run.slot.has_pending_steer() {
-                        let marker = self.writer.data(data("data-steer", None, json!({ "state": "undelivered" })));
-                        self.send(marker).await?;
-                    }
+                    // A message delivered but never acted on (the turn ended first) runs
+                    // as its own turn, as one that never went in does (`run_with`).
                     if interrupted || interrupting {
                         return Ok(stopped());
                     }
@@ -328,15 +342,13 @@ impl Turn<'_> {
         }
     }
 
-    /// A live connection for this session: the warm one, or a new one (resuming).
-    async fn connect(&mut self) -> Step<()> {
+    /// A live connection for this session: the warm one, or a new one (resuming). True
+    /// when it is new.
+    async fn connect(&mut self) -> Step<bool> {
         let usable = self.state.connection.as_ref().is_some_and(|c| !c.is_closed())
             && self.state.connected_as.as_ref() == Some(&self.run.spec);
         if usable {
-            return Ok(());
-        }
-        if self.state.continuing {
-            self.state.continuing = false;
+            return Ok(false);
         }
         self.close().await;
         let token = self.state.resume_token.clone().or_else(|| self.run.resume_token.clone());
@@ -344,7 +356,7 @@ impl Turn<'_> {
             Ok(connection) => {
                 self.state.connection = Some(connection);
                 self.state.connected_as = Some(self.run.spec.clone());
-                Ok(())
+                Ok(true)
             }
             Err(DriverError::NotInstalled(message)) => Err(failed("agent_not_installed", message)),
             Err(DriverError::ResumeFailed(message)) => Err(failed("resume_failed", message)),
@@ -359,10 +371,23 @@ impl Turn<'_> {
         self.state.connected_as = None;
     }
 
+    /// What the ended runtime left to read, as lines to add to a message.
+    async fn diagnostics(&mut self) -> String {
+        let said = match self.state.connection.as_mut() {
+            Some(connection) => connection.diagnostics().await,
+            None => None,
+        };
+        said.map(|d| format!("\n{d}")).unwrap_or_default()
+    }
+
+    /// A new resume token is stored before the turn reads on: the next connection (after
+    /// an idle close, a failure or a restart) resumes from it.
     async fn token(&mut self, token: String) -> Step<()> {
         if self.state.resume_token.as_deref() != Some(token.as_str()) {
             self.state.resume_token = Some(token.clone());
-            (self.run.on_token)(token.clone());
+            if let Err(error) = self.run.tokens.save(&token).await {
+                tracing::error!(error = %error, "could not store the agent session's resume token");
+            }
         }
         self.send(vec![UiChunk::MessageMetadata { message_metadata: json!({ "resumeToken": token }) }]).await
     }
@@ -511,8 +536,14 @@ impl Turn<'_> {
                     Some(other) => tracing::debug!(event = ?other, "agent event while waiting for an approval; ignored"),
                     None => {
                         self.run.slot.stop_waiting(approval_id);
+                        if *interrupting {
+                            self.close().await;
+                            return Err(stopped());
+                        }
+                        let said = self.diagnostics().await;
                         self.close().await;
-                        return Err(if *interrupting { stopped() } else { failed("agent", "the agent stopped while waiting for an approval") });
+                        let name = self.run.host.driver_name().to_owned();
+                        return Err(failed("agent", format!("{name} stopped unexpectedly while waiting for an approval; send a message to start it again.{said}")));
                     }
                 },
             }

@@ -1,6 +1,8 @@
 //! Agent sessions with the real Claude Code CLI (installed by `cargo xtask setup` into
 //! tests/agent-cli) talking to the testkit's Anthropic Messages mock, through the engine.
 
+use std::os::unix::fs::PermissionsExt;
+
 use protocol::api::AgentSession;
 use protocol::tool::{Approval, ApprovalState};
 
@@ -99,7 +101,7 @@ impl Agent {
     }
 
     async fn pending(&self) -> Vec<Approval> {
-        for _ in 0..300 {
+        for _ in 0..900 {
             let pending: Vec<Approval> =
                 self.f.call("approvals_list", json!({ "topicId": self.session.topic_id })).await;
             if !pending.is_empty() {
@@ -113,6 +115,89 @@ impl Agent {
 
 fn text_of_request(body: &Value) -> String {
     body.to_string()
+}
+
+impl Agent {
+    /// Waits (generously: real processes on a loaded machine) until the rows are `done`.
+    async fn rows_until(&self, what: &str, done: impl Fn(&[StoredMessage]) -> bool) -> Vec<StoredMessage> {
+        for _ in 0..1200 {
+            let rows = self.messages().await;
+            if done(&rows) {
+                return rows;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("timed out waiting for {what}: {:#?}", self.messages().await);
+    }
+
+    async fn approvals(&self) -> Vec<Approval> {
+        self.f.call("approvals_list", json!({ "topicId": self.session.topic_id, "all": true })).await
+    }
+
+    async fn answer(&self, approval: &Approval, answer: Value) -> Approval {
+        let mut request = json!({ "approvalId": approval.id });
+        request.as_object_mut().unwrap().extend(answer.as_object().unwrap().clone());
+        self.f.call("tool_approval_respond", request).await
+    }
+
+    async fn inbox(&self) -> Vec<protocol::api::InboxItem> {
+        self.f.call("inbox_list", json!({ "topicId": self.session.topic_id })).await
+    }
+}
+
+/// A `claude` that notes each start in `starts`, then runs the real CLI: how many
+/// processes a session used.
+fn counting_claude(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let starts = dir.join("starts");
+    let program = dir.join("claude");
+    let script = format!("#!/bin/sh\necho $$ >> '{}'\nexec '{}' \"$@\"\n", starts.display(), claude().display());
+    std::fs::write(&program, script).unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (program, starts)
+}
+
+fn starts(file: &std::path::Path) -> usize {
+    std::fs::read_to_string(file).map(|s| s.lines().count()).unwrap_or(0)
+}
+
+/// Waits until every process `counting_claude` started has exited.
+async fn all_exited(file: &std::path::Path) {
+    let pids: Vec<String> = std::fs::read_to_string(file).unwrap().lines().map(str::to_owned).collect();
+    let running = |pid: &String| {
+        // A process that exited but was not reaped yet is a zombie (`Z`).
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with(['Z', 'X'])))
+    };
+    for _ in 0..1200 {
+        if !pids.iter().any(running) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("Claude Code is still running: {pids:?}");
+}
+
+/// One of the small fake `claude` programs in tests/agent-cli/fakes.
+fn fake_claude(name: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/agent-cli/fakes").join(name)
+}
+
+/// Puts `target` where the session's `claude` is (the user fixing their installation).
+fn install(program: &std::path::Path, target: &std::path::Path) {
+    let _ = std::fs::remove_file(program);
+    std::os::unix::fs::symlink(target, program).unwrap();
+}
+
+fn data_states(message: &StoredMessage, kind: &str) -> Vec<Value> {
+    message
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            UiPart::Data(d) if d.kind == kind => Some(d.data["state"].clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn write(path: &std::path::Path, content: &str) -> Script {
@@ -214,7 +299,6 @@ async fn a_steer_goes_in_at_the_next_tool_boundary_and_the_transcript_reads_in_o
     );
     a.server.push_script(Script::text(["Switched to bananas as asked."]));
     let _rx = a.start("do the task").await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
     let _: protocol::api::InboxItem = a
         .f
         .call("inbox_add", json!({ "topicId": a.session.topic_id, "text": "also mention bananas", "mode": "steer" }))
@@ -228,6 +312,7 @@ async fn a_steer_goes_in_at_the_next_tool_boundary_and_the_transcript_reads_in_o
         (MessageStatus::Success, Some(agent::REASON_STEERED))
     );
     assert!(rows[1].message.text().starts_with("Working on it."));
+    assert_eq!(data_states(&rows[1], "data-steer"), [json!("delivered")], "the reply says where the message went in");
     assert_eq!(rows[2].message.text(), "also mention bananas");
     assert_eq!(rows[3].message.text(), "Switched to bananas as asked.");
     assert!(file.exists(), "the step's tool ran before the split");
@@ -244,7 +329,7 @@ async fn stop_ends_the_turn_and_the_session_goes_on() {
     a.server
         .push_script(Script::text((0..40).map(|i| format!("word{i} "))).with_token_delay(Duration::from_millis(150)));
     let mut rx = a.start("talk a lot").await;
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    a.rows_until("the reply to stream", |rows| rows.len() == 2 && rows[1].message.text().starts_with("word0")).await;
     a.f.engine.stream_abort(&a.session.topic_id).await.unwrap();
     let stream = drain(&mut rx).await;
     assert_eq!(terminal_status(&stream), TerminalStatus::Paused);
@@ -273,17 +358,35 @@ async fn after_a_restart_the_session_resumes_with_its_token() {
 }
 
 #[tokio::test]
+async fn two_turns_within_the_idle_window_share_one_claude_process() {
+    let place = tempfile::tempdir().unwrap();
+    let (program, started) = counting_claude(place.path());
+    let a = agent_with(program, Duration::from_secs(300)).await;
+    a.server.push_script(Script::text(["One."]));
+    assert_eq!(terminal_status(&a.send("the code word is FIG").await), TerminalStatus::Success);
+    a.server.push_script(Script::text(["Two."]));
+    assert_eq!(terminal_status(&a.send("and now?").await), TerminalStatus::Success);
+    assert_eq!(starts(&started), 1, "the warm process took the second turn");
+    let heads = a.server.requests().into_iter().filter(|r| r.method == "HEAD").count();
+    assert_eq!(heads, 1, "Claude Code checked the API once, as it does at start");
+    assert!(text_of_request(a.model_calls().last().unwrap()).contains("FIG"));
+}
+
+#[tokio::test]
 async fn after_the_idle_timeout_the_next_turn_reconnects() {
-    let a = agent_with(claude(), Duration::from_millis(500)).await;
+    let place = tempfile::tempdir().unwrap();
+    let (program, started) = counting_claude(place.path());
+    let a = agent_with(program, Duration::from_millis(500)).await;
     a.server.push_script(Script::text(["One."]));
     a.send("the code word is KIWI").await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The idle close is timed on a paused clock in crates/sessions; here the real process
+    // has to be gone before the next turn.
+    all_exited(&started).await;
     a.server.push_script(Script::text(["Two."]));
     assert_eq!(terminal_status(&a.send("and now?").await), TerminalStatus::Success);
     let calls = a.model_calls();
     assert!(text_of_request(calls.last().unwrap()).contains("KIWI"), "the reconnected agent resumed its session");
-    let heads: Vec<String> = a.server.requests().into_iter().filter(|r| r.method == "HEAD").map(|r| r.path).collect();
-    assert_eq!(heads.len(), 2, "a second process started: {heads:?}");
+    assert_eq!(starts(&started), 2, "a second process started");
 }
 
 #[tokio::test]
@@ -376,4 +479,244 @@ async fn bad_session_settings_are_refused_by_field() {
         .await
         .unwrap_err();
     assert_eq!(err.field.as_deref(), Some("providerId"));
+}
+
+// ---- approvals: edited input, always-allow, and what happens while one waits ----------
+
+#[tokio::test]
+async fn an_approval_with_edited_input_runs_the_edited_call() {
+    let a = agent().await;
+    let file = a.workspace.path().join("edited.txt");
+    a.server.push_script(write(&file, "the agent's text\n"));
+    a.server.push_script(Script::text(["Written."]));
+    let mut rx = a.start("write edited.txt").await;
+    let approval = a.pending().await.remove(0);
+    let edited = json!({ "file_path": file, "content": "the user's text\n" });
+    let answered = a.answer(&approval, json!({ "decision": "approve", "updatedInput": edited })).await;
+    assert_eq!(answered.input, edited);
+    assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "the user's text\n", "Claude Code ran the edited call");
+    let calls = a.model_calls();
+    assert!(text_of_request(&calls[1]).contains("edited.txt"), "the agent got the tool result");
+}
+
+#[tokio::test]
+async fn always_allow_reaches_claude_code_and_the_next_write_runs_without_a_card() {
+    let a = agent().await;
+    let first = a.workspace.path().join("first.txt");
+    let second = a.workspace.path().join("second.txt");
+    a.server.push_script(write(&first, "1"));
+    a.server.push_script(write(&second, "2"));
+    a.server.push_script(Script::text(["Both written."]));
+    let mut rx = a.start("write two files").await;
+    let approval = a.pending().await.remove(0);
+    a.answer(&approval, json!({ "decision": "approve", "scope": "topic" })).await;
+    assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
+    assert_eq!(std::fs::read_to_string(&first).unwrap(), "1");
+    assert_eq!(std::fs::read_to_string(&second).unwrap(), "2", "the second write ran without asking");
+    assert_eq!(a.approvals().await.len(), 1, "one card for both writes");
+    // Had Claude Code asked again, the stored rule would have allowed it and the audit log
+    // would say so: it did not ask, because it got the permission update.
+    let audit: Vec<protocol::tool::AuditEntry> =
+        a.f.call("tool_audit_list", json!({ "topicId": a.session.topic_id })).await;
+    assert!(!audit.is_empty() && audit.iter().all(|e| e.tool_call_id == approval.tool_call_id), "{audit:?}");
+    let rules: Vec<protocol::tool::PolicyRule> = a.f.call("tool_rules_list", json!({})).await;
+    let topic_scope = protocol::tool::RuleScope::Topic { topic_id: a.session.topic_id.clone() };
+    assert!(rules.iter().any(|r| r.tool == "Write" && r.scope == topic_scope), "{rules:?}");
+}
+
+#[tokio::test]
+async fn stop_while_an_approval_waits_denies_it_and_the_session_goes_on() {
+    let a = agent().await;
+    let file = a.workspace.path().join("never.txt");
+    a.server.push_script(write(&file, "x"));
+    let mut rx = a.start("write never.txt").await;
+    let approval = a.pending().await.remove(0);
+    a.f.engine.stream_abort(&a.session.topic_id).await.unwrap();
+    assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Paused);
+    let rows = a.messages().await;
+    assert_eq!((rows[1].status, rows[1].status_reason.as_deref()), (MessageStatus::Paused, Some("user_stop")));
+    let answered = a.approvals().await.into_iter().find(|p| p.id == approval.id).unwrap();
+    assert_eq!(answered.state, ApprovalState::Denied);
+    let late =
+        a.f.engine.call("tool_approval_respond", json!({ "approvalId": approval.id, "decision": "approve" })).await;
+    assert!(late.is_ok(), "a late answer returns the first one");
+    assert!(!file.exists());
+    a.server.push_script(Script::text(["Still here."]));
+    assert_eq!(terminal_status(&a.send("are you there?").await), TerminalStatus::Success);
+    assert!(!file.exists(), "the stopped call never ran");
+}
+
+#[tokio::test]
+async fn interrupt_while_an_approval_waits_stops_the_reply_and_sends_the_new_message() {
+    let a = agent().await;
+    let file = a.workspace.path().join("never.txt");
+    a.server.push_script(write(&file, "x"));
+    let mut first = a.start("write never.txt").await;
+    a.pending().await;
+    a.server.push_script(Script::text(["Doing the other thing."]));
+    let (listener, mut second) = a.f.engine.listener(ListenerId::unique(), &a.session.topic_id);
+    a.f.engine
+        .stream_interrupt(open_request(a.session.topic_id.clone(), "do the other thing"), listener)
+        .await
+        .unwrap();
+    assert_eq!(terminal_status(&drain(&mut first).await), TerminalStatus::Paused);
+    assert_eq!(terminal_status(&drain(&mut second).await), TerminalStatus::Success);
+    let rows = a.messages().await;
+    let texts: Vec<(String, MessageStatus)> = rows.iter().map(|r| (r.message.text(), r.status)).collect();
+    assert_eq!(texts[1].1, MessageStatus::Paused);
+    assert_eq!(texts[2], ("do the other thing".to_owned(), MessageStatus::Success));
+    assert_eq!(texts[3], ("Doing the other thing.".to_owned(), MessageStatus::Success));
+    assert!(a.approvals().await.iter().all(|p| p.state == ApprovalState::Denied));
+    assert!(!file.exists());
+}
+
+#[tokio::test]
+async fn a_message_queued_while_an_approval_waits_runs_after_the_reply() {
+    let a = agent().await;
+    let file = a.workspace.path().join("queued.txt");
+    a.server.push_script(write(&file, "q"));
+    a.server.push_script(Script::text(["Written."]));
+    let mut rx = a.start("write queued.txt").await;
+    let approval = a.pending().await.remove(0);
+    let _: protocol::api::InboxItem =
+        a.f.call("inbox_add", json!({ "topicId": a.session.topic_id, "text": "what did you write?", "mode": "queue" }))
+            .await;
+    assert_eq!(a.inbox().await.len(), 1, "it waits for the reply");
+    a.server.push_script(Script::text(["queued.txt, with a q."]));
+    a.answer(&approval, json!({ "decision": "approve" })).await;
+    drain(&mut rx).await;
+    let rows = a
+        .rows_until("the queued message's reply", |rows| rows.len() == 4 && rows[3].status == MessageStatus::Success)
+        .await;
+    assert_eq!(rows[1].status, MessageStatus::Success);
+    assert_eq!(rows[2].message.text(), "what did you write?");
+    assert_eq!(rows[3].message.text(), "queued.txt, with a q.");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "q");
+    assert!(a.inbox().await.is_empty());
+}
+
+// ---- steering: a message the turn never reached ---------------------------------------
+
+#[tokio::test]
+async fn a_steer_the_turn_never_reached_is_marked_and_runs_once_as_the_next_turn() {
+    let a = agent().await;
+    a.server.push_script(
+        Script::text(["A", " slow", " answer", " without", " tools."]).with_token_delay(Duration::from_millis(300)),
+    );
+    a.server.push_script(Script::text(["Kiwis, then."]));
+    let _rx = a.start("answer slowly").await;
+    a.rows_until("the reply to stream", |rows| rows.len() == 2 && !rows[1].message.text().is_empty()).await;
+    let _: protocol::api::InboxItem =
+        a.f.call("inbox_add", json!({ "topicId": a.session.topic_id, "text": "also mention kiwis", "mode": "steer" }))
+            .await;
+    let rows =
+        a.rows_until("the steer's own turn", |rows| rows.len() == 4 && rows[3].status == MessageStatus::Success).await;
+    assert_eq!(rows[1].message.text(), "A slow answer without tools.");
+    assert_eq!(rows[1].status_reason, None, "the first reply ended on its own");
+    assert_eq!(data_states(&rows[1], "data-steer"), [json!("undelivered")]);
+    assert_eq!(rows[2].message.text(), "also mention kiwis");
+    assert_eq!(rows[3].message.text(), "Kiwis, then.");
+    let calls = a.model_calls();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(text_of_request(&calls[1]).matches("also mention kiwis").count(), 1, "sent once, as its own message");
+    assert!(a.inbox().await.is_empty());
+}
+
+// ---- resume tokens on error turns ------------------------------------------------------
+
+#[tokio::test]
+async fn an_error_turn_keeps_its_resume_token_and_the_next_run_resumes_from_it() {
+    let a = agent().await;
+    a.server.push_script(Script::status(
+        400,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"the mock refuses this one"}}"#,
+        "application/json",
+    ));
+    let stream = a.send("remember the word MANGO").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Error);
+    let rows = a.messages().await;
+    assert_eq!(rows[1].status, MessageStatus::Error);
+    let token = rows[1].message.metadata.as_ref().and_then(|m| m["resumeToken"].as_str()).map(str::to_owned);
+    let token = token.expect("the error reply carries the resume token");
+    a.f.engine.shutdown().await;
+    // Stored on the session when the turn ended, not some time later.
+    let store = store::Store::open(&a.config.data_dir.join("colloquy.db")).await.unwrap();
+    assert_eq!(store.get_session(&a.session.id).await.unwrap().resume_token.as_deref(), Some(token.as_str()));
+    store.close().await;
+
+    let engine = Engine::open(a.config.clone()).await.unwrap();
+    let f = Fixture { engine, _dir: tempfile::tempdir().unwrap() };
+    a.server.push_script(Script::text(["You said MANGO."]));
+    assert_eq!(terminal_status(&f.send(&a.topic(), "which word?").await), TerminalStatus::Success);
+    assert!(text_of_request(a.model_calls().last().unwrap()).contains("MANGO"), "the failed turn's session came back");
+    f.engine.shutdown().await;
+}
+
+// ---- driver errors: a program that is not Claude Code, a CLI that dies -----------------
+
+#[tokio::test]
+async fn a_program_that_is_not_claude_code_is_named_and_the_session_works_once_it_is_fixed() {
+    let place = tempfile::tempdir().unwrap();
+    let program = place.path().join("claude");
+    std::fs::copy(fake_claude("not-claude.sh"), &program).unwrap();
+    let a = agent_with(program.clone(), Duration::from_secs(300)).await;
+    assert_eq!(terminal_status(&a.send("hello?").await), TerminalStatus::Error);
+    let rows = a.messages().await;
+    let error = error_part(&rows[1]).unwrap();
+    assert_eq!(error.code.as_deref(), Some("agent"));
+    for part in ["printed text where Claude Code writes only stream-json", "NotClaude 1.0", "COLLOQUY_CLAUDE_PATH"] {
+        assert!(error.message.contains(part), "{part:?} is missing from: {}", error.message);
+    }
+
+    install(&program, &claude());
+    a.server.push_script(Script::text(["The real one."]));
+    assert_eq!(terminal_status(&a.send("hello again").await), TerminalStatus::Success);
+    assert_eq!(a.messages().await[3].message.text(), "The real one.");
+}
+
+#[tokio::test]
+async fn claude_code_exiting_mid_turn_is_reported_and_the_next_turn_starts_it_again() {
+    let place = tempfile::tempdir().unwrap();
+    let program = place.path().join("claude");
+    std::fs::copy(fake_claude("exits-mid-turn.sh"), &program).unwrap();
+    let a = agent_with(program.clone(), Duration::from_secs(300)).await;
+    assert_eq!(terminal_status(&a.send("work").await), TerminalStatus::Error);
+    let rows = a.messages().await;
+    assert_eq!(rows[1].status, MessageStatus::Error);
+    assert!(rows[1].message.text().starts_with("Half an ans"), "the text so far stays");
+    let error = error_part(&rows[1]).unwrap();
+    for part in ["stopped unexpectedly during the turn", "exit code 7", "fatal: the agent ran out of memory"] {
+        assert!(error.message.contains(part), "{part:?} is missing from: {}", error.message);
+    }
+
+    install(&program, &claude());
+    a.server.push_script(Script::text(["Back on my feet."]));
+    assert_eq!(terminal_status(&a.send("again").await), TerminalStatus::Success);
+}
+
+// ---- the workspace folder --------------------------------------------------------------
+
+#[tokio::test]
+async fn a_workspace_that_is_not_a_project_folder_is_refused_with_the_reason() {
+    let f = fixture().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "x").unwrap();
+    let home = std::env::var("HOME").expect("the tests run with HOME set");
+    let missing = dir.path().join("missing");
+    let cases = [
+        (missing.to_string_lossy().into_owned(), "does not exist"),
+        (file.to_string_lossy().into_owned(), "is a file, not a folder"),
+        ("/".to_owned(), "the whole file system cannot be a workspace"),
+        (home, "your whole home folder cannot be a workspace"),
+        ("relative/folder".to_owned(), "is not an absolute path"),
+    ];
+    for (workspace, reason) in cases {
+        let err = f.engine.call("agent_session_create", json!({ "workspace": workspace })).await.unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("workspace"), "{workspace}");
+        assert!(err.message.contains(reason), "{workspace}: {}", err.message);
+    }
+    let sessions: Vec<AgentSession> = f.call("agent_sessions_list", json!({})).await;
+    assert!(sessions.is_empty(), "nothing was created");
 }

@@ -28,7 +28,13 @@ pub(crate) enum Line {
         request_id: String,
         subtype: String,
     },
+    /// Text that is not part of the protocol (a wrapper script's banner, another
+    /// program's output), trimmed and cut to a readable length.
+    NotJson(String),
 }
+
+/// How much of a stray line is kept for messages.
+const NOT_JSON_CHARS: usize = 300;
 
 #[derive(Default)]
 pub(crate) struct LineReader {
@@ -37,19 +43,17 @@ pub(crate) struct LineReader {
 }
 
 impl LineReader {
-    /// Reads one stdout line. Lines that are not JSON objects, and types this version
-    /// does not know, mean nothing (the CLI adds new ones over time).
+    /// Reads one stdout line. Types this version does not know mean nothing (the CLI
+    /// adds new ones over time); a line that is not a JSON object is reported as
+    /// [`Line::NotJson`], for messages when the program turns out not to be the CLI.
     pub(crate) fn read(&mut self, line: &str) -> Vec<Line> {
         let line = line.trim();
-        if !line.starts_with('{') {
-            if !line.is_empty() {
-                tracing::debug!(line = %truncate(line, 200), "Claude Code wrote a line that is not JSON; skipped");
-            }
+        if line.is_empty() {
             return Vec::new();
         }
-        let Ok(value) = serde_json::from_str::<Value>(line) else {
-            tracing::debug!(line = %truncate(line, 200), "Claude Code wrote a line that is not valid JSON; skipped");
-            return Vec::new();
+        let value = if line.starts_with('{') { serde_json::from_str::<Value>(line).ok() } else { None };
+        let Some(value) = value else {
+            return vec![Line::NotJson(truncate(line, NOT_JSON_CHARS).to_owned())];
         };
         let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
         match value.get("type").and_then(Value::as_str).unwrap_or_default() {
@@ -402,8 +406,11 @@ mod tests {
         ];
         let mut got = events(&lines);
         let mut reader = LineReader::default();
-        got.extend(reader.read("[SandboxDebug] hello"));
+        got.extend(reader.read("  [SandboxDebug] hello  "));
         got.extend(reader.read("{not json"));
+        got.extend(reader.read("   "));
+        let long = "x".repeat(1000);
+        got.extend(reader.read(&long));
         assert_eq!(got[0], Line::Event(DriverEvent::AssistantText { text: "API Error: 500".into() }));
         assert!(
             matches!(&got[1], Line::Event(DriverEvent::TurnFinished { error: Some(e), .. }) if e == "API Error: 500 boom")
@@ -424,7 +431,10 @@ mod tests {
         assert_eq!(got[6], Line::Event(DriverEvent::PermissionCancelled { request_id: "p9".into() }));
         assert_eq!(got[7], Line::UnsupportedRequest { request_id: "x1".into(), subtype: "mcp_message".into() });
         assert_eq!(got[8], Line::ControlResponse { request_id: "i2".into(), result: Err("nope".into()) });
-        assert_eq!(got.len(), 9, "subagent lines and noise mean nothing");
+        assert_eq!(got[9], Line::NotJson("[SandboxDebug] hello".into()));
+        assert_eq!(got[10], Line::NotJson("{not json".into()));
+        assert_eq!(got[11], Line::NotJson("x".repeat(NOT_JSON_CHARS)), "stray text is cut to a readable length");
+        assert_eq!(got.len(), 12, "subagent lines and blank lines mean nothing");
     }
 
     #[test]
