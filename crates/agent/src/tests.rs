@@ -214,9 +214,9 @@ impl ToolGate for FakeGate {
         Ok(self.decision.clone())
     }
 
-    async fn begin(&self, call_id: &str) -> Result<bool, GateError> {
+    async fn begin(&self, call_id: &str) -> Result<Option<crate::Allowed>, GateError> {
         self.begun.lock().unwrap().push(call_id.to_owned());
-        Ok(!self.already_ran.iter().any(|id| id == call_id))
+        Ok((!self.already_ran.iter().any(|id| id == call_id)).then_some(crate::Allowed::ByUser))
     }
 
     async fn finish(&self, call_id: &str, record: &CallRecord) -> Result<(), GateError> {
@@ -516,6 +516,37 @@ async fn a_call_the_ledger_says_ran_already_is_not_run_twice() {
 }
 
 #[tokio::test]
+async fn ids_that_come_back_are_renamed_so_every_call_runs() {
+    // A server that numbers its calls from 0 in every answer, in a reply that already
+    // used `call_0` before it was continued.
+    let model = FakeModel::new(vec![
+        calls(&[("call_0", "read", r#"{"path":"a"}"#), ("call_0", "read", r#"{"path":"b"}"#)]),
+        calls(&[("call_0", "read", r#"{"path":"c"}"#)]),
+        answer("done"),
+    ]);
+    let read = FakeTool::new("read", Behaviour::Answer("x"));
+    let gate = FakeGate::new(GateDecision::Allow);
+    let mut request = with_tools(model.clone(), std::slice::from_ref(&read), gate.clone());
+    request.used_call_ids = vec!["call_0".into()];
+    let (chunks, outcome) = run_request(request, CancellationToken::new()).await;
+    assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Stop });
+    assert_eq!(read.runs().len(), 3, "no call passes for another");
+    let ids: Vec<String> = tool_states(&fold(&chunks)).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, vec!["call_0_2", "call_0_3", "call_0_4"]);
+    assert_eq!(*gate.begun.lock().unwrap(), ids);
+    // The model gets its calls back under the ids their results carry.
+    let last = &model.requests()[2];
+    let sent: Vec<String> = last
+        .messages
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .filter_map(|p| if let ContentPart::ToolCall(c) = p { Some(c.id.clone()) } else { None })
+        .collect();
+    let answered: Vec<String> = tool_results(last).into_iter().map(|r| r.call_id).collect();
+    assert_eq!((sent.clone(), answered), (ids.clone(), ids));
+}
+
+#[tokio::test]
 async fn invalid_arguments_get_one_repair_round() {
     let model = FakeModel::new(vec![
         calls(&[("c1", "read", r#"{"path": 5}"#)]),
@@ -756,7 +787,35 @@ async fn models_without_native_tools_call_them_through_the_prompt() {
     assert!(last.text().contains("<tool_result name=\"read\"") && last.text().contains("\nA\n"), "{}", last.text());
     let message = fold(&chunks);
     assert_eq!(message.text(), "Checking. It holds A.");
-    assert_eq!(tool_states(&message), vec![("ptc_0_0".into(), ToolState::OutputAvailable)]);
+    let states = tool_states(&message);
+    assert_eq!(states.len(), 1);
+    assert!(states[0].0.starts_with("ptc_") && states[0].1 == ToolState::OutputAvailable, "{states:?}");
+}
+
+#[tokio::test]
+async fn prompt_written_calls_of_a_later_run_get_ids_of_their_own() {
+    let script = || {
+        vec![
+            vec![
+                text("<tool_call>{\"name\": \"read\", \"arguments\": {\"path\": \"a\"}}</tool_call>"),
+                finish(StopReason::Stop),
+            ],
+            answer("ok"),
+        ]
+    };
+    let read = FakeTool::new("read", Behaviour::Answer("A"));
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let mut request =
+            with_tools(FakeModel::new(script()), std::slice::from_ref(&read), FakeGate::new(GateDecision::Allow));
+        request.tool_calling = ToolCalling::Prompt;
+        request.used_call_ids = seen.clone();
+        let (chunks, _) = run_request(request, CancellationToken::new()).await;
+        seen.extend(tool_states(&fold(&chunks)).into_iter().map(|(id, _)| id));
+    }
+    assert_eq!(seen.len(), 2);
+    assert_ne!(seen[0], seen[1], "a resumed or retried reply never reuses an id");
+    assert_eq!(read.runs().len(), 2);
 }
 
 // ---- hooks and features ---------------------------------------------------------------

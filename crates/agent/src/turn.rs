@@ -17,8 +17,9 @@ use tools::schema::InputSchema;
 use tools::{ToolContext, ToolError, ToolSet};
 use tracing::Instrument;
 
+use crate::call_ids::CallIds;
 use crate::features::{Feature, PromptContext, PromptToolCalling, ResponseContext, RoundAction, ToolCalling};
-use crate::gate::{AllowAll, CallRecord, GateCall, GateDecision, PendingCall, PendingState, ToolGate};
+use crate::gate::{AllowAll, Allowed, CallRecord, GateCall, GateDecision, PendingCall, PendingState, ToolGate};
 use crate::hooks::{ErrorDecision, Hooks, StepPlan, StepReport, ToolExecutionEnd, ToolExecutionStart};
 use crate::prompt::{denial_text, model_content, prompt_results};
 use crate::step::{StepEnd, StepInput, StepOutput, send_all, stream_step};
@@ -68,6 +69,9 @@ pub struct TurnRequest {
     pub steer: CancellationToken,
     /// Tokens the reply used before (a continued reply keeps counting).
     pub usage: providers::TokenUsage,
+    /// Tool-call ids this reply used before (a continued or retried reply: its stored
+    /// calls and ledger rows). A new call never takes one of them.
+    pub used_call_ids: Vec<String>,
 }
 
 impl TurnRequest {
@@ -91,6 +95,7 @@ impl TurnRequest {
             features: Vec::new(),
             steer: CancellationToken::new(),
             usage: providers::TokenUsage::default(),
+            used_call_ids: Vec::new(),
         }
     }
 }
@@ -194,6 +199,7 @@ struct Turn {
     writer: PartWriter,
     conversation: Vec<Entry>,
     step: u32,
+    call_ids: CallIds,
 }
 
 impl Turn {
@@ -209,6 +215,8 @@ impl Turn {
                 hooks.add(crate::hooks::HookSource::Feature, feature_hooks);
             }
         }
+        let used = std::mem::take(&mut request.used_call_ids);
+        let call_ids = CallIds::new(used.into_iter().chain(request.pending.iter().map(|p| p.call_id.clone())));
         let conversation = std::mem::take(&mut request.completion.messages)
             .into_iter()
             .map(|message| Entry { message, rounds_left: None })
@@ -234,6 +242,7 @@ impl Turn {
             writer: PartWriter::new(request.part_offset),
             conversation,
             step: 0,
+            call_ids,
         }
     }
 
@@ -265,7 +274,7 @@ impl Turn {
                 request,
                 idle_timeout: self.idle_timeout,
                 tool_calling: self.tool_calling,
-                step: self.step,
+                call_ids: &mut self.call_ids,
             };
             let output = stream_step(input, &self.cancel, sink, &mut self.writer).await;
             let finish = match &output.end {
@@ -587,13 +596,17 @@ impl Turn {
             return PendingCall { call_id, tool_name, input, state: PendingState::Done(error_output(error)) };
         };
         let annotations = tool.definition().annotations;
-        let preview = if annotations.read_only { None } else { tool.preview(&input, &self.context(&call_id)).await };
+        let ctx = self.context(&call_id);
+        let preview = if annotations.read_only { None } else { tool.preview(&input, &ctx).await };
+        let caution = if annotations.read_only { tool.caution(&input, &ctx).await } else { None };
         let gate_call = GateCall {
             call_id: call_id.clone(),
             tool_name: tool_name.clone(),
+            rule_input: tool.rule_input(&input, &ctx),
             input: input.clone(),
             annotations,
             preview,
+            caution,
         };
         let state = match self.gate.check(&gate_call).await {
             Ok(GateDecision::Allow) => PendingState::Approved,
@@ -670,6 +683,7 @@ impl Turn {
             cancel: self.cancel.child_token(),
             progress: Arc::new(|_| {}),
             call_id: call_id.to_owned(),
+            allowed_by_user: false,
         }
     }
 
@@ -685,18 +699,19 @@ impl Turn {
         let Some(tool) = self.tools.get(tool_name).cloned() else {
             return Ok(error_output(format!("there is no tool named {tool_name}")));
         };
-        match self.gate.begin(call_id).await {
-            Ok(true) => {}
-            Ok(false) => {
+        let allowed = match self.gate.begin(call_id).await {
+            Ok(Some(allowed)) => allowed,
+            Ok(None) => {
                 return Ok(error_output("this call was already run once; it is not run again".into()));
             }
             Err(err) => return Ok(error_output(format!("the call could not be recorded, so it was not run: {err}"))),
-        }
+        };
         let event =
             ToolExecutionStart { call_id: call_id.to_owned(), tool_name: tool_name.to_owned(), input: input.clone() };
         self.hooks.on_tool_execution_start(&event).await;
         let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let mut ctx = self.context(call_id);
+        ctx.allowed_by_user = allowed == Allowed::ByUser;
         ctx.progress = Arc::new(move |progress| {
             let _ = progress_tx.send(progress);
         });

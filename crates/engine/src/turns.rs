@@ -346,6 +346,19 @@ impl Engine {
             _ => (Vec::new(), 0, providers::TokenUsage::default()),
         };
 
+        // A retried or continued reply's earlier calls keep their ids to themselves.
+        let used_call_ids = match &slot {
+            ReplySlot::New => Vec::new(),
+            ReplySlot::Restart | ReplySlot::Continue(_) => {
+                let ledger = self.inner.store.calls_of_message(message_id.as_str()).await.map_err(store_error)?;
+                let stored = open.into_iter().flat_map(|m| m.parts.iter()).filter_map(|part| match part {
+                    UiPart::DynamicTool { tool_call_id, .. } => Some(tool_call_id.clone()),
+                    _ => None,
+                });
+                ledger.into_iter().map(|row| row.call_id).chain(stored).collect()
+            }
+        };
+
         let completion = CompletionRequest {
             model: model_ref.model.clone(),
             messages,
@@ -370,6 +383,7 @@ impl Engine {
         agent_request.tool_calls_used = used;
         agent_request.pending = pending;
         agent_request.usage = usage;
+        agent_request.used_call_ids = used_call_ids;
         Ok(PreparedExecution {
             message_id,
             model_ref,

@@ -405,3 +405,73 @@ async fn tools_are_listed_switched_off_and_kept_out_of_requests() {
     let err = t.f.engine.call("topic_update", json!({ "id": t.topic.id, "workspace": "/" })).await.unwrap_err();
     assert_eq!(err.field.as_deref(), Some("workspace"));
 }
+
+#[tokio::test]
+async fn a_rule_on_a_path_holds_however_the_path_is_written_and_a_topic_allow_cannot_open_it() {
+    let t = tool_fixture().await;
+    std::fs::create_dir(t.workspace.path().join("a")).unwrap();
+    std::fs::write(t.workspace.path().join(".env"), "KEY=secret").unwrap();
+    std::fs::write(t.workspace.path().join("notes.txt"), "notes").unwrap();
+    let deny: PolicyRule =
+        t.f.call(
+            "tool_rule_create",
+            json!({ "tool": "read_file", "conditions": [{ "pointer": "/path", "op": "prefix", "value": ".env" }],
+                    "decision": "deny", "scope": { "kind": "global" } }),
+        )
+        .await;
+    // What "Always for this topic" saves: a tool-wide allow in this topic.
+    let _: PolicyRule =
+        t.f.call(
+            "tool_rule_create",
+            json!({ "tool": "read_file", "decision": "allow", "scope": { "kind": "topic", "topicId": t.topic.id } }),
+        )
+        .await;
+    let absolute = std::fs::canonicalize(t.workspace.path()).unwrap().join(".env");
+    for path in ["./.env", "a/../.env", absolute.to_str().unwrap(), "notes.txt"] {
+        t.server.push_script(call("read_file", json!({ "path": path })));
+        t.server.push_script(Script::text(["ok"]));
+        t.f.send(&t.topic, &format!("read {path}")).await;
+        let result = tool_messages(t.chat_requests().last().unwrap()).pop().unwrap();
+        if path == "notes.txt" {
+            assert!(result.contains("notes"), "the topic's allow still works: {result}");
+        } else {
+            assert!(
+                result.starts_with("This tool call was not run") && result.contains(&format!("rule:{}", deny.id)),
+                "{path}: {result}"
+            );
+            assert!(!result.contains("secret"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn fetching_an_address_on_this_computer_asks_first() {
+    let t = tool_fixture().await;
+    let url = format!("{}/models", t.server.base_url());
+    t.server.push_script(call("fetch_url", json!({ "url": url })));
+    let stream = t.f.send(&t.topic, "fetch the local page").await;
+    assert_eq!(
+        terminal_status(&stream),
+        TerminalStatus::AwaitingApproval,
+        "a read-only tool asks for a private address"
+    );
+    let approval = t.pending().await.remove(0);
+    assert_eq!(approval.tool_name, "fetch_url");
+    let audit: Vec<AuditEntry> = t.f.call("tool_audit_list", json!({ "limit": 1 })).await;
+    assert_eq!((audit[0].actor.as_str(), audit[0].decision.as_str()), ("default", "ask"));
+    assert!(audit[0].reason.as_deref().is_some_and(|r| r.contains("127.0.0.1")), "{:?}", audit[0].reason);
+
+    t.server.push_script(Script::text(["Fetched."]));
+    t.respond(json!({ "approvalId": approval.id, "decision": "approve", "scope": "global" })).await.unwrap();
+    t.settled().await;
+    let result = tool_messages(t.chat_requests().last().unwrap()).pop().unwrap();
+    assert!(result.starts_with("HTTP 200"), "the approved fetch reaches it: {result}");
+
+    // "Always" made it the user's rule: the next one runs without a card.
+    t.server.push_script(call("fetch_url", json!({ "url": url })));
+    t.server.push_script(Script::text(["Again."]));
+    let stream = t.f.send(&t.topic, "fetch it again").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    let result = tool_messages(t.chat_requests().last().unwrap()).pop().unwrap();
+    assert!(result.starts_with("HTTP 200"), "{result}");
+}
