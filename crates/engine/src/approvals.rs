@@ -2,11 +2,13 @@
 //! on), listing approvals across topics, the policy rules, and the audit log.
 
 use protocol::api::{
-    ApprovalScope, ApprovalsListRequest, AuditListRequest, ToolApprovalRespond, ToolRuleInput, UpdateToolRule,
+    ApprovalDecision, ApprovalScope, ApprovalsListRequest, AuditListRequest, ToolApprovalRespond, ToolRuleInput,
+    UpdateToolRule,
 };
-use protocol::tool::{Approval, PolicyRule};
+use protocol::tool::{Approval, ApprovalState, PolicyRule};
 use protocol::{ApiError, ErrorKind, MessageId, TopicId};
 use store::tools::ApprovalAnswer;
+use tools::schema::InputSchema;
 
 use crate::{Engine, ListenerId, store_error};
 
@@ -31,6 +33,11 @@ impl Engine {
         {
             return Err(ApiError::bad_request("reason", "at most 2000 characters"));
         }
+        if let Some(edited) = &request.updated_input
+            && request.decision == ApprovalDecision::Approve
+        {
+            self.check_edited_input(id, edited).await?;
+        }
         let rule_id = uuid::Uuid::now_v7().to_string();
         let answer = ApprovalAnswer {
             approval_id: id,
@@ -51,6 +58,28 @@ impl Engine {
             }
         }
         Ok(approval)
+    }
+
+    /// Edited arguments must fit the tool's schema, as the model's own must: a bad edit is
+    /// refused with what does not fit, and the approval stays open to be fixed. (An
+    /// answered approval is left to the store, which returns the first answer.)
+    async fn check_edited_input(&self, approval_id: &str, edited: &serde_json::Value) -> Result<(), ApiError> {
+        let approval = self.inner.store.get_approval(approval_id).await.map_err(store_error)?;
+        if approval.state != ApprovalState::Pending {
+            return Ok(());
+        }
+        let catalog = self.catalog().await;
+        // A tool that is gone since cannot be checked; running it will say it is gone.
+        let Some(tool) = catalog.iter().find(|t| t.tool.definition().name == approval.tool_name) else {
+            return Ok(());
+        };
+        let Ok(schema) = InputSchema::compile(&tool.tool.definition().input_schema) else { return Ok(()) };
+        schema.check(edited).map_err(|problems| {
+            ApiError::bad_request(
+                "updatedInput",
+                format!("the edited arguments do not fit {}: {problems}", approval.tool_name),
+            )
+        })
     }
 
     /// Continues a reply whose approvals are all answered.

@@ -475,3 +475,41 @@ async fn fetching_an_address_on_this_computer_asks_first() {
     let result = tool_messages(t.chat_requests().last().unwrap()).pop().unwrap();
     assert!(result.starts_with("HTTP 200"), "{result}");
 }
+
+#[tokio::test]
+async fn edited_arguments_that_do_not_fit_the_schema_are_refused_and_the_card_stays() {
+    let t = tool_fixture().await;
+    t.server.push_script(write("e.txt", "model"));
+    t.f.send(&t.topic, "write e").await;
+    let approval = t.pending().await.remove(0);
+    for (edited, problem) in [
+        (json!({ "path": 5, "content": "x" }), "/path"),
+        (json!({ "path": "e.txt" }), "content"),
+        (json!({ "path": "e.txt", "content": "x", "mode": "append" }), "mode"),
+    ] {
+        let err = t
+            .respond(json!({ "approvalId": approval.id, "decision": "approve", "updatedInput": edited }))
+            .await
+            .unwrap_err();
+        assert_eq!((err.kind, err.field.as_deref()), (ErrorKind::BadRequest, Some("updatedInput")));
+        assert!(
+            err.message.contains("the edited arguments do not fit write_file: ") && err.message.contains(problem),
+            "{err:?}"
+        );
+        assert_eq!(t.pending().await, vec![approval.clone()], "the approval stays open, unchanged");
+    }
+    assert!(t.chat_requests().len() == 1 && t.file("e.txt").is_none(), "nothing ran, the reply did not go on");
+
+    // Fixed, it runs.
+    t.server.push_script(Script::text(["Done."]));
+    let fixed = json!({ "path": "e.txt", "content": "mine" });
+    t.respond(json!({ "approvalId": approval.id, "decision": "approve", "updatedInput": fixed })).await.unwrap();
+    t.settled().await;
+    assert_eq!(t.file("e.txt").as_deref(), Some("mine"));
+    // A bad edit sent after the answer gets the first answer back, as any second answer does.
+    let again = t
+        .respond(json!({ "approvalId": approval.id, "decision": "approve", "updatedInput": { "path": 1 } }))
+        .await
+        .unwrap();
+    assert_eq!((again.state, again.input), (ApprovalState::Approved, fixed));
+}
