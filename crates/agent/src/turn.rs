@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::FutureExt;
 use protocol::tool::ToolOutput;
@@ -715,7 +715,8 @@ impl Turn {
         ctx.progress = Arc::new(move |progress| {
             let _ = progress_tx.send(progress);
         });
-        let started = Instant::now();
+        // Tokio's clock, so a paused test clock measures it too.
+        let started = tokio::time::Instant::now();
         let span = tracing::info_span!("tool_call", tool = %tool_name, call_id = %call_id);
         let result = async {
             let call = std::panic::AssertUnwindSafe(tool.execute(input, &ctx)).catch_unwind();
