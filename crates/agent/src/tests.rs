@@ -714,6 +714,50 @@ async fn results_leave_the_context_after_their_rounds() {
 }
 
 #[tokio::test]
+async fn stored_results_keep_counting_their_rounds_and_prompt_mode_leaves_them_out_too() {
+    for calling in [ToolCalling::Native, ToolCalling::Prompt] {
+        // A page fetched in an earlier turn with one round left, and this turn's own fetch.
+        let model = FakeModel::new(vec![calls(&[("c1", "fetch", r#"{"path":"b"}"#)]), answer("done")]);
+        let fetch = FakeTool::with("fetch", Behaviour::Answer("new page"), true, Some(5));
+        let mut request = with_tools(model.clone(), &[fetch], FakeGate::new(GateDecision::Allow));
+        request.tool_calling = calling;
+        request.completion.messages = vec![
+            ChatMessage::user("fetch a"),
+            ChatMessage::new(
+                ChatRole::Assistant,
+                vec![ContentPart::ToolCall(providers::ToolCall {
+                    id: "old".into(),
+                    name: "fetch".into(),
+                    arguments: json!({"path": "a"}),
+                })],
+            ),
+            ChatMessage::tool_results(vec![providers::ToolResult::text("old", "fetch", "old page", false)]),
+            ChatMessage::user("now fetch b"),
+        ];
+        request.context_rounds_left = std::collections::HashMap::from([("old".to_owned(), 1)]);
+        let (_, outcome) = run_request(request, CancellationToken::new()).await;
+        assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Stop });
+        let requests = model.requests();
+        let all_text = |request: &CompletionRequest| -> String {
+            request
+                .messages
+                .iter()
+                .flat_map(|m| m.content.iter())
+                .map(|p| match p {
+                    ContentPart::Text { text } => text.clone(),
+                    ContentPart::ToolResult(r) => r.text_content(),
+                    _ => String::new(),
+                })
+                .collect()
+        };
+        assert!(all_text(&requests[0]).contains("old page"), "{calling:?}: its last round");
+        let later = all_text(&requests[1]);
+        assert!(!later.contains("old page") && later.contains("removed from the context"), "{calling:?}: {later}");
+        assert!(later.contains("new page"), "{calling:?}: this turn's page has rounds left");
+    }
+}
+
+#[tokio::test]
 async fn usage_adds_up_over_the_steps() {
     let usage = |i, o| Ok(CompletionEvent::Usage(TokenUsage { input_tokens: i, output_tokens: o }));
     let mut first = calls(&[("c1", "read", r#"{"path":"a"}"#)]);

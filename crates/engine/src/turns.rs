@@ -306,11 +306,11 @@ impl Engine {
         };
         let options = agent::PromptOptions {
             format: format.as_str(),
-            tool_calling,
             vision: capabilities.vision,
             open_message: open.map(|m| m.id.as_str()),
         };
         let mut messages: Vec<ChatMessage> = agent::build_prompt(conversation.iter().copied(), &options);
+        let context_rounds_left = agent::context_rounds_left(conversation.iter().copied());
         if messages.iter().all(|m| m.role == providers::ChatRole::System) {
             return Err(ApiError::bad_request("text", "there is nothing to answer in this conversation"));
         }
@@ -384,6 +384,7 @@ impl Engine {
         agent_request.pending = pending;
         agent_request.usage = usage;
         agent_request.used_call_ids = used_call_ids;
+        agent_request.context_rounds_left = context_rounds_left;
         Ok(PreparedExecution {
             message_id,
             model_ref,

@@ -513,3 +513,35 @@ async fn edited_arguments_that_do_not_fit_the_schema_are_refused_and_the_card_st
         .unwrap();
     assert_eq!((again.state, again.input), (ApprovalState::Approved, fixed));
 }
+
+#[tokio::test]
+async fn a_fetched_page_leaves_the_context_after_its_rounds_across_a_resume_and_later_turns() {
+    let t = tool_fixture().await;
+    let url = format!("{}/models", t.server.base_url());
+    t.server.push_script(call("fetch_url", json!({ "url": url })));
+    t.f.send(&t.topic, "fetch the page").await;
+    let approval = t.pending().await.remove(0);
+    t.server.push_script(Script::text(["Fetched."]));
+    t.respond(json!({ "approvalId": approval.id, "decision": "approve" })).await.unwrap();
+    t.settled().await;
+    let rows = t.f.messages(&t.topic).await;
+    let UiPart::DynamicTool { output: Some(output), .. } =
+        rows[1].message.parts.iter().find(|p| matches!(p, UiPart::DynamicTool { .. })).unwrap()
+    else {
+        panic!("the fetch has an output")
+    };
+    assert_eq!(output["contextRounds"], 3, "the page's rounds are stored with it");
+
+    for (question, answer) in [("q2", "A2"), ("q3", "A3"), ("q4", "A4")] {
+        t.server.push_script(Script::text([answer]));
+        t.f.send(&t.topic, question).await;
+    }
+    // The model calls after the fetch: the resumed reply's, then one per later turn.
+    let pages: Vec<String> =
+        t.chat_requests()[1..].iter().map(|body| tool_messages(body).pop().unwrap_or_default()).collect();
+    assert_eq!(pages.len(), 4);
+    for page in &pages[..3] {
+        assert!(page.starts_with("HTTP 200"), "seen for its 3 rounds: {page}");
+    }
+    assert!(pages[3].contains("removed from the context"), "and not after: {}", pages[3]);
+}
