@@ -92,6 +92,9 @@ impl Engine {
                 return;
             }
         }
+        // Answers that land together ("Allow all", two windows) all see none left: the
+        // first resumes the reply; by the time it lets go, the reply is no longer waiting.
+        let Some(_claim) = ResumeClaim::take(&self.inner.resuming, message_id) else { return };
         let request =
             protocol::api::ReplyRequest { topic_id: topic_id.clone(), message_id: MessageId(message_id.to_owned()) };
         // Windows showing the topic follow the continued reply through the status feed.
@@ -170,5 +173,29 @@ impl Engine {
     ) -> Result<Vec<protocol::tool::AuditEntry>, ApiError> {
         let limit = request.limit.unwrap_or(200).clamp(1, 1000);
         self.inner.store.list_audit(request.topic_id.as_ref(), limit).await.map_err(store_error)
+    }
+}
+
+/// The replies being resumed right now, by message id.
+#[derive(Default)]
+pub(crate) struct Resuming(std::sync::Mutex<std::collections::HashSet<String>>);
+
+/// The right to resume one reply; let go when dropped.
+struct ResumeClaim<'a> {
+    resuming: &'a Resuming,
+    message_id: String,
+}
+
+impl<'a> ResumeClaim<'a> {
+    /// `None` when someone else is resuming the reply.
+    fn take(resuming: &'a Resuming, message_id: &str) -> Option<Self> {
+        let mut claimed = resuming.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        claimed.insert(message_id.to_owned()).then(|| Self { resuming, message_id: message_id.to_owned() })
+    }
+}
+
+impl Drop for ResumeClaim<'_> {
+    fn drop(&mut self) {
+        self.resuming.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.message_id);
     }
 }

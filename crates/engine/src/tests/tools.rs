@@ -545,3 +545,44 @@ async fn a_fetched_page_leaves_the_context_after_its_rounds_across_a_resume_and_
     }
     assert!(pages[3].contains("removed from the context"), "and not after: {}", pages[3]);
 }
+
+#[tokio::test]
+async fn two_waiting_calls_one_answer_keeps_waiting_and_the_second_continues_once() {
+    let t = tool_fixture().await;
+    let both = Script::text(Vec::<String>::new())
+        .with_tool_call("write_file", json!({ "path": "a.md", "content": "A" }).to_string())
+        .with_tool_call("write_file", json!({ "path": "b.md", "content": "B" }).to_string());
+    t.server.push_script(both.clone());
+    t.f.send(&t.topic, "write a and b").await;
+    let pending = t.pending().await;
+    assert_eq!(pending.len(), 2);
+
+    t.respond(json!({ "approvalId": pending[0].id, "decision": "approve" })).await.unwrap();
+    let rows = t.f.messages(&t.topic).await;
+    assert_eq!(rows[1].status_reason.as_deref(), Some(agent::REASON_AWAITING_APPROVAL), "still waiting");
+    assert_eq!(t.chat_requests().len(), 1, "no continuation while a call waits");
+    assert!(t.file("a.md").is_none(), "nothing of the step runs before every call is decided");
+    assert_eq!(t.pending().await, vec![pending[1].clone()]);
+
+    t.server.push_script(Script::text(["Wrote a, not b."]));
+    t.respond(json!({ "approvalId": pending[1].id, "decision": "deny" })).await.unwrap();
+    let rows = t.settled().await;
+    assert_eq!(rows[1].message.text(), "Wrote a, not b.");
+    assert_eq!((t.file("a.md").as_deref(), t.file("b.md")), (Some("A"), None));
+    assert_eq!(t.chat_requests().len(), 2, "exactly one continuation");
+
+    // Both answered at the same moment ("Allow all"): still exactly one continuation.
+    for round in 0..3 {
+        let before = t.chat_requests().len();
+        t.server.push_script(both.clone());
+        t.server.push_script(Script::text(["Both written."]));
+        t.f.send(&t.topic, &format!("again {round}")).await;
+        let pending = t.pending().await;
+        let answer = |id: &str| t.respond(json!({ "approvalId": id, "decision": "approve" }));
+        let (a, b) = tokio::join!(answer(&pending[0].id), answer(&pending[1].id));
+        assert_eq!((a.unwrap().state, b.unwrap().state), (ApprovalState::Approved, ApprovalState::Approved));
+        let rows = t.settled().await;
+        assert_eq!(rows.last().unwrap().message.text(), "Both written.");
+        assert_eq!(t.chat_requests().len(), before + 2, "one question, one continuation");
+    }
+}
