@@ -37,7 +37,7 @@ fn distinct_ids(parts: &[(String, String)]) -> bool {
 }
 
 /// A provider whose model has no native tool calling: calls are written in the text.
-async fn plain_model(t: &ToolFixture) -> protocol::ModelRef {
+pub(super) async fn plain_model(t: &ToolFixture) -> protocol::ModelRef {
     let provider: Provider =
         t.f.call(
             "provider_create",
@@ -51,12 +51,12 @@ async fn plain_model(t: &ToolFixture) -> protocol::ModelRef {
     protocol::ModelRef { provider_id: provider.id, model: "plain".into() }
 }
 
-fn prompt_call(tool: &str, arguments: Value) -> Script {
+pub(super) fn prompt_call(tool: &str, arguments: Value) -> Script {
     Script::text([format!("<tool_call>{}</tool_call>", json!({ "name": tool, "arguments": arguments }))])
 }
 
 /// The text of the last user message of a Chat Completions request (prompt-based results).
-fn last_user_text(body: &Value) -> String {
+pub(super) fn last_user_text(body: &Value) -> String {
     body["messages"]
         .as_array()
         .unwrap()

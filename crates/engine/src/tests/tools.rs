@@ -586,3 +586,71 @@ async fn two_waiting_calls_one_answer_keeps_waiting_and_the_second_continues_onc
         assert_eq!(t.chat_requests().len(), before + 2, "one question, one continuation");
     }
 }
+
+#[tokio::test]
+async fn arguments_that_do_not_fit_get_one_repair_round_over_http_then_the_error_stands() {
+    let t = tool_fixture().await;
+    std::fs::write(t.workspace.path().join("r.txt"), "repaired").unwrap();
+    t.server.push_script(call("read_file", json!({ "path": 5 })));
+    t.server.push_script(call("read_file", json!({ "path": "r.txt" })));
+    t.server.push_script(Script::text(["It says repaired."]));
+    let stream = t.f.send(&t.topic, "read r.txt").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    let chats = t.chat_requests();
+    let error = tool_messages(&chats[1]).pop().unwrap();
+    assert!(
+        error.starts_with("invalid arguments for read_file: /path: 5 is not of type \"string\"")
+            && error.contains("Fix them and call the tool again"),
+        "the model is told what does not fit: {error}"
+    );
+    assert_eq!(tool_messages(&chats[2]).pop().unwrap().trim_end(), "     1\trepaired");
+    let rows = t.f.messages(&t.topic).await;
+    assert_eq!(tool_part_state(&rows[1]), vec!["output-error", "output-available"]);
+
+    // Wrong twice in a row: the reply ends with the error, no third model call.
+    t.server.push_script(call("read_file", json!({ "path": 5 })));
+    t.server.push_script(call("read_file", json!({ "file": "r.txt" })));
+    t.server.push_script(Script::text(["never asked"]));
+    let stream = t.f.send(&t.topic, "read it again").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Error);
+    assert_eq!(t.chat_requests().len(), 5, "one repair round, then no more");
+    let rows = t.f.messages(&t.topic).await;
+    assert_eq!(rows[3].status, MessageStatus::Error);
+    let error = error_part(&rows[3]).unwrap();
+    assert!(error.message.contains("kept sending tool calls that do not fit"), "{error:?}");
+    assert_eq!(tool_part_state(&rows[3]), vec!["output-error", "output-error"]);
+}
+
+#[tokio::test]
+async fn prompt_written_calls_with_bad_arguments_are_repaired_the_same_way() {
+    let t = tool_fixture().await;
+    super::call_ids::plain_model(&t).await;
+    std::fs::write(t.workspace.path().join("p.txt"), "prompted").unwrap();
+    t.server.push_script(super::call_ids::prompt_call("read_file", json!({ "path": ["p.txt"] })));
+    t.server.push_script(Script::text(["<tool_call>{not json</tool_call>"]));
+    let stream = t.f.send(&t.topic, "read p.txt").await;
+    // Two bad rounds in a row end the reply, as with native calls.
+    assert_eq!(terminal_status(&stream), TerminalStatus::Error);
+    let chats = t.chat_requests();
+    assert_eq!(chats.len(), 2);
+    let first = super::call_ids::last_user_text(&chats[1]);
+    assert!(
+        first.contains("error=\"true\"") && first.contains("invalid arguments for read_file: /path:"),
+        "the schema problem comes back as a tool result: {first}"
+    );
+    let rows = t.f.messages(&t.topic).await;
+    assert!(error_part(&rows[1]).unwrap().message.contains("kept sending tool calls that do not fit"));
+
+    // One bad round, then a good call: it runs.
+    t.server.push_script(super::call_ids::prompt_call("read_file", json!({ "path": 7 })));
+    t.server.push_script(super::call_ids::prompt_call("read_file", json!({ "path": "p.txt" })));
+    t.server.push_script(Script::text(["It says prompted."]));
+    let stream = t.f.send(&t.topic, "read p.txt again").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    let chats = t.chat_requests();
+    let repaired = super::call_ids::last_user_text(chats.last().unwrap());
+    assert!(repaired.contains("prompted") && !repaired.contains("error=\"true\""), "{repaired}");
+    let rows = t.f.messages(&t.topic).await;
+    assert_eq!(rows[3].message.text(), "It says prompted.");
+    assert_eq!(tool_part_state(&rows[3]), vec!["output-error", "output-available"]);
+}
