@@ -274,3 +274,24 @@ e2eTest(stack, 'the sidebar inbox counts waiting calls across topics and opens t
   await replySettles(page, 'Wrote the note.');
   await count.waitFor({ state: 'detached' });
 });
+
+e2eTest(stack, 'fetching an address on this computer asks first, and the card says why', async () => {
+  const page = await stack.openApp();
+  await stack.testkit.reset();
+  const url = `${stack.testkit.url}/models`;
+  await stack.testkit.script([
+    { chunks: [], toolCalls: [{ name: 'fetch_url', arguments: JSON.stringify({ url }) }] },
+    { chunks: ['Fetched it.'] },
+  ]);
+  await openNewTopic(page);
+  await typeAndEnter(page, 'Fetch the local page');
+  const card = page.locator('[data-testid="approval-card"]');
+  await card.waitFor();
+  assert.match(normalize(await card.locator('[data-testid="approval-note"]').innerText()), /127\.0\.0\.1, an address on this computer or the local network/);
+  assert.equal(await card.locator('[data-testid="approval-diff"]').count(), 0, 'a note, not a diff');
+  await card.locator('[data-testid="approval-allow-once"]').click();
+  await replySettles(page, 'Fetched it.');
+  const chats = await chatRequestsWith('Fetch the local page');
+  assert.equal(chats.length, 2);
+  assert.match(toolMessages(chats[1].body)[0], /^HTTP 200/);
+});

@@ -142,7 +142,8 @@ impl ToolGate for EngineGate {
             PolicyDecision::Deny => CallDecision::Deny { actor: &actor, reason: Some(&denial) },
             PolicyDecision::Ask => CallDecision::Ask {
                 approval_id: &approval_id,
-                preview: call.preview.as_deref(),
+                // The card says why it asks when there is no change to show.
+                preview: call.preview.as_deref().or(caution),
                 actor: &actor,
                 reason: caution,
             },

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import type { ApprovalAnswer } from '../chat/approvals';
+import { isUnifiedDiff } from '../chat/diff';
 import { parseEditedArguments, prettyJson, type ToolPart } from '../chat/tools';
 import type { Approval } from '../protocol.gen';
 import { useApprovals, useApprovalsState } from './ApprovalsContext';
@@ -50,7 +51,14 @@ export function ApprovalCard({ part, approvalId }: ApprovalCardProps) {
       <p className="approval-question">
         Allow <strong>{part.toolName}</strong> to run with these arguments?
       </p>
-      {pending?.preview && <DiffView diff={pending.preview} />}
+      {pending?.preview &&
+        (isUnifiedDiff(pending.preview) ? (
+          <DiffView diff={pending.preview} />
+        ) : (
+          <p className="approval-note small" data-testid="approval-note">
+            {pending.preview}
+          </p>
+        ))}
       {mode === 'edit' ? (
         <EditArgumentsForm
           initial={prettyJson(input)}

@@ -457,6 +457,11 @@ async fn fetching_an_address_on_this_computer_asks_first() {
     );
     let approval = t.pending().await.remove(0);
     assert_eq!(approval.tool_name, "fetch_url");
+    assert!(
+        approval.preview.as_deref().is_some_and(|p| p.contains("127.0.0.1") && p.contains("local network")),
+        "the card says why it asks: {:?}",
+        approval.preview
+    );
     let audit: Vec<AuditEntry> = t.f.call("tool_audit_list", json!({ "limit": 1 })).await;
     assert_eq!((audit[0].actor.as_str(), audit[0].decision.as_str()), ("default", "ask"));
     assert!(audit[0].reason.as_deref().is_some_and(|r| r.contains("127.0.0.1")), "{:?}", audit[0].reason);
