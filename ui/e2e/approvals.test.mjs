@@ -191,7 +191,7 @@ e2eTest(stack, 'Deny with a reason: nothing is written and the model is told why
   assert.deepEqual(toolMessages(chats[1].body), ['The user denied this tool call. Their reason: not that file']);
 });
 
-e2eTest(stack, 'Edit arguments: invalid JSON is refused inline, then the edited call runs instead', async () => {
+e2eTest(stack, 'Edit arguments: invalid JSON and arguments that do not fit are refused inline, then the edited call runs instead', async () => {
   const page = await stack.openApp();
   const { folder, topicId, card } = await askForWrite(page, {
     file: 'original.md',
@@ -206,7 +206,16 @@ e2eTest(stack, 'Edit arguments: invalid JSON is refused inline, then the edited 
   const pending = await stack.server.api('approvals_list', { topicId });
   assert.equal(pending.length, 1, 'nothing was sent for the invalid JSON');
 
+  // Valid JSON the tool cannot take: the backend says what does not fit, the card stays.
+  await editor.fill(JSON.stringify({ path: 'edited.md' }));
+  await card.locator('[data-testid="approval-edit-confirm"]').click();
+  const problem = card.locator('[data-testid="approval-edit-error"]');
+  await waitUntil('the schema problem is shown at the editor', async () => /do not fit write_file.*content/.test(normalize(await problem.innerText().catch(() => ''))));
+  assert.equal((await stack.server.api('approvals_list', { topicId })).length, 1, 'the call still waits');
+  assert.equal(await fileIn(folder, 'edited.md'), undefined);
+
   await editor.fill(JSON.stringify({ path: 'edited.md', content: 'my text' }, null, 2));
+  assert.equal(await problem.count(), 0, 'the problem goes once the arguments change');
   await card.locator('[data-testid="approval-edit-confirm"]').click();
   await replySettles(page, 'Wrote the note.');
   assert.equal(await fileIn(folder, 'edited.md'), 'my text');
@@ -237,6 +246,9 @@ e2eTest(stack, 'several calls waiting: Allow all answers them and the reply goes
   await replySettles(page, 'Both written.');
   assert.equal(await fileIn(folder, 'a.md'), 'A');
   assert.equal(await fileIn(folder, 'b.md'), 'B');
+  const chats = await chatRequestsWith('Write a and b');
+  assert.equal(chats.length, 2, 'the question and exactly one continuation after both answers');
+  assert.deepEqual(toolMessages(chats[1].body), ['created a.md (1 bytes)', 'created b.md (1 bytes)']);
 });
 
 e2eTest(stack, 'the sidebar inbox counts waiting calls across topics and opens the topic of one', async () => {
@@ -261,4 +273,25 @@ e2eTest(stack, 'the sidebar inbox counts waiting calls across topics and opens t
   await page.locator('[data-testid="approval-card"] [data-testid="approval-allow-once"]').click();
   await replySettles(page, 'Wrote the note.');
   await count.waitFor({ state: 'detached' });
+});
+
+e2eTest(stack, 'fetching an address on this computer asks first, and the card says why', async () => {
+  const page = await stack.openApp();
+  await stack.testkit.reset();
+  const url = `${stack.testkit.url}/models`;
+  await stack.testkit.script([
+    { chunks: [], toolCalls: [{ name: 'fetch_url', arguments: JSON.stringify({ url }) }] },
+    { chunks: ['Fetched it.'] },
+  ]);
+  await openNewTopic(page);
+  await typeAndEnter(page, 'Fetch the local page');
+  const card = page.locator('[data-testid="approval-card"]');
+  await card.waitFor();
+  assert.match(normalize(await card.locator('[data-testid="approval-note"]').innerText()), /127\.0\.0\.1, an address on this computer or the local network/);
+  assert.equal(await card.locator('[data-testid="approval-diff"]').count(), 0, 'a note, not a diff');
+  await card.locator('[data-testid="approval-allow-once"]').click();
+  await replySettles(page, 'Fetched it.');
+  const chats = await chatRequestsWith('Fetch the local page');
+  assert.equal(chats.length, 2);
+  assert.match(toolMessages(chats[1].body)[0], /^HTTP 200/);
 });

@@ -315,7 +315,13 @@ isError?: boolean | undefined,
 /**
  * The model was shown only the first part of this result (it was too long).
  */
-truncatedForModel?: boolean | undefined, };
+truncatedForModel?: boolean | undefined, 
+/**
+ * How many later model calls are shown this result (bulky, short-lived results such
+ * as a fetched page); later ones see a note that it was left out. Absent: all of them.
+ * Kept with the result so the count holds across turns, restarts and resumed replies.
+ */
+contextRounds?: number, };
 
 export type PolicyDecision = "allow" | "deny" | "ask";
 

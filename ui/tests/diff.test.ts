@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffStats, parseUnifiedDiff } from '../src/chat/diff';
+import { diffStats, isUnifiedDiff, parseUnifiedDiff } from '../src/chat/diff';
 
 describe('parseUnifiedDiff', () => {
   it('reads a new file preview as the backend writes it for write_file', () => {
@@ -32,5 +32,13 @@ describe('parseUnifiedDiff', () => {
     const lines = parseUnifiedDiff('@@ -1,2 +1,2 @@\n-a\n+b\n\n@@ -10 +10 @@\n-x\n+y\n');
     expect(lines.map((line) => line.kind)).toEqual(['hunk', 'remove', 'add', 'context', 'hunk', 'remove', 'add']);
     expect(lines[5]?.oldLine).toBe(10);
+  });
+});
+
+describe('isUnifiedDiff', () => {
+  it('tells a file change from a plain note', () => {
+    expect(isUnifiedDiff('--- a/notes.md\n+++ b/notes.md\n@@ -0,0 +1 @@\n+hello\n')).toBe(true);
+    expect(isUnifiedDiff('localhost leads to 127.0.0.1, an address on this computer or the local network')).toBe(false);
+    expect(isUnifiedDiff('this edit will fail: old_text was not found in a.md')).toBe(false);
   });
 });

@@ -16,9 +16,15 @@ pub struct GateCall {
     pub call_id: String,
     pub tool_name: String,
     pub input: Value,
+    /// The arguments as policy rules see them (the tool's `rule_input`: file paths
+    /// normalized inside the workspace).
+    pub rule_input: Value,
     pub annotations: ToolAnnotations,
     /// What the tool says the call would change (a diff), for the approval card.
     pub preview: Option<String>,
+    /// Why this call should ask although its tool's default would let it run (the tool's
+    /// `caution`, e.g. a fetch of a private address).
+    pub caution: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,6 +44,16 @@ pub enum CallRecord {
     Error(String),
 }
 
+/// Who let a call run, as [`ToolGate::begin`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Allowed {
+    /// Only the tool's default: tools with extra guards (`fetch_url` and private
+    /// addresses) apply them.
+    ByDefault,
+    /// The user's answer, or one of their rules.
+    ByUser,
+}
+
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]
 pub struct GateError(pub String);
@@ -48,9 +64,10 @@ pub trait ToolGate: Send + Sync {
     /// or default decides, or a pending approval when the user must).
     async fn check(&self, call: &GateCall) -> Result<GateDecision, GateError>;
 
-    /// Marks an approved call `running`. False when it is not `approved` any more (it ran
-    /// already, or is running elsewhere): the caller must not run it.
-    async fn begin(&self, call_id: &str) -> Result<bool, GateError>;
+    /// Marks an approved call `running`, saying who allowed it. `None` when it is not
+    /// `approved` any more (it ran already, or is running elsewhere): the caller must not
+    /// run it.
+    async fn begin(&self, call_id: &str) -> Result<Option<Allowed>, GateError>;
 
     /// Records the outcome of a call that `begin` let run.
     async fn finish(&self, call_id: &str, record: &CallRecord) -> Result<(), GateError>;
@@ -66,8 +83,9 @@ impl ToolGate for AllowAll {
         Ok(GateDecision::Allow)
     }
 
-    async fn begin(&self, _call_id: &str) -> Result<bool, GateError> {
-        Ok(true)
+    /// Everything is allowed on purpose: as if by the user.
+    async fn begin(&self, _call_id: &str) -> Result<Option<Allowed>, GateError> {
+        Ok(Some(Allowed::ByUser))
     }
 
     async fn finish(&self, _call_id: &str, _record: &CallRecord) -> Result<(), GateError> {

@@ -7,11 +7,13 @@
 //! - [`hooks`]: [`AgentHooks`] and their composition rules ([`Hooks`]).
 //! - [`features`]: per-request plugins ([`Feature`]) and prompt-based tool calling.
 //! - `prompt`: stored messages → the model's prompt ([`build_prompt`]).
+//! - `call_ids`: no two calls of a reply share an id (the ledger knows a call by it).
 //!
 //! API boundary: the loop knows nothing of topics, listeners or storage. It writes chunks
 //! into a [`ChunkSink`] and returns how the turn ended; the caller emits the terminal
 //! chunks (`finish` / `abort`) because only it knows how the turn is recorded.
 
+mod call_ids;
 pub mod features;
 pub mod gate;
 pub mod hooks;
@@ -27,9 +29,9 @@ use protocol::{ApiError, FinishReason, UiChunk};
 use providers::{ProviderError, ProviderErrorKind, StopReason};
 
 pub use features::{Feature, ToolCalling};
-pub use gate::{AllowAll, CallRecord, GateCall, GateDecision, GateError, PendingCall, PendingState, ToolGate};
+pub use gate::{AllowAll, Allowed, CallRecord, GateCall, GateDecision, GateError, PendingCall, PendingState, ToolGate};
 pub use hooks::{AgentHooks, HookSource, Hooks, UsageObserver};
-pub use prompt::{MODEL_TEXT_LIMIT, PromptOptions, build_prompt, media_from_url};
+pub use prompt::{MODEL_TEXT_LIMIT, PromptOptions, build_prompt, context_rounds_left, media_from_url};
 pub use turn::{
     DEFAULT_MAX_TOOL_CALLS, REASON_AWAITING_APPROVAL, REASON_STALLED, REASON_STEERED, REASON_TOOL_LIMIT,
     REASON_USER_STOP, TurnOutcome, TurnRequest, run_turn,

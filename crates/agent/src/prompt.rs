@@ -5,6 +5,13 @@
 //! left out (a failed reply is not something the model said); a call that never got a
 //! result is answered with an error so the conversation stays valid, except the open
 //! calls of a message being continued, which the loop is about to resolve.
+//!
+//! The prompt is built in the native shape (tool calls and tool results as such); the
+//! loop turns it into text for a model without native tool calling ([`prompt_form`]) when
+//! it sends it, after leaving out results whose context rounds are used up
+//! ([`context_rounds_left`]).
+
+use std::collections::HashMap;
 
 use base64::Engine as _;
 use protocol::message::ToolState;
@@ -13,7 +20,6 @@ use protocol::{MessageRole, UiMessage, UiPart};
 use providers::{ChatMessage, ChatRole, ContentPart, Media, MediaSource, Reasoning, ToolCall, ToolResult};
 use serde_json::Value;
 
-use crate::features::ToolCalling;
 use crate::prompt_tools;
 
 /// How much of a tool result's text a model is shown; the rest stays in the app.
@@ -25,7 +31,6 @@ pub struct PromptOptions<'a> {
     /// The target model's wire format (`ProviderFormat::as_str`); reasoning signed by
     /// another format is not sent.
     pub format: &'a str,
-    pub tool_calling: ToolCalling,
     /// Whether the model takes images; without it attached images are named, not sent.
     pub vision: bool,
     /// The id of the reply being continued: calls of its last step stay open.
@@ -34,7 +39,7 @@ pub struct PromptOptions<'a> {
 
 impl Default for PromptOptions<'_> {
     fn default() -> Self {
-        Self { format: "", tool_calling: ToolCalling::Native, vision: true, open_message: None }
+        Self { format: "", vision: true, open_message: None }
     }
 }
 
@@ -151,8 +156,90 @@ fn assistant_steps(message: &UiMessage, open: bool, options: &PromptOptions<'_>,
                 _ => {}
             }
         }
-        push_step(content, results, options.tool_calling, out);
+        let assistant = ChatMessage::new(ChatRole::Assistant, content);
+        if !assistant.is_blank() {
+            out.push(assistant);
+        }
+        if !results.is_empty() {
+            out.push(ChatMessage::tool_results(results));
+        }
     }
+}
+
+/// The steps of the assistant messages of `history`, in order: each step's results that
+/// are shown to a limited number of model calls, with that number.
+fn limited_results<'a>(history: impl IntoIterator<Item = &'a UiMessage>) -> Vec<Vec<(String, u32)>> {
+    let mut steps = Vec::new();
+    for message in history.into_iter().filter(|m| m.role == MessageRole::Assistant) {
+        for step in message.parts.split(|p| matches!(p, UiPart::StepStart)).filter(|s| !s.is_empty()) {
+            let limited = step
+                .iter()
+                .filter_map(|part| match part {
+                    UiPart::DynamicTool {
+                        tool_call_id,
+                        state: ToolState::OutputAvailable,
+                        output: Some(output),
+                        ..
+                    } => {
+                        let rounds = output.get("contextRounds").and_then(Value::as_u64)?;
+                        Some((tool_call_id.clone(), u32::try_from(rounds).unwrap_or(u32::MAX)))
+                    }
+                    _ => None,
+                })
+                .collect();
+            steps.push(limited);
+        }
+    }
+    steps
+}
+
+/// For each stored result that only a limited number of model calls see (its output's
+/// `contextRounds`), how many more see it: that number less the model calls made since
+/// it came (the later steps of its reply and the steps of later replies in `history`, the
+/// same conversation [`build_prompt`] is given). 0: it is left out from now on.
+pub fn context_rounds_left<'a>(history: impl IntoIterator<Item = &'a UiMessage>) -> HashMap<String, u32> {
+    let steps = limited_results(history);
+    let total = steps.len();
+    steps
+        .into_iter()
+        .enumerate()
+        .flat_map(|(index, results)| {
+            let seen = u32::try_from(total - 1 - index).unwrap_or(u32::MAX);
+            results.into_iter().map(move |(call_id, rounds)| (call_id, rounds.saturating_sub(seen)))
+        })
+        .collect()
+}
+
+/// Messages as a model without native tool calling reads them: its calls as
+/// `<tool_call>` text in its own messages, results as `<tool_result>` blocks in a user
+/// message (reasoning is left out: it was not written for this model).
+pub(crate) fn prompt_form(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    messages
+        .into_iter()
+        .filter_map(|message| match message.role {
+            ChatRole::Assistant => {
+                let text: String = message
+                    .content
+                    .iter()
+                    .filter_map(|part| match part {
+                        ContentPart::Text { text } => Some(text.clone()),
+                        ContentPart::ToolCall(call) => Some(prompt_tools::render_call(&call.name, &call.arguments)),
+                        _ => None,
+                    })
+                    .collect();
+                (!text.trim().is_empty()).then(|| ChatMessage::assistant(text))
+            }
+            ChatRole::Tool => {
+                let results: Vec<ToolResult> = message
+                    .content
+                    .into_iter()
+                    .filter_map(|part| if let ContentPart::ToolResult(r) = part { Some(r) } else { None })
+                    .collect();
+                (!results.is_empty()).then(|| prompt_results(&results))
+            }
+            _ => Some(message),
+        })
+        .collect()
 }
 
 /// What the model is told about a call the user denied.
@@ -160,37 +247,6 @@ pub fn denial_text(reason: Option<&str>) -> String {
     match reason.map(str::trim).filter(|r| !r.is_empty()) {
         Some(reason) => format!("The user denied this tool call. Their reason: {reason}"),
         None => "The user denied this tool call.".to_owned(),
-    }
-}
-
-fn push_step(content: Vec<ContentPart>, results: Vec<ToolResult>, calling: ToolCalling, out: &mut Vec<ChatMessage>) {
-    match calling {
-        ToolCalling::Native => {
-            let assistant = ChatMessage::new(ChatRole::Assistant, content);
-            if !assistant.is_blank() {
-                out.push(assistant);
-            }
-            if !results.is_empty() {
-                out.push(ChatMessage::tool_results(results));
-            }
-        }
-        ToolCalling::Prompt => {
-            // The model wrote its calls as text; it reads its results as a user message.
-            let text: String = content
-                .iter()
-                .filter_map(|part| match part {
-                    ContentPart::Text { text } => Some(text.clone()),
-                    ContentPart::ToolCall(call) => Some(prompt_tools::render_call(&call.name, &call.arguments)),
-                    _ => None,
-                })
-                .collect();
-            if !text.trim().is_empty() {
-                out.push(ChatMessage::assistant(text));
-            }
-            if !results.is_empty() {
-                out.push(prompt_results(&results));
-            }
-        }
     }
 }
 
@@ -354,11 +410,54 @@ mod tests {
                 Some(ToolApproval { id: "ap".into(), approved: Some(false), reason: Some("not that file".into()) });
         }
         let history = [UiMessage::user_text("u", "go"), assistant("a", vec![UiPart::StepStart, denied])];
-        let prompt =
-            build_prompt(&history, &PromptOptions { tool_calling: ToolCalling::Prompt, ..PromptOptions::default() });
+        let prompt = prompt_form(build_prompt(&history, &PromptOptions::default()));
         assert_eq!(prompt[1].text(), "<tool_call>{\"arguments\":{\"path\":\"a\"},\"name\":\"read_file\"}</tool_call>");
         assert_eq!(prompt[2].role, ChatRole::User);
         assert!(prompt[2].text().contains("Their reason: not that file"), "{}", prompt[2].text());
+    }
+
+    #[test]
+    fn limited_results_count_the_model_calls_made_since() {
+        let fetched = |id: &str, rounds: u32| {
+            tool(
+                id,
+                ToolState::OutputAvailable,
+                Some(json!({"content": [{"type": "text", "text": "page"}], "contextRounds": rounds})),
+            )
+        };
+        let history = [
+            UiMessage::user_text("u1", "fetch"),
+            // Step 0 fetched (for 3 rounds); step 1 and the three steps below saw it since.
+            assistant(
+                "a1",
+                vec![
+                    UiPart::StepStart,
+                    fetched("f1", 3),
+                    tool("r1", ToolState::OutputAvailable, None),
+                    UiPart::StepStart,
+                    UiPart::Text { text: "ok".into(), state: None },
+                ],
+            ),
+            UiMessage::user_text("u2", "more"),
+            // Then a reply of three steps, the last one's fetch not seen by anyone yet.
+            assistant(
+                "a2",
+                vec![
+                    UiPart::StepStart,
+                    fetched("f2", 1),
+                    UiPart::StepStart,
+                    fetched("f3", 2),
+                    UiPart::StepStart,
+                    fetched("f4", 2),
+                ],
+            ),
+        ];
+        let left = context_rounds_left(&history);
+        assert_eq!(
+            left,
+            HashMap::from([("f1".into(), 0), ("f2".into(), 0), ("f3".into(), 1), ("f4".into(), 2)]),
+            "results without a limit are not listed"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use providers::{
 use tokio_util::sync::CancellationToken;
 
 use crate::ChunkSink;
+use crate::call_ids::CallIds;
 use crate::features::ToolCalling;
 use crate::prompt_tools::{CallScanner, Scanned, ScannedCall};
 use crate::writer::PartWriter;
@@ -63,8 +64,8 @@ pub(crate) struct StepInput<'a> {
     pub request: CompletionRequest,
     pub idle_timeout: Duration,
     pub tool_calling: ToolCalling,
-    /// Numbers prompt-based calls (`ptc_<step>_<n>`).
-    pub step: u32,
+    /// The reply's call ids: a new call never takes one it used before.
+    pub call_ids: &'a mut CallIds,
 }
 
 /// Streams one model call into `sink`. The caller has written `start-step`.
@@ -75,6 +76,7 @@ pub(crate) async fn stream_step(
     writer: &mut PartWriter,
 ) -> StepOutput {
     let format = input.model.format_name();
+    let call_ids = input.call_ids;
     let mut collector = Collector { format, ..Collector::default() };
     let mut scanner = (input.tool_calling == ToolCalling::Prompt).then(CallScanner::default);
     let mut stream = LanguageModel::stream(input.model, input.request);
@@ -97,7 +99,7 @@ pub(crate) async fn stream_step(
             CompletionEvent::TextDelta(delta) => match scanner.as_mut() {
                 Some(scanner) => {
                     let found = scanner.push(&delta);
-                    collector.scanned(found, writer, input.step)
+                    collector.scanned(found, writer, call_ids)
                 }
                 None => {
                     collector.text(&delta);
@@ -117,6 +119,7 @@ pub(crate) async fn stream_step(
                 writer.redacted(format, data)
             }
             CompletionEvent::ToolCallStart { index, id, name } => {
+                let id = call_ids.claim(&id);
                 collector.call_start(index, id.clone(), name.clone());
                 writer.tool_start(id, name)
             }
@@ -156,7 +159,7 @@ pub(crate) async fn stream_step(
         && matches!(end, StepEnd::Completed(_))
     {
         let found = scanner.finish();
-        let chunks = collector.scanned(found, writer, input.step);
+        let chunks = collector.scanned(found, writer, call_ids);
         if send_all(sink, chunks).await.is_err() {
             return collector.into_output(StepEnd::Stopped);
         }
@@ -243,7 +246,7 @@ impl Collector {
     }
 
     /// Visible text and prompt-written calls from the scanner, as chunks.
-    fn scanned(&mut self, found: Vec<Scanned>, writer: &mut PartWriter, step: u32) -> Vec<UiChunk> {
+    fn scanned(&mut self, found: Vec<Scanned>, writer: &mut PartWriter, call_ids: &mut CallIds) -> Vec<UiChunk> {
         let mut chunks = Vec::new();
         for item in found {
             match item {
@@ -252,7 +255,7 @@ impl Collector {
                     chunks.extend(writer.text(text));
                 }
                 Scanned::Call(call) => {
-                    let id = format!("ptc_{step}_{}", self.calls.len());
+                    let id = call_ids.prompt_call();
                     let (name, arguments, raw) = match call {
                         ScannedCall::Call { name, arguments } => (name, Ok(arguments.clone()), arguments.to_string()),
                         ScannedCall::Malformed { raw, error } => ("unknown".to_owned(), Err(error), raw),

@@ -116,6 +116,7 @@ enum Behaviour {
     Hang,
     Fail(&'static str),
     Progress,
+    Sleep(Duration),
 }
 
 impl FakeTool {
@@ -164,6 +165,10 @@ impl Tool for FakeTool {
                 Err(ToolError::Cancelled)
             }
             Behaviour::Fail(why) => Err(ToolError::Failed(why.into())),
+            Behaviour::Sleep(how_long) => {
+                tokio::time::sleep(how_long).await;
+                Ok(ToolOutput::text("slept"))
+            }
             Behaviour::Progress => {
                 (ctx.progress)(tools::Progress { progress: 1.0, total: Some(2.0), message: Some("half way".into()) });
                 tokio::time::sleep(Duration::from_millis(10)).await;
@@ -214,9 +219,9 @@ impl ToolGate for FakeGate {
         Ok(self.decision.clone())
     }
 
-    async fn begin(&self, call_id: &str) -> Result<bool, GateError> {
+    async fn begin(&self, call_id: &str) -> Result<Option<crate::Allowed>, GateError> {
         self.begun.lock().unwrap().push(call_id.to_owned());
-        Ok(!self.already_ran.iter().any(|id| id == call_id))
+        Ok((!self.already_ran.iter().any(|id| id == call_id)).then_some(crate::Allowed::ByUser))
     }
 
     async fn finish(&self, call_id: &str, record: &CallRecord) -> Result<(), GateError> {
@@ -516,6 +521,37 @@ async fn a_call_the_ledger_says_ran_already_is_not_run_twice() {
 }
 
 #[tokio::test]
+async fn ids_that_come_back_are_renamed_so_every_call_runs() {
+    // A server that numbers its calls from 0 in every answer, in a reply that already
+    // used `call_0` before it was continued.
+    let model = FakeModel::new(vec![
+        calls(&[("call_0", "read", r#"{"path":"a"}"#), ("call_0", "read", r#"{"path":"b"}"#)]),
+        calls(&[("call_0", "read", r#"{"path":"c"}"#)]),
+        answer("done"),
+    ]);
+    let read = FakeTool::new("read", Behaviour::Answer("x"));
+    let gate = FakeGate::new(GateDecision::Allow);
+    let mut request = with_tools(model.clone(), std::slice::from_ref(&read), gate.clone());
+    request.used_call_ids = vec!["call_0".into()];
+    let (chunks, outcome) = run_request(request, CancellationToken::new()).await;
+    assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Stop });
+    assert_eq!(read.runs().len(), 3, "no call passes for another");
+    let ids: Vec<String> = tool_states(&fold(&chunks)).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, vec!["call_0_2", "call_0_3", "call_0_4"]);
+    assert_eq!(*gate.begun.lock().unwrap(), ids);
+    // The model gets its calls back under the ids their results carry.
+    let last = &model.requests()[2];
+    let sent: Vec<String> = last
+        .messages
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .filter_map(|p| if let ContentPart::ToolCall(c) = p { Some(c.id.clone()) } else { None })
+        .collect();
+    let answered: Vec<String> = tool_results(last).into_iter().map(|r| r.call_id).collect();
+    assert_eq!((sent.clone(), answered), (ids.clone(), ids));
+}
+
+#[tokio::test]
 async fn invalid_arguments_get_one_repair_round() {
     let model = FakeModel::new(vec![
         calls(&[("c1", "read", r#"{"path": 5}"#)]),
@@ -678,6 +714,50 @@ async fn results_leave_the_context_after_their_rounds() {
 }
 
 #[tokio::test]
+async fn stored_results_keep_counting_their_rounds_and_prompt_mode_leaves_them_out_too() {
+    for calling in [ToolCalling::Native, ToolCalling::Prompt] {
+        // A page fetched in an earlier turn with one round left, and this turn's own fetch.
+        let model = FakeModel::new(vec![calls(&[("c1", "fetch", r#"{"path":"b"}"#)]), answer("done")]);
+        let fetch = FakeTool::with("fetch", Behaviour::Answer("new page"), true, Some(5));
+        let mut request = with_tools(model.clone(), &[fetch], FakeGate::new(GateDecision::Allow));
+        request.tool_calling = calling;
+        request.completion.messages = vec![
+            ChatMessage::user("fetch a"),
+            ChatMessage::new(
+                ChatRole::Assistant,
+                vec![ContentPart::ToolCall(providers::ToolCall {
+                    id: "old".into(),
+                    name: "fetch".into(),
+                    arguments: json!({"path": "a"}),
+                })],
+            ),
+            ChatMessage::tool_results(vec![providers::ToolResult::text("old", "fetch", "old page", false)]),
+            ChatMessage::user("now fetch b"),
+        ];
+        request.context_rounds_left = std::collections::HashMap::from([("old".to_owned(), 1)]);
+        let (_, outcome) = run_request(request, CancellationToken::new()).await;
+        assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Stop });
+        let requests = model.requests();
+        let all_text = |request: &CompletionRequest| -> String {
+            request
+                .messages
+                .iter()
+                .flat_map(|m| m.content.iter())
+                .map(|p| match p {
+                    ContentPart::Text { text } => text.clone(),
+                    ContentPart::ToolResult(r) => r.text_content(),
+                    _ => String::new(),
+                })
+                .collect()
+        };
+        assert!(all_text(&requests[0]).contains("old page"), "{calling:?}: its last round");
+        let later = all_text(&requests[1]);
+        assert!(!later.contains("old page") && later.contains("removed from the context"), "{calling:?}: {later}");
+        assert!(later.contains("new page"), "{calling:?}: this turn's page has rounds left");
+    }
+}
+
+#[tokio::test]
 async fn usage_adds_up_over_the_steps() {
     let usage = |i, o| Ok(CompletionEvent::Usage(TokenUsage { input_tokens: i, output_tokens: o }));
     let mut first = calls(&[("c1", "read", r#"{"path":"a"}"#)]);
@@ -756,7 +836,35 @@ async fn models_without_native_tools_call_them_through_the_prompt() {
     assert!(last.text().contains("<tool_result name=\"read\"") && last.text().contains("\nA\n"), "{}", last.text());
     let message = fold(&chunks);
     assert_eq!(message.text(), "Checking. It holds A.");
-    assert_eq!(tool_states(&message), vec![("ptc_0_0".into(), ToolState::OutputAvailable)]);
+    let states = tool_states(&message);
+    assert_eq!(states.len(), 1);
+    assert!(states[0].0.starts_with("ptc_") && states[0].1 == ToolState::OutputAvailable, "{states:?}");
+}
+
+#[tokio::test]
+async fn prompt_written_calls_of_a_later_run_get_ids_of_their_own() {
+    let script = || {
+        vec![
+            vec![
+                text("<tool_call>{\"name\": \"read\", \"arguments\": {\"path\": \"a\"}}</tool_call>"),
+                finish(StopReason::Stop),
+            ],
+            answer("ok"),
+        ]
+    };
+    let read = FakeTool::new("read", Behaviour::Answer("A"));
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let mut request =
+            with_tools(FakeModel::new(script()), std::slice::from_ref(&read), FakeGate::new(GateDecision::Allow));
+        request.tool_calling = ToolCalling::Prompt;
+        request.used_call_ids = seen.clone();
+        let (chunks, _) = run_request(request, CancellationToken::new()).await;
+        seen.extend(tool_states(&fold(&chunks)).into_iter().map(|(id, _)| id));
+    }
+    assert_eq!(seen.len(), 2);
+    assert_ne!(seen[0], seen[1], "a resumed or retried reply never reuses an id");
+    assert_eq!(read.runs().len(), 2);
 }
 
 // ---- hooks and features ---------------------------------------------------------------
@@ -777,6 +885,56 @@ impl Recorder {
     fn note(&self, what: String) {
         self.log.lock().unwrap().push(format!("{}:{what}", self.name));
     }
+
+    fn result(&self) -> Result<(), HookError> {
+        if self.fail { Err(HookError(format!("{} is broken", self.name))) } else { Ok(()) }
+    }
+
+    fn broken(name: &'static str, log: &Arc<Mutex<Vec<String>>>) -> Arc<Self> {
+        Arc::new(Self { fail: true, ..Arc::into_inner(Recorder::new(name, log)).unwrap() })
+    }
+}
+
+/// Every event logged on this thread while the guard lives, as `LEVEL field=value …`.
+fn capture_logs() -> (Arc<Mutex<Vec<String>>>, tracing::subscriber::DefaultGuard) {
+    use tracing_subscriber::layer::SubscriberExt;
+
+    struct Capture(Arc<Mutex<Vec<String>>>);
+    struct Fields(String);
+    impl tracing::field::Visit for Fields {
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            self.0.push_str(&format!("{}={value:?} ", field.name()));
+        }
+        fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+            self.0.push_str(&format!("{}={value} ", field.name()));
+        }
+    }
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
+        fn on_event(&self, event: &tracing::Event<'_>, _ctx: tracing_subscriber::layer::Context<'_, S>) {
+            let mut fields = Fields(format!("{} ", event.metadata().level()));
+            event.record(&mut fields);
+            self.0.lock().unwrap().push(fields.0.trim_end().to_owned());
+        }
+    }
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let subscriber = tracing_subscriber::registry().with(Capture(lines.clone()));
+    (lines, tracing::subscriber::set_default(subscriber))
+}
+
+/// The warnings about failed hooks: `contributor/hook`.
+fn failed_hooks(lines: &Mutex<Vec<String>>) -> Vec<String> {
+    lines
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|line| line.starts_with("WARN") && line.contains("a hook failed; the turn goes on"))
+        .map(|line| {
+            let field = |name: &str| {
+                line.split(' ').find_map(|part| part.strip_prefix(&format!("{name}="))).unwrap_or("?").to_owned()
+            };
+            format!("{}/{}", field("contributor"), field("hook"))
+        })
+        .collect()
 }
 
 #[async_trait]
@@ -787,7 +945,7 @@ impl AgentHooks for Recorder {
 
     async fn on_start(&self) -> Result<(), HookError> {
         self.note("start".into());
-        if self.fail { Err(HookError("broken".into())) } else { Ok(()) }
+        self.result()
     }
 
     async fn prepare_step(&self, plan: &StepPlan) -> Result<Option<StepPlan>, HookError> {
@@ -803,27 +961,27 @@ impl AgentHooks for Recorder {
 
     async fn on_step_finish(&self, step: &StepReport, _emit: &mut crate::hooks::Emit) -> Result<(), HookError> {
         self.note(format!("step{}", step.step));
-        Ok(())
+        self.result()
     }
 
     async fn on_tool_execution_start(&self, event: &ToolExecutionStart) -> Result<(), HookError> {
         self.note(format!("tool-start({})", event.tool_name));
-        Ok(())
+        self.result()
     }
 
     async fn on_tool_execution_end(&self, event: &ToolExecutionEnd) -> Result<(), HookError> {
         self.note(format!("tool-end({},{})", event.tool_name, event.error.is_none()));
-        Ok(())
+        self.result()
     }
 
     async fn on_finish(&self, outcome: &TurnOutcome) -> Result<(), HookError> {
         self.note(format!("finish({})", matches!(outcome, TurnOutcome::Finished { .. })));
-        Ok(())
+        self.result()
     }
 
     async fn on_abort(&self, reason: &str) -> Result<(), HookError> {
         self.note(format!("abort({reason})"));
-        Ok(())
+        self.result()
     }
 
     async fn on_error(&self, _error: &protocol::ApiError) -> ErrorDecision {
@@ -838,10 +996,10 @@ async fn hooks_run_observers_then_features_then_callers_and_a_failing_one_does_n
     let model = FakeModel::new(vec![calls(&[("c1", "read", r#"{"path":"a"}"#)]), answer("done")]);
     let read = FakeTool::new("read", Behaviour::Answer("x"));
     let mut request = with_tools(model.clone(), &[read], FakeGate::new(GateDecision::Allow));
-    let broken = Arc::new(Recorder { fail: true, ..Arc::into_inner(Recorder::new("broken", &log)).unwrap() });
     request.hooks.add(HookSource::Caller, Recorder::new("caller", &log));
-    request.hooks.add(HookSource::Observer, broken);
+    request.hooks.add(HookSource::Observer, Recorder::broken("broken", &log));
     request.hooks.add(HookSource::Feature, Recorder::new("feature", &log));
+    let (lines, _guard) = capture_logs();
     let (_, outcome) = run_request(request, CancellationToken::new()).await;
     assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Stop });
     let log = log.lock().unwrap().clone();
@@ -878,6 +1036,135 @@ async fn hooks_run_observers_then_features_then_callers_and_a_failing_one_does_n
     let sent = &model.requests()[0];
     let tail: Vec<String> = sent.messages.iter().rev().take(2).map(ChatMessage::text).collect();
     assert_eq!(tail, vec!["caller", "feature"], "the model gets the chained plan");
+    // Every failure is logged, naming the contributor and the hook.
+    assert_eq!(
+        failed_hooks(&lines),
+        vec![
+            "broken/on_start",
+            "broken/prepare_step",
+            "broken/on_step_finish",
+            "broken/on_tool_execution_start",
+            "broken/on_tool_execution_end",
+            "broken/prepare_step",
+            "broken/on_step_finish",
+            "broken/on_finish",
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_user_stop_reaches_on_abort_in_order_and_a_failing_one_does_not_stop_the_chain() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let model = Arc::new(FakeModel {
+        gap: Some(Duration::from_secs(1)),
+        ..FakeModel::plain(vec![vec![text("a"), text("b"), text("c")]])
+    });
+    let mut request = request(model);
+    request.hooks.add(HookSource::Caller, Recorder::new("caller", &log));
+    request.hooks.add(HookSource::Feature, Recorder::new("feature", &log));
+    request.hooks.add(HookSource::Observer, Recorder::broken("broken", &log));
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        stopper.cancel();
+    });
+    let (lines, _guard) = capture_logs();
+    let (_, outcome) = run_request(request, cancel).await;
+    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_USER_STOP.into() });
+    let log = log.lock().unwrap().clone();
+    assert!(
+        log.ends_with(&[
+            "broken:abort(user_stop)".to_owned(),
+            "feature:abort(user_stop)".to_owned(),
+            "caller:abort(user_stop)".to_owned(),
+            "broken:finish(false)".to_owned(),
+            "feature:finish(false)".to_owned(),
+            "caller:finish(false)".to_owned(),
+        ]),
+        "{log:?}"
+    );
+    assert!(!log.iter().any(|l| l.contains("step")), "the step never finished: {log:?}");
+    let failed = failed_hooks(&lines);
+    assert!(failed.ends_with(&["broken/on_abort".to_owned(), "broken/on_finish".to_owned()]), "{failed:?}");
+}
+
+/// Remembers how long each tool call took, as `on_tool_execution_end` reports it.
+struct Stopwatch(Mutex<Vec<(String, Duration)>>);
+
+#[async_trait]
+impl AgentHooks for Stopwatch {
+    fn name(&self) -> &str {
+        "stopwatch"
+    }
+
+    async fn on_tool_execution_end(&self, event: &ToolExecutionEnd) -> Result<(), HookError> {
+        self.0.lock().unwrap().push((event.call_id.clone(), event.duration));
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn on_tool_execution_end_says_how_long_the_call_took() {
+    let model = FakeModel::new(vec![
+        calls(&[("c1", "slow", r#"{"path":"a"}"#), ("c2", "quick", r#"{"path":"b"}"#)]),
+        answer("ok"),
+    ]);
+    let slow = FakeTool::new("slow", Behaviour::Sleep(Duration::from_secs(3)));
+    let quick = FakeTool::new("quick", Behaviour::Answer("x"));
+    let mut request = with_tools(model, &[slow, quick], FakeGate::new(GateDecision::Allow));
+    let stopwatch = Arc::new(Stopwatch(Mutex::new(Vec::new())));
+    request.hooks.add(HookSource::Caller, stopwatch.clone());
+    run_request(request, CancellationToken::new()).await;
+    let timings = stopwatch.0.lock().unwrap().clone();
+    assert_eq!(timings, vec![("c1".to_owned(), Duration::from_secs(3)), ("c2".to_owned(), Duration::ZERO)]);
+}
+
+#[tokio::test]
+async fn prepare_step_is_chained_past_a_failing_hook() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let model = FakeModel::new(vec![answer("ok")]);
+    let mut request = request(model.clone());
+    request.hooks.add(HookSource::Caller, Recorder::new("first", &log));
+    request.hooks.add(HookSource::Caller, Recorder::broken("middle", &log));
+    request.hooks.add(HookSource::Caller, Recorder::new("last", &log));
+    run_request(request, CancellationToken::new()).await;
+    let log = log.lock().unwrap().clone();
+    assert!(log.contains(&"last:prepare(first)".to_owned()), "the last sees the first's plan: {log:?}");
+    let sent: Vec<String> = model.requests()[0].messages.iter().map(ChatMessage::text).collect();
+    assert_eq!(sent, vec!["hi", "first", "last"]);
+}
+
+#[tokio::test]
+async fn on_error_asks_every_hook_and_any_retry_wins_wherever_it_comes() {
+    let overloaded = || {
+        Err(ProviderError {
+            kind: ProviderErrorKind::Overloaded,
+            message: "busy".into(),
+            status: Some(529),
+            retryable: true,
+        })
+    };
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let model = FakeModel::new(vec![vec![overloaded()], answer("fine")]);
+    let mut request = request(model.clone());
+    request.hooks.add(
+        HookSource::Observer,
+        Arc::new(Recorder { retry: true, ..Arc::into_inner(Recorder::new("yes", &log)).unwrap() }),
+    );
+    request.hooks.add(HookSource::Feature, Recorder::new("no", &log));
+    request.hooks.add(HookSource::Caller, Recorder::new("also-no", &log));
+    let (_, outcome) = run_request(request, CancellationToken::new()).await;
+    assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Stop });
+    assert_eq!(model.requests().len(), 2);
+    let asked: Vec<String> = log.lock().unwrap().iter().filter(|l| l.ends_with(":error")).cloned().collect();
+    assert_eq!(asked, vec!["yes:error", "no:error", "also-no:error"], "a retry does not cut the others short");
+
+    // With no hooks at all the default is abort.
+    let model = FakeModel::new(vec![vec![overloaded()], answer("never")]);
+    let (_, outcome) = run_request(request_for(model.clone()), CancellationToken::new()).await;
+    assert!(matches!(outcome, TurnOutcome::Failed { .. }));
+    assert_eq!(model.requests().len(), 1);
 }
 
 #[tokio::test]
@@ -913,7 +1200,7 @@ async fn on_error_retries_when_any_hook_says_so_and_aborts_by_default() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn on_abort_hears_a_stop() {
+async fn on_abort_hears_a_stall() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let model = Arc::new(FakeModel { hang_at_end: true, ..FakeModel::plain(vec![vec![text("a")]]) });
     let mut request = request(model);

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::FutureExt;
 use protocol::tool::ToolOutput;
@@ -17,10 +17,11 @@ use tools::schema::InputSchema;
 use tools::{ToolContext, ToolError, ToolSet};
 use tracing::Instrument;
 
+use crate::call_ids::CallIds;
 use crate::features::{Feature, PromptContext, PromptToolCalling, ResponseContext, RoundAction, ToolCalling};
-use crate::gate::{AllowAll, CallRecord, GateCall, GateDecision, PendingCall, PendingState, ToolGate};
+use crate::gate::{AllowAll, Allowed, CallRecord, GateCall, GateDecision, PendingCall, PendingState, ToolGate};
 use crate::hooks::{ErrorDecision, Hooks, StepPlan, StepReport, ToolExecutionEnd, ToolExecutionStart};
-use crate::prompt::{denial_text, model_content, prompt_results};
+use crate::prompt::{denial_text, model_content, prompt_form};
 use crate::step::{StepEnd, StepInput, StepOutput, send_all, stream_step};
 use crate::writer::PartWriter;
 use crate::{ChunkSink, SinkClosed};
@@ -68,6 +69,12 @@ pub struct TurnRequest {
     pub steer: CancellationToken,
     /// Tokens the reply used before (a continued reply keeps counting).
     pub usage: providers::TokenUsage,
+    /// Stored results that only a limited number of model calls see, and how many more
+    /// do (see [`crate::context_rounds_left`]); results of this run are counted as they come.
+    pub context_rounds_left: HashMap<String, u32>,
+    /// Tool-call ids this reply used before (a continued or retried reply: its stored
+    /// calls and ledger rows). A new call never takes one of them.
+    pub used_call_ids: Vec<String>,
 }
 
 impl TurnRequest {
@@ -91,6 +98,8 @@ impl TurnRequest {
             features: Vec::new(),
             steer: CancellationToken::new(),
             usage: providers::TokenUsage::default(),
+            used_call_ids: Vec::new(),
+            context_rounds_left: HashMap::new(),
         }
     }
 }
@@ -149,13 +158,6 @@ pub async fn run_turn(request: TurnRequest, cancel: CancellationToken, sink: &mu
     .await
 }
 
-/// A message of the running conversation, and how many more rounds see it.
-struct Entry {
-    message: ChatMessage,
-    /// `Some(0)`: tool results in it are replaced by a note (see `Tool::context_rounds`).
-    rounds_left: Option<u32>,
-}
-
 /// A call on its way through the tools phase.
 enum PhaseCall {
     /// Needs the gate's decision.
@@ -192,8 +194,12 @@ struct Turn {
     steer: CancellationToken,
     cancel: CancellationToken,
     writer: PartWriter,
-    conversation: Vec<Entry>,
+    /// The conversation in the native shape (the prompt form is made when it is sent).
+    conversation: Vec<ChatMessage>,
+    /// Results only a limited number of model calls see: how many more do, by call id.
+    rounds_left: HashMap<String, u32>,
     step: u32,
+    call_ids: CallIds,
 }
 
 impl Turn {
@@ -209,10 +215,10 @@ impl Turn {
                 hooks.add(crate::hooks::HookSource::Feature, feature_hooks);
             }
         }
-        let conversation = std::mem::take(&mut request.completion.messages)
-            .into_iter()
-            .map(|message| Entry { message, rounds_left: None })
-            .collect();
+        let used = std::mem::take(&mut request.used_call_ids);
+        let call_ids = CallIds::new(used.into_iter().chain(request.pending.iter().map(|p| p.call_id.clone())));
+        let conversation = std::mem::take(&mut request.completion.messages);
+        let rounds_left = std::mem::take(&mut request.context_rounds_left);
         Self {
             model: request.model,
             base: request.completion,
@@ -233,7 +239,9 @@ impl Turn {
             cancel,
             writer: PartWriter::new(request.part_offset),
             conversation,
+            rounds_left,
             step: 0,
+            call_ids,
         }
     }
 
@@ -265,7 +273,7 @@ impl Turn {
                 request,
                 idle_timeout: self.idle_timeout,
                 tool_calling: self.tool_calling,
-                step: self.step,
+                call_ids: &mut self.call_ids,
             };
             let output = stream_step(input, &self.cancel, sink, &mut self.writer).await;
             let finish = match &output.end {
@@ -312,7 +320,7 @@ impl Turn {
 
             if calls.is_empty() {
                 if let RoundAction::NextRound { messages } = action {
-                    self.conversation.extend(messages.into_iter().map(|message| Entry { message, rounds_left: None }));
+                    self.conversation.extend(messages);
                     if send_all(sink, self.writer.finish_step()).await.is_err() {
                         return paused(REASON_USER_STOP);
                     }
@@ -381,7 +389,11 @@ impl Turn {
                 }
             })
             .collect();
-        let mut messages: Vec<ChatMessage> = self.conversation.iter().map(context_message).collect();
+        let mut messages: Vec<ChatMessage> =
+            self.conversation.iter().map(|message| context_message(message, &self.rounds_left)).collect();
+        if self.tool_calling == ToolCalling::Prompt {
+            messages = prompt_form(messages);
+        }
         let ctx = PromptContext { step: self.step, tools: &specs, tool_calling: self.tool_calling };
         for feature in &self.features {
             feature.process_prompts(&ctx, &mut messages);
@@ -408,10 +420,8 @@ impl Turn {
 
     /// One more model round has seen every message: count it down.
     fn age_context(&mut self) {
-        for entry in &mut self.conversation {
-            if let Some(rounds) = entry.rounds_left.as_mut() {
-                *rounds = rounds.saturating_sub(1);
-            }
+        for rounds in self.rounds_left.values_mut() {
+            *rounds = rounds.saturating_sub(1);
         }
     }
 
@@ -492,24 +502,9 @@ impl Turn {
                 };
             }
         }
-        let message = match self.tool_calling {
-            ToolCalling::Native => ChatMessage::new(ChatRole::Assistant, content),
-            // The model wrote its calls as text; it sees them that way.
-            ToolCalling::Prompt => ChatMessage::assistant(
-                content
-                    .iter()
-                    .filter_map(|part| match part {
-                        ContentPart::Text { text } => Some(text.clone()),
-                        ContentPart::ToolCall(call) => {
-                            Some(crate::prompt_tools::render_call(&call.name, &call.arguments))
-                        }
-                        _ => None,
-                    })
-                    .collect::<String>(),
-            ),
-        };
+        let message = ChatMessage::new(ChatRole::Assistant, content);
         if !message.is_blank() {
-            self.conversation.push(Entry { message, rounds_left: None });
+            self.conversation.push(message);
         }
     }
 
@@ -517,14 +512,14 @@ impl Turn {
         if results.is_empty() {
             return;
         }
-        // One message for the step's results; it lives as long as its longest-lived result.
-        let rounds_left = results.iter().map(|(_, rounds)| *rounds).try_fold(0u32, |max, r| r.map(|r| max.max(r)));
-        let results: Vec<ToolResult> = results.into_iter().map(|(result, _)| result).collect();
-        let message = match self.tool_calling {
-            ToolCalling::Native => ChatMessage::tool_results(results),
-            ToolCalling::Prompt => prompt_results(&results),
-        };
-        self.conversation.push(Entry { message, rounds_left });
+        let mut message = Vec::with_capacity(results.len());
+        for (result, rounds) in results {
+            if let Some(rounds) = rounds {
+                self.rounds_left.insert(result.call_id.clone(), rounds);
+            }
+            message.push(result);
+        }
+        self.conversation.push(ChatMessage::tool_results(message));
     }
 
     /// Decides, runs and reports a step's calls, in the order the model made them. When
@@ -587,13 +582,17 @@ impl Turn {
             return PendingCall { call_id, tool_name, input, state: PendingState::Done(error_output(error)) };
         };
         let annotations = tool.definition().annotations;
-        let preview = if annotations.read_only { None } else { tool.preview(&input, &self.context(&call_id)).await };
+        let ctx = self.context(&call_id);
+        let preview = if annotations.read_only { None } else { tool.preview(&input, &ctx).await };
+        let caution = if annotations.read_only { tool.caution(&input, &ctx).await } else { None };
         let gate_call = GateCall {
             call_id: call_id.clone(),
             tool_name: tool_name.clone(),
+            rule_input: tool.rule_input(&input, &ctx),
             input: input.clone(),
             annotations,
             preview,
+            caution,
         };
         let state = match self.gate.check(&gate_call).await {
             Ok(GateDecision::Allow) => PendingState::Approved,
@@ -620,11 +619,8 @@ impl Turn {
         sink: &mut impl ChunkSink,
     ) -> Result<(ToolResult, Option<u32>), SinkClosed> {
         let PendingCall { call_id, tool_name, input, state } = call;
-        let (output, rounds) = match state {
-            PendingState::Approved => {
-                let rounds = self.tools.get(&tool_name).and_then(|t| t.context_rounds());
-                (self.execute(&call_id, &tool_name, input, sink).await?, rounds)
-            }
+        let output = match state {
+            PendingState::Approved => self.execute(&call_id, &tool_name, input, sink).await?,
             PendingState::Denied { reason } => {
                 sink.send(self.writer.plain(UiChunk::ToolOutputDenied { tool_call_id: call_id.clone() })).await?;
                 let text = denial_text(reason.as_deref());
@@ -635,14 +631,16 @@ impl Turn {
                 let text = format!("This tool call was not run: {reason}.");
                 return Ok((ToolResult::text(call_id, tool_name, text, true), None));
             }
-            PendingState::Done(output) => (output, None),
-            PendingState::Interrupted => (
-                error_output("Colloquy stopped while this call was running; it is not run again (it may or may not have finished)".into()),
-                None,
+            // Ran before (its output, context rounds included, is from the ledger).
+            PendingState::Done(output) => output,
+            PendingState::Interrupted => error_output(
+                "Colloquy stopped while this call was running; it is not run again (it may or may not have finished)"
+                    .into(),
             ),
             // Never reached: waiting calls end the phase before anything settles.
-            PendingState::Waiting { .. } | PendingState::Unchecked => (error_output("the call was never decided".into()), None),
+            PendingState::Waiting { .. } | PendingState::Unchecked => error_output("the call was never decided".into()),
         };
+        let rounds = output.context_rounds;
         let (content, truncated) = model_content(&output, self.vision);
         let chunk = if output.is_error && output.content.len() <= 1 && output.structured_content.is_none() {
             UiChunk::ToolOutputError {
@@ -670,6 +668,7 @@ impl Turn {
             cancel: self.cancel.child_token(),
             progress: Arc::new(|_| {}),
             call_id: call_id.to_owned(),
+            allowed_by_user: false,
         }
     }
 
@@ -685,22 +684,24 @@ impl Turn {
         let Some(tool) = self.tools.get(tool_name).cloned() else {
             return Ok(error_output(format!("there is no tool named {tool_name}")));
         };
-        match self.gate.begin(call_id).await {
-            Ok(true) => {}
-            Ok(false) => {
+        let allowed = match self.gate.begin(call_id).await {
+            Ok(Some(allowed)) => allowed,
+            Ok(None) => {
                 return Ok(error_output("this call was already run once; it is not run again".into()));
             }
             Err(err) => return Ok(error_output(format!("the call could not be recorded, so it was not run: {err}"))),
-        }
+        };
         let event =
             ToolExecutionStart { call_id: call_id.to_owned(), tool_name: tool_name.to_owned(), input: input.clone() };
         self.hooks.on_tool_execution_start(&event).await;
         let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let mut ctx = self.context(call_id);
+        ctx.allowed_by_user = allowed == Allowed::ByUser;
         ctx.progress = Arc::new(move |progress| {
             let _ = progress_tx.send(progress);
         });
-        let started = Instant::now();
+        // Tokio's clock, so a paused test clock measures it too.
+        let started = tokio::time::Instant::now();
         let span = tracing::info_span!("tool_call", tool = %tool_name, call_id = %call_id);
         let result = async {
             let call = std::panic::AssertUnwindSafe(tool.execute(input, &ctx)).catch_unwind();
@@ -739,7 +740,9 @@ impl Turn {
         .await;
         let duration = started.elapsed();
         let (output, record) = match result {
-            Ok(output) => {
+            Ok(mut output) => {
+                // How long it stays in the context travels with it (stored, and in the ledger).
+                output.context_rounds = output.context_rounds.or(tool.context_rounds());
                 let record = CallRecord::Done(output.clone());
                 (output, record)
             }
@@ -798,17 +801,18 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
-/// A conversation entry as the next model call sees it.
-fn context_message(entry: &Entry) -> ChatMessage {
-    if entry.rounds_left != Some(0) {
-        return entry.message.clone();
+/// A conversation message as the next model call sees it: results whose rounds are used
+/// up are replaced by a note.
+fn context_message(message: &ChatMessage, rounds_left: &HashMap<String, u32>) -> ChatMessage {
+    let expired = |result: &ToolResult| rounds_left.get(&result.call_id) == Some(&0);
+    if !message.content.iter().any(|part| matches!(part, ContentPart::ToolResult(r) if expired(r))) {
+        return message.clone();
     }
-    let content = entry
-        .message
+    let content = message
         .content
         .iter()
         .map(|part| match part {
-            ContentPart::ToolResult(result) => ContentPart::ToolResult(ToolResult {
+            ContentPart::ToolResult(result) if expired(result) => ContentPart::ToolResult(ToolResult {
                 content: vec![ContentPart::text(format!(
                     "[this result of {} was removed from the context to save space; the user still sees it]",
                     result.name
@@ -818,5 +822,5 @@ fn context_message(entry: &Entry) -> ChatMessage {
             other => other.clone(),
         })
         .collect();
-    ChatMessage::new(entry.message.role, content)
+    ChatMessage::new(message.role, content)
 }

@@ -2,11 +2,13 @@
 //! on), listing approvals across topics, the policy rules, and the audit log.
 
 use protocol::api::{
-    ApprovalScope, ApprovalsListRequest, AuditListRequest, ToolApprovalRespond, ToolRuleInput, UpdateToolRule,
+    ApprovalDecision, ApprovalScope, ApprovalsListRequest, AuditListRequest, ToolApprovalRespond, ToolRuleInput,
+    UpdateToolRule,
 };
-use protocol::tool::{Approval, PolicyRule};
+use protocol::tool::{Approval, ApprovalState, PolicyRule};
 use protocol::{ApiError, ErrorKind, MessageId, TopicId};
 use store::tools::ApprovalAnswer;
+use tools::schema::InputSchema;
 
 use crate::{Engine, ListenerId, store_error};
 
@@ -31,6 +33,11 @@ impl Engine {
         {
             return Err(ApiError::bad_request("reason", "at most 2000 characters"));
         }
+        if let Some(edited) = &request.updated_input
+            && request.decision == ApprovalDecision::Approve
+        {
+            self.check_edited_input(id, edited).await?;
+        }
         let rule_id = uuid::Uuid::now_v7().to_string();
         let answer = ApprovalAnswer {
             approval_id: id,
@@ -53,6 +60,28 @@ impl Engine {
         Ok(approval)
     }
 
+    /// Edited arguments must fit the tool's schema, as the model's own must: a bad edit is
+    /// refused with what does not fit, and the approval stays open to be fixed. (An
+    /// answered approval is left to the store, which returns the first answer.)
+    async fn check_edited_input(&self, approval_id: &str, edited: &serde_json::Value) -> Result<(), ApiError> {
+        let approval = self.inner.store.get_approval(approval_id).await.map_err(store_error)?;
+        if approval.state != ApprovalState::Pending {
+            return Ok(());
+        }
+        let catalog = self.catalog().await;
+        // A tool that is gone since cannot be checked; running it will say it is gone.
+        let Some(tool) = catalog.iter().find(|t| t.tool.definition().name == approval.tool_name) else {
+            return Ok(());
+        };
+        let Ok(schema) = InputSchema::compile(&tool.tool.definition().input_schema) else { return Ok(()) };
+        schema.check(edited).map_err(|problems| {
+            ApiError::bad_request(
+                "updatedInput",
+                format!("the edited arguments do not fit {}: {problems}", approval.tool_name),
+            )
+        })
+    }
+
     /// Continues a reply whose approvals are all answered.
     async fn resume_if_answered(&self, topic_id: &TopicId, message_id: &str) {
         match self.inner.store.pending_approvals_of(message_id).await {
@@ -63,6 +92,9 @@ impl Engine {
                 return;
             }
         }
+        // Answers that land together ("Allow all", two windows) all see none left: the
+        // first resumes the reply; by the time it lets go, the reply is no longer waiting.
+        let Some(_claim) = ResumeClaim::take(&self.inner.resuming, message_id) else { return };
         let request =
             protocol::api::ReplyRequest { topic_id: topic_id.clone(), message_id: MessageId(message_id.to_owned()) };
         // Windows showing the topic follow the continued reply through the status feed.
@@ -141,5 +173,29 @@ impl Engine {
     ) -> Result<Vec<protocol::tool::AuditEntry>, ApiError> {
         let limit = request.limit.unwrap_or(200).clamp(1, 1000);
         self.inner.store.list_audit(request.topic_id.as_ref(), limit).await.map_err(store_error)
+    }
+}
+
+/// The replies being resumed right now, by message id.
+#[derive(Default)]
+pub(crate) struct Resuming(std::sync::Mutex<std::collections::HashSet<String>>);
+
+/// The right to resume one reply; let go when dropped.
+struct ResumeClaim<'a> {
+    resuming: &'a Resuming,
+    message_id: String,
+}
+
+impl<'a> ResumeClaim<'a> {
+    /// `None` when someone else is resuming the reply.
+    fn take(resuming: &'a Resuming, message_id: &str) -> Option<Self> {
+        let mut claimed = resuming.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        claimed.insert(message_id.to_owned()).then(|| Self { resuming, message_id: message_id.to_owned() })
+    }
+}
+
+impl Drop for ResumeClaim<'_> {
+    fn drop(&mut self) {
+        self.resuming.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.message_id);
     }
 }

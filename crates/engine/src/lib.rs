@@ -129,6 +129,9 @@ struct Inner {
     mcp: ::tools::mcp::McpHub,
     /// Agent sessions' connections, resume tokens, steering and approval waits.
     sessions: ::sessions::SessionHost,
+    /// Replies being resumed after their last approval was answered (see
+    /// `approvals::ResumeClaim`): two answers that land together resume a reply once.
+    resuming: approvals::Resuming,
     /// The engine's own background tasks (the inbox dispatcher).
     tasks: tokio_util::task::TaskTracker,
     stop: tokio_util::sync::CancellationToken,
@@ -177,8 +180,21 @@ impl Engine {
         let demo = demo::DemoProvider::new(config.demo_token_delay);
         let tasks = tokio_util::task::TaskTracker::new();
         let stop = tokio_util::sync::CancellationToken::new();
-        let engine =
-            Self { inner: Arc::new(Inner { config, store, secrets, streams, http, demo, mcp, sessions, tasks, stop }) };
+        let engine = Self {
+            inner: Arc::new(Inner {
+                config,
+                store,
+                secrets,
+                streams,
+                http,
+                demo,
+                mcp,
+                sessions,
+                resuming: approvals::Resuming::default(),
+                tasks,
+                stop,
+            }),
+        };
         engine.restart_demo().await?;
         engine.inner.tasks.spawn(engine.clone().run_dispatcher(engine.inner.stop.clone()));
         Ok(engine)

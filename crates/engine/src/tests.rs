@@ -10,6 +10,7 @@ use testkit::{Fault, MockConfig, MockServer, Script};
 
 use super::*;
 
+mod call_ids;
 mod mcp;
 mod sessions;
 mod tools;

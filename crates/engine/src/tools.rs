@@ -6,14 +6,14 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use agent::{CallRecord, GateCall, GateDecision, GateError, ToolGate};
+use agent::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 use async_trait::async_trait;
 use protocol::api::{Assistant, ToolEnableRequest};
 use protocol::tool::{PolicyDecision, ToolAnnotations, ToolInfo, ToolSource};
 use protocol::{ApiError, MessageId, TopicId};
 use store::Store;
 use store::tools::{CallDecision, NewCall, Recorded};
-use tools::policy::Policy;
+use tools::policy::{Decider, Policy};
 use tools::{Tool, ToolSet};
 
 use crate::{Engine, store_error};
@@ -122,20 +122,31 @@ impl ToolGate for EngineGate {
             self.defaults.get(&call.tool_name).copied().unwrap_or_else(|| default_decision(&call.annotations));
         let verdict = Policy::new(&rules).decide(
             &call.tool_name,
-            &call.input,
+            &call.rule_input,
             &self.topic_id,
             default,
             time::OffsetDateTime::now_utc(),
         );
+        // A call the tool's default would let through, but that reaches further than the
+        // default is meant for (a fetch of a private address): the user decides.
+        let cautious = verdict.decider == Decider::Default && verdict.decision == PolicyDecision::Allow;
+        let (outcome, caution) = match (&call.caution, cautious) {
+            (Some(caution), true) => (PolicyDecision::Ask, Some(caution.as_str())),
+            _ => (verdict.decision, None),
+        };
         let actor = verdict.decider.actor();
         let approval_id = uuid::Uuid::now_v7().to_string();
         let denial = format!("the approval policy does not allow {} ({actor})", call.tool_name);
-        let decision = match verdict.decision {
+        let decision = match outcome {
             PolicyDecision::Allow => CallDecision::Allow { actor: &actor },
             PolicyDecision::Deny => CallDecision::Deny { actor: &actor, reason: Some(&denial) },
-            PolicyDecision::Ask => {
-                CallDecision::Ask { approval_id: &approval_id, preview: call.preview.as_deref(), actor: &actor }
-            }
+            PolicyDecision::Ask => CallDecision::Ask {
+                approval_id: &approval_id,
+                // The card says why it asks when there is no change to show.
+                preview: call.preview.as_deref().or(caution),
+                actor: &actor,
+                reason: caution,
+            },
         };
         let new = NewCall {
             topic_id: &self.topic_id,
@@ -145,7 +156,7 @@ impl ToolGate for EngineGate {
             input: &call.input,
         };
         let recorded = self.store.record_call(&new, &decision).await.map_err(gate_error)?;
-        tracing::info!(tool = %call.tool_name, decision = verdict.decision.as_str(), actor, "tool call decided");
+        tracing::info!(tool = %call.tool_name, decision = outcome.as_str(), actor, "tool call decided");
         Ok(match recorded {
             Recorded::Approved => GateDecision::Allow,
             Recorded::Denied { reason } => GateDecision::Deny { reason: reason.unwrap_or(denial) },
@@ -155,8 +166,13 @@ impl ToolGate for EngineGate {
         })
     }
 
-    async fn begin(&self, call_id: &str) -> Result<bool, GateError> {
-        self.store.begin_call(self.message_id.as_str(), call_id).await.map_err(gate_error)
+    async fn begin(&self, call_id: &str) -> Result<Option<Allowed>, GateError> {
+        let started = self.store.begin_call(self.message_id.as_str(), call_id).await.map_err(gate_error)?;
+        Ok(started.map(|started| match started.decided_by.as_deref() {
+            // Unknown (recorded before this was kept): the guards apply.
+            Some("default") | None => Allowed::ByDefault,
+            Some(_) => Allowed::ByUser,
+        }))
     }
 
     async fn finish(&self, call_id: &str, record: &CallRecord) -> Result<(), GateError> {

@@ -306,11 +306,11 @@ impl Engine {
         };
         let options = agent::PromptOptions {
             format: format.as_str(),
-            tool_calling,
             vision: capabilities.vision,
             open_message: open.map(|m| m.id.as_str()),
         };
         let mut messages: Vec<ChatMessage> = agent::build_prompt(conversation.iter().copied(), &options);
+        let context_rounds_left = agent::context_rounds_left(conversation.iter().copied());
         if messages.iter().all(|m| m.role == providers::ChatRole::System) {
             return Err(ApiError::bad_request("text", "there is nothing to answer in this conversation"));
         }
@@ -346,6 +346,19 @@ impl Engine {
             _ => (Vec::new(), 0, providers::TokenUsage::default()),
         };
 
+        // A retried or continued reply's earlier calls keep their ids to themselves.
+        let used_call_ids = match &slot {
+            ReplySlot::New => Vec::new(),
+            ReplySlot::Restart | ReplySlot::Continue(_) => {
+                let ledger = self.inner.store.calls_of_message(message_id.as_str()).await.map_err(store_error)?;
+                let stored = open.into_iter().flat_map(|m| m.parts.iter()).filter_map(|part| match part {
+                    UiPart::DynamicTool { tool_call_id, .. } => Some(tool_call_id.clone()),
+                    _ => None,
+                });
+                ledger.into_iter().map(|row| row.call_id).chain(stored).collect()
+            }
+        };
+
         let completion = CompletionRequest {
             model: model_ref.model.clone(),
             messages,
@@ -370,6 +383,8 @@ impl Engine {
         agent_request.tool_calls_used = used;
         agent_request.pending = pending;
         agent_request.usage = usage;
+        agent_request.used_call_ids = used_call_ids;
+        agent_request.context_rounds_left = context_rounds_left;
         Ok(PreparedExecution {
             message_id,
             model_ref,

@@ -103,6 +103,12 @@ pub struct ToolOutput {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[ts(type = "boolean | undefined")]
     pub truncated_for_model: bool,
+    /// How many later model calls are shown this result (bulky, short-lived results such
+    /// as a fetched page); later ones see a note that it was left out. Absent: all of them.
+    /// Kept with the result so the count holds across turns, restarts and resumed replies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub context_rounds: Option<u32>,
 }
 
 impl ToolOutput {

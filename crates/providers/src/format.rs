@@ -51,10 +51,14 @@ impl ProviderFormat {
 
     pub(crate) fn event_mapper(self, provider: &str) -> Box<dyn EventMapper> {
         match self {
-            ProviderFormat::OpenaiChat => Box::new(openai_chat::ChatEventMapper::new(provider)),
-            ProviderFormat::OpenaiResponses => Box::new(crate::openai_responses::ResponsesEventMapper::new(provider)),
+            ProviderFormat::OpenaiChat => {
+                Box::new(openai_chat::ChatEventMapper::new(provider, crate::call_id::fresh_seed()))
+            }
+            ProviderFormat::OpenaiResponses => {
+                Box::new(crate::openai_responses::ResponsesEventMapper::new(provider, crate::call_id::fresh_seed()))
+            }
             ProviderFormat::Anthropic => Box::new(anthropic::MessagesEventMapper::new(provider)),
-            ProviderFormat::Gemini => Box::new(gemini::GeminiEventMapper::new(provider, gemini::fresh_id_seed())),
+            ProviderFormat::Gemini => Box::new(gemini::GeminiEventMapper::new(provider, crate::call_id::fresh_seed())),
         }
     }
 }

@@ -12,8 +12,6 @@ mod request;
 mod types;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName};
 
@@ -79,7 +77,10 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
         http: config.http.clone(),
         request: builder.build().map_err(|err| ProviderError::from_request_error(provider, &err))?,
         retry: config.retry,
-        decoder: StreamDecoder::with_mapper(provider, Box::new(GeminiEventMapper::new(provider, fresh_id_seed()))),
+        decoder: StreamDecoder::with_mapper(
+            provider,
+            Box::new(GeminiEventMapper::new(provider, crate::call_id::fresh_seed())),
+        ),
         base_url_hint: " (for Gemini it is usually https://generativelanguage.googleapis.com/v1beta)",
     })
 }
@@ -98,14 +99,6 @@ fn model_path_segment(model: &str) -> String {
         }
     }
     out
-}
-
-/// A seed that makes synthesized tool-call ids unique in this process when an answer
-/// carries no `responseId`.
-pub(crate) fn fresh_id_seed() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let millis = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
-    format!("{millis:x}{:x}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Lists the models a Gemini endpoint can generate content with (`GET {base_url}/models`,
@@ -160,10 +153,5 @@ mod tests {
         assert_eq!(model_path_segment("gemini-2.5-flash"), "gemini-2.5-flash");
         assert_eq!(model_path_segment(" models/gemini-2.0-flash-001 "), "gemini-2.0-flash-001");
         assert_eq!(model_path_segment("a/b:c?d"), "a%2Fb%3Ac%3Fd");
-    }
-
-    #[test]
-    fn id_seeds_differ() {
-        assert_ne!(fresh_id_seed(), fresh_id_seed());
     }
 }

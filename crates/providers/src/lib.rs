@@ -23,6 +23,7 @@
 pub mod anthropic;
 mod attachment;
 mod base_url;
+mod call_id;
 mod decoder;
 pub mod error;
 mod format;

@@ -454,8 +454,10 @@ impl<S: ChunkSink> Turn<'_, S> {
             call_id: call_id.to_owned(),
             tool_name: tool_name.to_owned(),
             input: input.clone(),
+            rule_input: input.clone(),
             annotations,
             preview: None,
+            caution: None,
         };
         let answer = match self.run.gate.check(&gate_call).await {
             Ok(GateDecision::Allow) => Some(PermissionAnswer::Allow { input, always: None }),
@@ -477,7 +479,7 @@ impl<S: ChunkSink> Turn<'_, S> {
         let Some(answer) = answer else { return Ok(None) };
         match &answer {
             PermissionAnswer::Allow { .. } => {
-                if matches!(self.run.gate.begin(call_id).await, Ok(true)) {
+                if matches!(self.run.gate.begin(call_id).await, Ok(Some(_))) {
                     calls.running.insert(call_id.to_owned());
                 }
             }

@@ -78,11 +78,13 @@ pub enum CallDecision<'a> {
         actor: &'a str,
         reason: Option<&'a str>,
     },
-    /// The user decides; the approval gets this id.
+    /// The user decides; the approval gets this id. `reason`: why it asks although the
+    /// rules would not have (goes to the audit log).
     Ask {
         approval_id: &'a str,
         preview: Option<&'a str>,
         actor: &'a str,
+        reason: Option<&'a str>,
     },
 }
 
@@ -98,6 +100,14 @@ pub enum Recorded {
     },
     /// Past its decision (running, done, failed): it must not run again.
     Settled,
+}
+
+/// A call [`Store::begin_call`] let start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Started {
+    /// Who let it run: `user`, `rule:<id>` or `default`; `None` for a call recorded before
+    /// this was kept.
+    pub decided_by: Option<String>,
 }
 
 fn encode(value: &impl serde::Serialize) -> Result<String> {
@@ -288,18 +298,21 @@ impl Store {
             return Ok(recorded);
         }
         let now = now();
-        let (state, reason, recorded) = match decision {
-            CallDecision::Allow { .. } => ("approved", None, Recorded::Approved),
-            CallDecision::Deny { reason, .. } => {
-                ("denied", reason.map(str::to_owned), Recorded::Denied { reason: reason.map(str::to_owned) })
-            }
+        let (state, reason, recorded, decided_by) = match decision {
+            CallDecision::Allow { actor } => ("approved", None, Recorded::Approved, Some(*actor)),
+            CallDecision::Deny { reason, actor } => (
+                "denied",
+                reason.map(str::to_owned),
+                Recorded::Denied { reason: reason.map(str::to_owned) },
+                Some(*actor),
+            ),
             CallDecision::Ask { approval_id, .. } => {
-                ("requested", None, Recorded::Waiting { approval_id: (*approval_id).to_owned() })
+                ("requested", None, Recorded::Waiting { approval_id: (*approval_id).to_owned() }, None)
             }
         };
         sqlx::query(
-            "INSERT INTO tool_calls (message_id, call_id, topic_id, tool_name, input, state, reason, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO tool_calls (message_id, call_id, topic_id, tool_name, input, state, reason, created_at, updated_at, decided_by) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(call.message_id)
         .bind(call.call_id)
@@ -310,13 +323,14 @@ impl Store {
         .bind(&reason)
         .bind(&now)
         .bind(&now)
+        .bind(decided_by)
         .execute(&mut *tx)
         .await?;
         let facts = (call.tool_name, call.input, call.topic_id.as_str(), call.call_id);
         match decision {
             CallDecision::Allow { actor } => audit(&mut tx, actor, PolicyDecision::Allow, facts, None).await?,
             CallDecision::Deny { actor, reason } => audit(&mut tx, actor, PolicyDecision::Deny, facts, *reason).await?,
-            CallDecision::Ask { approval_id, preview, actor } => {
+            CallDecision::Ask { approval_id, preview, actor, reason } => {
                 sqlx::query(
                     "INSERT INTO approvals (id, topic_id, message_id, call_id, tool_name, input, preview, state, created_at) \
                      VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
@@ -331,25 +345,26 @@ impl Store {
                 .bind(&now)
                 .execute(&mut *tx)
                 .await?;
-                audit(&mut tx, actor, PolicyDecision::Ask, facts, None).await?;
+                audit(&mut tx, actor, PolicyDecision::Ask, facts, *reason).await?;
             }
         }
         tx.commit().await?;
         Ok(recorded)
     }
 
-    /// `approved → running`. False when the call is not approved (any more): it ran, is
-    /// running, or was never allowed. The only way a call starts.
-    pub async fn begin_call(&self, message_id: &str, call_id: &str) -> Result<bool> {
-        let done = sqlx::query(
-            "UPDATE tool_calls SET state = 'running', updated_at = ? WHERE message_id = ? AND call_id = ? AND state = 'approved'",
+    /// `approved → running`, with who allowed it. `None` when the call is not approved (any
+    /// more): it ran, is running, or was never allowed. The only way a call starts.
+    pub async fn begin_call(&self, message_id: &str, call_id: &str) -> Result<Option<Started>> {
+        let row = sqlx::query(
+            "UPDATE tool_calls SET state = 'running', updated_at = ? WHERE message_id = ? AND call_id = ? AND state = 'approved' \
+             RETURNING decided_by",
         )
         .bind(now())
         .bind(message_id)
         .bind(call_id)
-        .execute(self.pool())
+        .fetch_optional(self.pool())
         .await?;
-        Ok(done.rows_affected() == 1)
+        row.map(|row| Ok(Started { decided_by: row.try_get("decided_by")? })).transpose()
     }
 
     /// `running → done` with the output, or `running → error` with the error text.
@@ -489,7 +504,7 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         sqlx::query(
-            "UPDATE tool_calls SET state = ?, input = ?, reason = ?, updated_at = ? WHERE message_id = ? AND call_id = ? AND state = 'requested'",
+            "UPDATE tool_calls SET state = ?, input = ?, reason = ?, updated_at = ?, decided_by = 'user' WHERE message_id = ? AND call_id = ? AND state = 'requested'",
         )
         .bind(if approved { "approved" } else { "denied" })
         .bind(encode(&input)?)
@@ -703,10 +718,13 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(recorded, Recorded::Approved);
-        assert!(store.begin_call(&message, "c1").await.unwrap());
-        assert!(!store.begin_call(&message, "c1").await.unwrap(), "a second begin never runs it again");
+        assert_eq!(
+            store.begin_call(&message, "c1").await.unwrap(),
+            Some(Started { decided_by: Some("default".into()) })
+        );
+        assert!(store.begin_call(&message, "c1").await.unwrap().is_none(), "a second begin never runs it again");
         store.finish_call(&message, "c1", Ok(&json!({"content": []}))).await.unwrap();
-        assert!(!store.begin_call(&message, "c1").await.unwrap());
+        assert!(store.begin_call(&message, "c1").await.unwrap().is_none());
         // Recording it again keeps the first record.
         let again = store
             .record_call(&call(&topic, &message, "c1", &input), &CallDecision::Deny { actor: "x", reason: None })
@@ -724,7 +742,8 @@ mod tests {
         let (store, _dir) = store().await;
         let (topic, message) = reply(&store).await;
         let input = json!({"path": "a"});
-        let decision = CallDecision::Ask { approval_id: "ap1", preview: Some("+hello"), actor: "default" };
+        let decision =
+            CallDecision::Ask { approval_id: "ap1", preview: Some("+hello"), actor: "default", reason: None };
         assert_eq!(
             store.record_call(&call(&topic, &message, "c1", &input), &decision).await.unwrap(),
             Recorded::Waiting { approval_id: "ap1".into() }
@@ -734,7 +753,7 @@ mod tests {
             (pending.len(), pending[0].topic_title.as_str(), pending[0].preview.as_deref()),
             (1, "t", Some("+hello"))
         );
-        assert!(!store.begin_call(&message, "c1").await.unwrap(), "nothing runs before the answer");
+        assert!(store.begin_call(&message, "c1").await.unwrap().is_none(), "nothing runs before the answer");
 
         let edited = json!({"path": "b"});
         let first =
@@ -764,6 +783,11 @@ mod tests {
             (Some("approval-responded"), edited, Some(true))
         );
         assert_eq!(store.pending_approvals_of(&message).await.unwrap(), 0);
+        assert_eq!(
+            store.begin_call(&message, "c1").await.unwrap(),
+            Some(Started { decided_by: Some("user".into()) }),
+            "the ledger knows the user let it run"
+        );
         let actors: Vec<String> = store.list_audit(None, 10).await.unwrap().into_iter().map(|e| e.actor).collect();
         assert_eq!(actors, vec!["user", "default"]);
         assert!(matches!(
@@ -782,13 +806,13 @@ mod tests {
         let (store, _dir) = store().await;
         let (topic, message) = reply(&store).await;
         let input = json!({"path": "a"});
-        let ask = CallDecision::Ask { approval_id: "ap1", preview: None, actor: "default" };
+        let ask = CallDecision::Ask { approval_id: "ap1", preview: None, actor: "default", reason: None };
         store.record_call(&call(&topic, &message, "c1", &input), &ask).await.unwrap();
         store
             .record_call(&call(&topic, &message, "c2", &input), &CallDecision::Allow { actor: "default" })
             .await
             .unwrap();
-        assert!(store.begin_call(&message, "c2").await.unwrap());
+        assert!(store.begin_call(&message, "c2").await.unwrap().is_some());
 
         assert_eq!(store.deny_pending_approvals(&topic, "stopped").await.unwrap(), vec![message.clone()]);
         store.stop_awaiting_reply(&message).await.unwrap();
@@ -798,7 +822,7 @@ mod tests {
         let calls = store.calls_of_message(&message).await.unwrap();
         assert_eq!((calls[0].state, calls[0].reason.as_deref()), (LedgerState::Denied, Some("stopped")));
         assert_eq!(calls[1].state, LedgerState::Error);
-        assert!(!store.begin_call(&message, "c2").await.unwrap());
+        assert!(store.begin_call(&message, "c2").await.unwrap().is_none());
     }
 
     #[tokio::test]

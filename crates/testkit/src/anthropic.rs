@@ -100,8 +100,10 @@ fn whole_message(reply: &Reply) -> Value {
     }
     content.push(json!({ "type": "text", "text": reply.text() }));
     for (index, call) in reply.tool_calls.iter().enumerate() {
-        content.push(json!({ "type": "tool_use", "id": reply.call_id(index, "toolu_"), "name": call.name,
-                             "input": arguments(&call.arguments) }));
+        content.push(
+            json!({ "type": "tool_use", "id": reply.call_id(index, "toolu_").unwrap_or_default(), "name": call.name,
+                             "input": arguments(&call.arguments) }),
+        );
     }
     json!({
         "id": message_id(reply),
@@ -164,7 +166,7 @@ fn stream_steps(reply: &Reply) -> Vec<Step> {
     for (index, call) in reply.tool_calls.iter().enumerate() {
         transcript.tail.push(start(
             block,
-            json!({ "type": "tool_use", "id": reply.call_id(index, "toolu_"), "name": call.name, "input": {} }),
+            json!({ "type": "tool_use", "id": reply.call_id(index, "toolu_").unwrap_or_default(), "name": call.name, "input": {} }),
         ));
         for piece in argument_pieces(&call.arguments) {
             transcript.tail.push(delta(block, json!({ "type": "input_json_delta", "partial_json": piece })));

@@ -212,7 +212,7 @@ fn stream_steps(reply: &Reply, include_usage: bool) -> Vec<Step> {
     for (index, call) in reply.tool_calls.iter().enumerate() {
         let start = ToolCallFragment {
             index,
-            id: Some(reply.call_id(index, "call_")),
+            id: reply.call_id(index, "call_"),
             kind: Some("function"),
             function: FunctionFragment { name: Some(&call.name), arguments: "" },
         };

@@ -105,9 +105,14 @@ impl Reply {
         }
     }
 
-    /// The `index`th tool call's id: the scripted one, or `prefix` + reply + index.
-    pub(crate) fn call_id(&self, index: usize, prefix: &str) -> String {
-        self.tool_calls[index].id.clone().unwrap_or_else(|| format!("{prefix}testkit_{}_{index}", self.number))
+    /// The `index`th tool call's id: the scripted one, or `prefix` + reply + index; `None`
+    /// when the script's id is empty (the server sends none, as some compatible ones do).
+    pub(crate) fn call_id(&self, index: usize, prefix: &str) -> Option<String> {
+        match &self.tool_calls[index].id {
+            Some(id) if id.is_empty() => None,
+            Some(id) => Some(id.clone()),
+            None => Some(format!("{prefix}testkit_{}_{index}", self.number)),
+        }
     }
 
     pub(crate) fn text(&self) -> String {

@@ -80,7 +80,8 @@ pub struct ScriptToolCall {
     /// send it in pieces; Gemini sends it parsed (`{}` when it is not a JSON object).
     #[serde(default = "empty_object")]
     pub arguments: String,
-    /// The call's id; absent means one is made up in the format's style.
+    /// The call's id; absent means one is made up in the format's style, empty means none
+    /// is sent (Chat Completions and Responses; some compatible servers omit it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }

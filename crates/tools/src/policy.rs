@@ -1,10 +1,20 @@
 //! The approval policy: saved rules on tool names and arguments decide whether a call
 //! runs, is refused, or waits for the user.
 //!
-//! Precedence, fixed: expired rules are ignored; if any rule scoped to the call's topic
-//! matches, only topic rules count, else global ones; among the rules that count, `deny`
-//! beats `ask` beats `allow`. With no match the tool's default applies (read-only tools
-//! run, everything else asks).
+//! Precedence, fixed, in this order (the first step that finds a rule decides):
+//! 1. Expired rules and rules of other topics are ignored.
+//! 2. **A matching `deny` wins, whatever its scope.** "Never" is never overridden by an
+//!    "always": a topic's allow (what "Always for this topic" saves) cannot open what a
+//!    global deny closes, nor a global allow what a topic's deny closes.
+//! 3. Otherwise this topic's rules count before global ones: the topic is where the user
+//!    said what they want here (answering "Always for this topic" on a card a global `ask`
+//!    raised means "stop asking here", so it must take effect).
+//! 4. Within that scope, `ask` beats `allow`.
+//! 5. With no match the tool's default applies (read-only tools run, everything else asks).
+//!
+//! Conditions see the arguments as the tool reads them: a tool may normalize them first
+//! (file tools give paths relative to the workspace, so `./.env`, `a/../.env` and the
+//! absolute path all read `.env`; see `Tool::rule_input`).
 
 use protocol::TopicId;
 use protocol::tool::{MatchOp, PolicyDecision, PolicyRule, RuleCondition, RuleScope};
@@ -92,16 +102,20 @@ impl Policy {
         now: OffsetDateTime,
     ) -> Verdict {
         let live = |rule: &&CompiledRule| rule.expires_at.is_none_or(|at| at > now);
-        let matching = |rule: &&CompiledRule| rule.tool.is_match(tool) && rule.conditions_hold(input);
-        let topic_rules: Vec<&CompiledRule> =
-            self.rules.iter().filter(live).filter(|rule| rule.topic.as_ref() == Some(topic)).filter(matching).collect();
-        let counted = if topic_rules.is_empty() {
-            self.rules.iter().filter(live).filter(|rule| rule.topic.is_none()).filter(matching).collect()
-        } else {
-            topic_rules
-        };
-        let strictest = counted.into_iter().max_by_key(|rule| strictness(rule.decision));
-        match strictest {
+        let in_scope = |rule: &&CompiledRule| rule.topic.as_ref().is_none_or(|t| t == topic);
+        let matching: Vec<&CompiledRule> = self
+            .rules
+            .iter()
+            .filter(live)
+            .filter(in_scope)
+            .filter(|rule| rule.tool.is_match(tool) && rule.conditions_hold(input))
+            .collect();
+        let deny = matching.iter().find(|rule| rule.decision == PolicyDecision::Deny);
+        let in_topic =
+            || matching.iter().filter(|rule| rule.topic.is_some()).max_by_key(|rule| strictness(rule.decision));
+        let global =
+            || matching.iter().filter(|rule| rule.topic.is_none()).max_by_key(|rule| strictness(rule.decision));
+        match deny.or_else(in_topic).or_else(global) {
             Some(rule) => Verdict { decision: rule.decision, decider: Decider::Rule(rule.id.clone()) },
             None => Verdict { decision: default, decider: Decider::Default },
         }
@@ -236,15 +250,76 @@ mod tests {
         assert_eq!(decide("xfs_read").decision, PolicyDecision::Ask, "globs are anchored");
     }
 
+    fn scoped(id: &str, decision: PolicyDecision, scope: RuleScope, path: Option<&str>) -> PolicyRule {
+        let mut rule = rule(id, "write_file", decision, scope);
+        if let Some(path) = path {
+            rule.conditions = vec![RuleCondition { pointer: "/path".into(), op: MatchOp::Glob, value: json!(path) }];
+        }
+        rule
+    }
+
     #[test]
-    fn topic_rules_beat_global_ones_and_only_in_their_topic() {
+    fn a_deny_wins_at_any_scope() {
+        let mine = || RuleScope::Topic { topic_id: topic("mine") };
+        // "Always for this topic" (a tool-wide allow) after a global deny on secrets.
         let policy = Policy::new(&[
-            rule("g", "write_file", PolicyDecision::Deny, RuleScope::Global),
-            rule("t", "write_file", PolicyDecision::Allow, RuleScope::Topic { topic_id: topic("mine") }),
+            scoped("g", PolicyDecision::Deny, RuleScope::Global, Some("secrets/*")),
+            scoped("t", PolicyDecision::Allow, mine(), None),
         ]);
-        let decide = |t: &str| policy.decide("write_file", &json!({}), &topic(t), PolicyDecision::Ask, now()).decision;
-        assert_eq!(decide("mine"), PolicyDecision::Allow);
-        assert_eq!(decide("other"), PolicyDecision::Deny);
+        let decide = |t: &str, path: &str| {
+            policy.decide("write_file", &json!({ "path": path }), &topic(t), PolicyDecision::Ask, now())
+        };
+        assert_eq!(
+            decide("mine", "secrets/key"),
+            Verdict { decision: PolicyDecision::Deny, decider: Decider::Rule("g".into()) }
+        );
+        assert_eq!(decide("mine", "notes.md").decision, PolicyDecision::Allow);
+        assert_eq!(decide("other", "notes.md").decision, PolicyDecision::Ask, "topic rules stay in their topic");
+
+        // And a topic's deny is not opened by a global "Always".
+        let policy = Policy::new(&[
+            scoped("g", PolicyDecision::Allow, RuleScope::Global, None),
+            scoped("t", PolicyDecision::Deny, mine(), None),
+        ]);
+        assert_eq!(
+            policy.decide("write_file", &json!({}), &topic("mine"), PolicyDecision::Ask, now()).decision,
+            PolicyDecision::Deny
+        );
+        assert_eq!(
+            policy.decide("write_file", &json!({}), &topic("other"), PolicyDecision::Ask, now()).decision,
+            PolicyDecision::Allow
+        );
+    }
+
+    #[test]
+    fn short_of_a_deny_the_topic_speaks_before_the_global_rules() {
+        let mine = || RuleScope::Topic { topic_id: topic("mine") };
+        let decide = |rules: &[PolicyRule], t: &str| {
+            Policy::new(rules).decide("write_file", &json!({ "path": "a.sh" }), &topic(t), PolicyDecision::Allow, now())
+        };
+        // "Always for this topic" answered on a card a global ask raised: no more asking here.
+        let rules = [
+            scoped("g", PolicyDecision::Ask, RuleScope::Global, Some("*.sh")),
+            scoped("t", PolicyDecision::Allow, mine(), None),
+        ];
+        assert_eq!(
+            decide(&rules, "mine"),
+            Verdict { decision: PolicyDecision::Allow, decider: Decider::Rule("t".into()) }
+        );
+        assert_eq!(decide(&rules, "other").decision, PolicyDecision::Ask);
+        // A topic that wants to be asked is asked, whatever "Always" says globally.
+        let rules = [
+            scoped("g", PolicyDecision::Allow, RuleScope::Global, None),
+            scoped("t", PolicyDecision::Ask, mine(), None),
+        ];
+        assert_eq!(decide(&rules, "mine").decision, PolicyDecision::Ask);
+        // Within one scope, ask beats allow.
+        let rules =
+            [scoped("a", PolicyDecision::Allow, mine(), None), scoped("q", PolicyDecision::Ask, mine(), Some("*.sh"))];
+        assert_eq!(
+            decide(&rules, "mine"),
+            Verdict { decision: PolicyDecision::Ask, decider: Decider::Rule("q".into()) }
+        );
     }
 
     #[test]

@@ -36,6 +36,21 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// The arguments as approval rules see them: rule conditions are matched against
+    /// this. File tools give their paths relative to the workspace and normalized, so
+    /// `./.env`, `a/../.env` and the absolute path of the same file all read `.env` and a
+    /// rule on a path cannot be walked around. The default is the arguments as they are.
+    fn rule_input(&self, input: &Value, _ctx: &ToolContext) -> Value {
+        input.clone()
+    }
+
+    /// Why this call deserves the user's say although the tool is read-only and would run
+    /// without asking (`fetch_url` to an address on this computer or the local network).
+    /// With no rule about the call, it then asks. `None`: nothing special.
+    async fn caution(&self, _input: &Value, _ctx: &ToolContext) -> Option<String> {
+        None
+    }
+
     /// How many later model rounds still see this tool's results (`None`: all of them).
     /// Bulky, short-lived results (a fetched page) leave the context after a while.
     fn context_rounds(&self) -> Option<u32> {
@@ -70,6 +85,10 @@ pub struct ToolContext {
     pub progress: ProgressSink,
     /// The model's id for this call.
     pub call_id: String,
+    /// The user allowed this call: by answering its approval card, or by one of their
+    /// rules. False when only the tool's default let it run: tools with extra guards
+    /// (`fetch_url` and private addresses) apply them then.
+    pub allowed_by_user: bool,
 }
 
 impl ToolContext {
@@ -81,6 +100,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             progress: Arc::new(|_| {}),
             call_id: String::new(),
+            allowed_by_user: false,
         }
     }
 }

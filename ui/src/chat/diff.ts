@@ -87,3 +87,11 @@ export function diffStats(lines: readonly DiffLine[]): { added: number; removed:
   }
   return { added, removed };
 }
+
+/**
+ * Whether an approval's preview is a unified diff (a file change) or a plain note (why
+ * the call asks, or why it would fail).
+ */
+export function isUnifiedDiff(preview: string): boolean {
+  return /^(--- |\+\+\+ |@@ )/m.test(preview);
+}

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import type { ApprovalAnswer } from '../chat/approvals';
+import { isUnifiedDiff } from '../chat/diff';
 import { parseEditedArguments, prettyJson, type ToolPart } from '../chat/tools';
 import type { Approval } from '../protocol.gen';
 import { useApprovals, useApprovalsState } from './ApprovalsContext';
@@ -27,6 +28,8 @@ export function ApprovalCard({ part, approvalId }: ApprovalCardProps) {
   const answer = state.answered.get(approvalId);
   const answering = state.answering.has(approvalId);
   const failure = state.failures.get(approvalId);
+  // Edited arguments the tool's schema refused: shown at the editor, to be fixed there.
+  const editProblem = failure?.field === 'updatedInput' ? failure.message.replace('updatedInput: ', '') : undefined;
   const input = pending?.input ?? part.input;
 
   if (answer) {
@@ -48,11 +51,19 @@ export function ApprovalCard({ part, approvalId }: ApprovalCardProps) {
       <p className="approval-question">
         Allow <strong>{part.toolName}</strong> to run with these arguments?
       </p>
-      {pending?.preview && <DiffView diff={pending.preview} />}
+      {pending?.preview &&
+        (isUnifiedDiff(pending.preview) ? (
+          <DiffView diff={pending.preview} />
+        ) : (
+          <p className="approval-note small" data-testid="approval-note">
+            {pending.preview}
+          </p>
+        ))}
       {mode === 'edit' ? (
         <EditArgumentsForm
           initial={prettyJson(input)}
           busy={answering}
+          problem={editProblem}
           onCancel={() => setMode('choose')}
           onAllow={(updatedInput) => respond({ decision: 'approve', scope: 'once', updatedInput })}
         />
@@ -103,7 +114,7 @@ export function ApprovalCard({ part, approvalId }: ApprovalCardProps) {
           </button>
         </div>
       )}
-      {failure && <ErrorNotice error={failure} hint="Your answer was not recorded. Try again; if the topic was stopped, there is nothing left to answer." />}
+      {failure && editProblem === undefined && <ErrorNotice error={failure} hint="Your answer was not recorded. Try again; if the topic was stopped, there is nothing left to answer." />}
     </div>
   );
 }
@@ -158,14 +169,22 @@ function DenyForm({ busy, onDeny, onCancel }: DenyFormProps) {
 interface EditArgumentsFormProps {
   initial: string;
   busy: boolean;
+  /** Why the backend refused the last arguments sent (they do not fit the tool's schema). */
+  problem: string | undefined;
   onAllow: (input: Record<string, unknown>) => void;
   onCancel: () => void;
 }
 
-/** The call's arguments as editable JSON; invalid JSON is refused here, before anything is sent. */
-function EditArgumentsForm({ initial, busy, onAllow, onCancel }: EditArgumentsFormProps) {
+/**
+ * The call's arguments as editable JSON; invalid JSON is refused here, before anything is
+ * sent, and arguments that do not fit the tool are refused by the backend and shown here.
+ */
+function EditArgumentsForm({ initial, busy, problem, onAllow, onCancel }: EditArgumentsFormProps) {
   const [text, setText] = useState(initial);
-  const [error, setError] = useState<string>();
+  const [localError, setError] = useState<string>();
+  // The backend's problem stays until the arguments are changed.
+  const [problemSeen, setProblemSeen] = useState<string>();
+  const error = localError ?? (problem !== problemSeen ? problem : undefined);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const parsed = parseEditedArguments(text);
@@ -174,6 +193,7 @@ function EditArgumentsForm({ initial, busy, onAllow, onCancel }: EditArgumentsFo
       return;
     }
     setError(undefined);
+    setProblemSeen(undefined);
     onAllow(parsed.value);
   };
   return (
@@ -191,6 +211,7 @@ function EditArgumentsForm({ initial, busy, onAllow, onCancel }: EditArgumentsFo
           onChange={(event) => {
             setText(event.target.value);
             setError(undefined);
+            setProblemSeen(problem);
           }}
         />
         {error && (

@@ -55,8 +55,9 @@ export function RulesSettings({ topics }: { topics: Topic[] }) {
     <>
       <h3>Approval rules</h3>
       <p className="muted small">
-        Rules decide tool calls before you are asked: allow them, deny them, or always ask. The first matching rule wins;
-        without one, read-only tools run and the others ask. “Always” answers on an approval card add rules here.
+        Rules decide tool calls before you are asked: allow them, deny them, or always ask. A matching deny always wins;
+        otherwise a topic’s rules come before the global ones, and ask before allow. Without a matching rule, read-only
+        tools run and the others ask. “Always” answers on an approval card add rules here.
       </p>
       {error && <ErrorNotice error={error} onDismiss={() => setError(undefined)} />}
       {rules && rules.length === 0 && <p className="muted">No rules yet.</p>}

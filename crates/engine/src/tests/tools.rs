@@ -405,3 +405,257 @@ async fn tools_are_listed_switched_off_and_kept_out_of_requests() {
     let err = t.f.engine.call("topic_update", json!({ "id": t.topic.id, "workspace": "/" })).await.unwrap_err();
     assert_eq!(err.field.as_deref(), Some("workspace"));
 }
+
+#[tokio::test]
+async fn a_rule_on_a_path_holds_however_the_path_is_written_and_a_topic_allow_cannot_open_it() {
+    let t = tool_fixture().await;
+    std::fs::create_dir(t.workspace.path().join("a")).unwrap();
+    std::fs::write(t.workspace.path().join(".env"), "KEY=secret").unwrap();
+    std::fs::write(t.workspace.path().join("notes.txt"), "notes").unwrap();
+    let deny: PolicyRule =
+        t.f.call(
+            "tool_rule_create",
+            json!({ "tool": "read_file", "conditions": [{ "pointer": "/path", "op": "prefix", "value": ".env" }],
+                    "decision": "deny", "scope": { "kind": "global" } }),
+        )
+        .await;
+    // What "Always for this topic" saves: a tool-wide allow in this topic.
+    let _: PolicyRule =
+        t.f.call(
+            "tool_rule_create",
+            json!({ "tool": "read_file", "decision": "allow", "scope": { "kind": "topic", "topicId": t.topic.id } }),
+        )
+        .await;
+    let absolute = std::fs::canonicalize(t.workspace.path()).unwrap().join(".env");
+    for path in ["./.env", "a/../.env", absolute.to_str().unwrap(), "notes.txt"] {
+        t.server.push_script(call("read_file", json!({ "path": path })));
+        t.server.push_script(Script::text(["ok"]));
+        t.f.send(&t.topic, &format!("read {path}")).await;
+        let result = tool_messages(t.chat_requests().last().unwrap()).pop().unwrap();
+        if path == "notes.txt" {
+            assert!(result.contains("notes"), "the topic's allow still works: {result}");
+        } else {
+            assert!(
+                result.starts_with("This tool call was not run") && result.contains(&format!("rule:{}", deny.id)),
+                "{path}: {result}"
+            );
+            assert!(!result.contains("secret"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn fetching_an_address_on_this_computer_asks_first() {
+    let t = tool_fixture().await;
+    let url = format!("{}/models", t.server.base_url());
+    t.server.push_script(call("fetch_url", json!({ "url": url })));
+    let stream = t.f.send(&t.topic, "fetch the local page").await;
+    assert_eq!(
+        terminal_status(&stream),
+        TerminalStatus::AwaitingApproval,
+        "a read-only tool asks for a private address"
+    );
+    let approval = t.pending().await.remove(0);
+    assert_eq!(approval.tool_name, "fetch_url");
+    assert!(
+        approval.preview.as_deref().is_some_and(|p| p.contains("127.0.0.1") && p.contains("local network")),
+        "the card says why it asks: {:?}",
+        approval.preview
+    );
+    let audit: Vec<AuditEntry> = t.f.call("tool_audit_list", json!({ "limit": 1 })).await;
+    assert_eq!((audit[0].actor.as_str(), audit[0].decision.as_str()), ("default", "ask"));
+    assert!(audit[0].reason.as_deref().is_some_and(|r| r.contains("127.0.0.1")), "{:?}", audit[0].reason);
+
+    t.server.push_script(Script::text(["Fetched."]));
+    t.respond(json!({ "approvalId": approval.id, "decision": "approve", "scope": "global" })).await.unwrap();
+    t.settled().await;
+    let result = tool_messages(t.chat_requests().last().unwrap()).pop().unwrap();
+    assert!(result.starts_with("HTTP 200"), "the approved fetch reaches it: {result}");
+
+    // "Always" made it the user's rule: the next one runs without a card.
+    t.server.push_script(call("fetch_url", json!({ "url": url })));
+    t.server.push_script(Script::text(["Again."]));
+    let stream = t.f.send(&t.topic, "fetch it again").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    let result = tool_messages(t.chat_requests().last().unwrap()).pop().unwrap();
+    assert!(result.starts_with("HTTP 200"), "{result}");
+}
+
+#[tokio::test]
+async fn edited_arguments_that_do_not_fit_the_schema_are_refused_and_the_card_stays() {
+    let t = tool_fixture().await;
+    t.server.push_script(write("e.txt", "model"));
+    t.f.send(&t.topic, "write e").await;
+    let approval = t.pending().await.remove(0);
+    for (edited, problem) in [
+        (json!({ "path": 5, "content": "x" }), "/path"),
+        (json!({ "path": "e.txt" }), "content"),
+        (json!({ "path": "e.txt", "content": "x", "mode": "append" }), "mode"),
+    ] {
+        let err = t
+            .respond(json!({ "approvalId": approval.id, "decision": "approve", "updatedInput": edited }))
+            .await
+            .unwrap_err();
+        assert_eq!((err.kind, err.field.as_deref()), (ErrorKind::BadRequest, Some("updatedInput")));
+        assert!(
+            err.message.contains("the edited arguments do not fit write_file: ") && err.message.contains(problem),
+            "{err:?}"
+        );
+        assert_eq!(t.pending().await, vec![approval.clone()], "the approval stays open, unchanged");
+    }
+    assert!(t.chat_requests().len() == 1 && t.file("e.txt").is_none(), "nothing ran, the reply did not go on");
+
+    // Fixed, it runs.
+    t.server.push_script(Script::text(["Done."]));
+    let fixed = json!({ "path": "e.txt", "content": "mine" });
+    t.respond(json!({ "approvalId": approval.id, "decision": "approve", "updatedInput": fixed })).await.unwrap();
+    t.settled().await;
+    assert_eq!(t.file("e.txt").as_deref(), Some("mine"));
+    // A bad edit sent after the answer gets the first answer back, as any second answer does.
+    let again = t
+        .respond(json!({ "approvalId": approval.id, "decision": "approve", "updatedInput": { "path": 1 } }))
+        .await
+        .unwrap();
+    assert_eq!((again.state, again.input), (ApprovalState::Approved, fixed));
+}
+
+#[tokio::test]
+async fn a_fetched_page_leaves_the_context_after_its_rounds_across_a_resume_and_later_turns() {
+    let t = tool_fixture().await;
+    let url = format!("{}/models", t.server.base_url());
+    t.server.push_script(call("fetch_url", json!({ "url": url })));
+    t.f.send(&t.topic, "fetch the page").await;
+    let approval = t.pending().await.remove(0);
+    t.server.push_script(Script::text(["Fetched."]));
+    t.respond(json!({ "approvalId": approval.id, "decision": "approve" })).await.unwrap();
+    t.settled().await;
+    let rows = t.f.messages(&t.topic).await;
+    let UiPart::DynamicTool { output: Some(output), .. } =
+        rows[1].message.parts.iter().find(|p| matches!(p, UiPart::DynamicTool { .. })).unwrap()
+    else {
+        panic!("the fetch has an output")
+    };
+    assert_eq!(output["contextRounds"], 3, "the page's rounds are stored with it");
+
+    for (question, answer) in [("q2", "A2"), ("q3", "A3"), ("q4", "A4")] {
+        t.server.push_script(Script::text([answer]));
+        t.f.send(&t.topic, question).await;
+    }
+    // The model calls after the fetch: the resumed reply's, then one per later turn.
+    let pages: Vec<String> =
+        t.chat_requests()[1..].iter().map(|body| tool_messages(body).pop().unwrap_or_default()).collect();
+    assert_eq!(pages.len(), 4);
+    for page in &pages[..3] {
+        assert!(page.starts_with("HTTP 200"), "seen for its 3 rounds: {page}");
+    }
+    assert!(pages[3].contains("removed from the context"), "and not after: {}", pages[3]);
+}
+
+#[tokio::test]
+async fn two_waiting_calls_one_answer_keeps_waiting_and_the_second_continues_once() {
+    let t = tool_fixture().await;
+    let both = Script::text(Vec::<String>::new())
+        .with_tool_call("write_file", json!({ "path": "a.md", "content": "A" }).to_string())
+        .with_tool_call("write_file", json!({ "path": "b.md", "content": "B" }).to_string());
+    t.server.push_script(both.clone());
+    t.f.send(&t.topic, "write a and b").await;
+    let pending = t.pending().await;
+    assert_eq!(pending.len(), 2);
+
+    t.respond(json!({ "approvalId": pending[0].id, "decision": "approve" })).await.unwrap();
+    let rows = t.f.messages(&t.topic).await;
+    assert_eq!(rows[1].status_reason.as_deref(), Some(agent::REASON_AWAITING_APPROVAL), "still waiting");
+    assert_eq!(t.chat_requests().len(), 1, "no continuation while a call waits");
+    assert!(t.file("a.md").is_none(), "nothing of the step runs before every call is decided");
+    assert_eq!(t.pending().await, vec![pending[1].clone()]);
+
+    t.server.push_script(Script::text(["Wrote a, not b."]));
+    t.respond(json!({ "approvalId": pending[1].id, "decision": "deny" })).await.unwrap();
+    let rows = t.settled().await;
+    assert_eq!(rows[1].message.text(), "Wrote a, not b.");
+    assert_eq!((t.file("a.md").as_deref(), t.file("b.md")), (Some("A"), None));
+    assert_eq!(t.chat_requests().len(), 2, "exactly one continuation");
+
+    // Both answered at the same moment ("Allow all"): still exactly one continuation.
+    for round in 0..3 {
+        let before = t.chat_requests().len();
+        t.server.push_script(both.clone());
+        t.server.push_script(Script::text(["Both written."]));
+        t.f.send(&t.topic, &format!("again {round}")).await;
+        let pending = t.pending().await;
+        let answer = |id: &str| t.respond(json!({ "approvalId": id, "decision": "approve" }));
+        let (a, b) = tokio::join!(answer(&pending[0].id), answer(&pending[1].id));
+        assert_eq!((a.unwrap().state, b.unwrap().state), (ApprovalState::Approved, ApprovalState::Approved));
+        let rows = t.settled().await;
+        assert_eq!(rows.last().unwrap().message.text(), "Both written.");
+        assert_eq!(t.chat_requests().len(), before + 2, "one question, one continuation");
+    }
+}
+
+#[tokio::test]
+async fn arguments_that_do_not_fit_get_one_repair_round_over_http_then_the_error_stands() {
+    let t = tool_fixture().await;
+    std::fs::write(t.workspace.path().join("r.txt"), "repaired").unwrap();
+    t.server.push_script(call("read_file", json!({ "path": 5 })));
+    t.server.push_script(call("read_file", json!({ "path": "r.txt" })));
+    t.server.push_script(Script::text(["It says repaired."]));
+    let stream = t.f.send(&t.topic, "read r.txt").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    let chats = t.chat_requests();
+    let error = tool_messages(&chats[1]).pop().unwrap();
+    assert!(
+        error.starts_with("invalid arguments for read_file: /path: 5 is not of type \"string\"")
+            && error.contains("Fix them and call the tool again"),
+        "the model is told what does not fit: {error}"
+    );
+    assert_eq!(tool_messages(&chats[2]).pop().unwrap().trim_end(), "     1\trepaired");
+    let rows = t.f.messages(&t.topic).await;
+    assert_eq!(tool_part_state(&rows[1]), vec!["output-error", "output-available"]);
+
+    // Wrong twice in a row: the reply ends with the error, no third model call.
+    t.server.push_script(call("read_file", json!({ "path": 5 })));
+    t.server.push_script(call("read_file", json!({ "file": "r.txt" })));
+    t.server.push_script(Script::text(["never asked"]));
+    let stream = t.f.send(&t.topic, "read it again").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Error);
+    assert_eq!(t.chat_requests().len(), 5, "one repair round, then no more");
+    let rows = t.f.messages(&t.topic).await;
+    assert_eq!(rows[3].status, MessageStatus::Error);
+    let error = error_part(&rows[3]).unwrap();
+    assert!(error.message.contains("kept sending tool calls that do not fit"), "{error:?}");
+    assert_eq!(tool_part_state(&rows[3]), vec!["output-error", "output-error"]);
+}
+
+#[tokio::test]
+async fn prompt_written_calls_with_bad_arguments_are_repaired_the_same_way() {
+    let t = tool_fixture().await;
+    super::call_ids::plain_model(&t).await;
+    std::fs::write(t.workspace.path().join("p.txt"), "prompted").unwrap();
+    t.server.push_script(super::call_ids::prompt_call("read_file", json!({ "path": ["p.txt"] })));
+    t.server.push_script(Script::text(["<tool_call>{not json</tool_call>"]));
+    let stream = t.f.send(&t.topic, "read p.txt").await;
+    // Two bad rounds in a row end the reply, as with native calls.
+    assert_eq!(terminal_status(&stream), TerminalStatus::Error);
+    let chats = t.chat_requests();
+    assert_eq!(chats.len(), 2);
+    let first = super::call_ids::last_user_text(&chats[1]);
+    assert!(
+        first.contains("error=\"true\"") && first.contains("invalid arguments for read_file: /path:"),
+        "the schema problem comes back as a tool result: {first}"
+    );
+    let rows = t.f.messages(&t.topic).await;
+    assert!(error_part(&rows[1]).unwrap().message.contains("kept sending tool calls that do not fit"));
+
+    // One bad round, then a good call: it runs.
+    t.server.push_script(super::call_ids::prompt_call("read_file", json!({ "path": 7 })));
+    t.server.push_script(super::call_ids::prompt_call("read_file", json!({ "path": "p.txt" })));
+    t.server.push_script(Script::text(["It says prompted."]));
+    let stream = t.f.send(&t.topic, "read p.txt again").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    let chats = t.chat_requests();
+    let repaired = super::call_ids::last_user_text(chats.last().unwrap());
+    assert!(repaired.contains("prompted") && !repaired.contains("error=\"true\""), "{repaired}");
+    let rows = t.f.messages(&t.topic).await;
+    assert_eq!(rows[3].message.text(), "It says prompted.");
+    assert_eq!(tool_part_state(&rows[3]), vec!["output-error", "output-available"]);
+}

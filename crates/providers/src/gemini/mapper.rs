@@ -79,10 +79,9 @@ impl GeminiEventMapper {
         if let Some(call) = part.function_call {
             let index = self.tool_calls;
             self.tool_calls += 1;
-            let id = call
-                .id
-                .filter(|id| !id.is_empty())
-                .unwrap_or_else(|| format!("call_{}_{index}", self.response_id.as_deref().unwrap_or(&self.id_seed)));
+            let id = call.id.filter(|id| !id.is_empty()).unwrap_or_else(|| {
+                crate::call_id::synthesized(self.response_id.as_deref().unwrap_or(&self.id_seed), index)
+            });
             events.push(CompletionEvent::ToolCallStart { index, id, name: call.name.unwrap_or_default() });
             let arguments = match call.args {
                 Some(args) if !args.is_null() => args.to_string(),

@@ -14,6 +14,8 @@ use super::types::{ChatCompletion, ChatCompletionChunk, Delta, ToolCallFragment,
 #[derive(Debug)]
 pub struct ChatEventMapper {
     provider: String,
+    /// Makes the ids of calls sent without one unique (`call_<seed>_<index>`).
+    id_seed: String,
     tool_calls: Vec<ToolCallProgress>,
     finish_reason: Option<StopReason>,
     usage: Option<TokenUsage>,
@@ -32,8 +34,14 @@ struct ToolCallProgress {
 
 impl ChatEventMapper {
     /// `provider` names the provider in error messages.
-    pub fn new(provider: impl Into<String>) -> Self {
-        Self { provider: provider.into(), tool_calls: Vec::new(), finish_reason: None, usage: None }
+    pub fn new(provider: impl Into<String>, id_seed: impl Into<String>) -> Self {
+        Self {
+            provider: provider.into(),
+            id_seed: id_seed.into(),
+            tool_calls: Vec::new(),
+            finish_reason: None,
+            usage: None,
+        }
     }
 
     /// Maps one SSE frame. An `Err` is final: the caller stops reading.
@@ -147,7 +155,7 @@ impl ChatEventMapper {
         }
         call.early_arguments.push_str(&arguments);
         if call.name.is_some() {
-            events.extend(call.start());
+            events.extend(call.start(&self.id_seed));
         }
     }
 
@@ -174,8 +182,12 @@ impl ChatEventMapper {
 
     /// The closing events: tool calls still waiting for a name, usage, then `Finish`.
     fn finish(&mut self) -> Vec<CompletionEvent> {
-        let mut events: Vec<_> =
-            self.tool_calls.iter_mut().filter(|call| !call.started).flat_map(ToolCallProgress::start).collect();
+        let mut events: Vec<_> = self
+            .tool_calls
+            .iter_mut()
+            .filter(|call| !call.started)
+            .flat_map(|call| call.start(&self.id_seed))
+            .collect();
         events.extend(self.usage.take().map(CompletionEvent::Usage));
         events.push(CompletionEvent::Finish { reason: self.finish_reason.take().unwrap_or(StopReason::Stop) });
         events
@@ -198,11 +210,11 @@ impl EventMapper for ChatEventMapper {
 }
 
 impl ToolCallProgress {
-    fn start(&mut self) -> Vec<CompletionEvent> {
+    fn start(&mut self, id_seed: &str) -> Vec<CompletionEvent> {
         self.started = true;
         let mut events = vec![CompletionEvent::ToolCallStart {
             index: self.index,
-            id: self.id.clone().unwrap_or_else(|| format!("call_{}", self.index)),
+            id: self.id.clone().unwrap_or_else(|| crate::call_id::synthesized(id_seed, self.index)),
             name: self.name.clone().unwrap_or_default(),
         }];
         let arguments = std::mem::take(&mut self.early_arguments);
@@ -221,7 +233,7 @@ mod tests {
     use CompletionEvent::{Finish, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStart, Usage};
 
     fn run(frames: &[&str]) -> Vec<Result<CompletionEvent, ProviderError>> {
-        crate::decoder::run_frames(ChatEventMapper::new("Acme"), frames)
+        crate::decoder::run_frames(ChatEventMapper::new("Acme", "seed"), frames)
     }
 
     #[test]
@@ -301,9 +313,9 @@ mod tests {
         assert_eq!(
             events,
             ok(vec![
-                ToolCallStart { index: 0, id: "call_0".into(), name: "calc".into() },
+                ToolCallStart { index: 0, id: "call_seed_0".into(), name: "calc".into() },
                 ToolCallDelta { index: 0, arguments: "{\"a\":1}".into() },
-                ToolCallStart { index: 3, id: "call_3".into(), name: String::new() },
+                ToolCallStart { index: 3, id: "call_seed_3".into(), name: String::new() },
                 ToolCallDelta { index: 3, arguments: "x".into() },
                 Finish { reason: StopReason::ToolCalls },
             ])
@@ -402,7 +414,7 @@ mod tests {
                 "usage":{"prompt_tokens":3,"completion_tokens":4}}"#,
         )
         .unwrap();
-        let events = ChatEventMapper::new("Acme").map_completion(completion).unwrap();
+        let events = ChatEventMapper::new("Acme", "seed").map_completion(completion).unwrap();
         assert_eq!(
             events,
             vec![

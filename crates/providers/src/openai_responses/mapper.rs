@@ -18,6 +18,8 @@ use super::types::{OutputItem, ResponseObject, StreamEvent, text};
 #[derive(Debug)]
 pub struct ResponsesEventMapper {
     provider: String,
+    /// Makes the ids of calls sent without one unique (`call_<seed>_<index>`).
+    id_seed: String,
     calls: Vec<CallProgress>,
     /// `(item_id, summary_index)` of the reasoning text streamed last: a new summary part
     /// is set apart from the previous one by a blank line.
@@ -34,8 +36,8 @@ struct CallProgress {
 }
 
 impl ResponsesEventMapper {
-    pub fn new(provider: impl Into<String>) -> Self {
-        Self { provider: provider.into(), calls: Vec::new(), reasoning_part: None }
+    pub fn new(provider: impl Into<String>, id_seed: impl Into<String>) -> Self {
+        Self { provider: provider.into(), id_seed: id_seed.into(), calls: Vec::new(), reasoning_part: None }
     }
 
     fn map_event(&mut self, kind: &str, event: StreamEvent) -> Result<FrameOutcome, ProviderError> {
@@ -108,7 +110,11 @@ impl ResponsesEventMapper {
     /// Announces a function call; returns its slot.
     fn start_call(&mut self, item: &OutputItem, output_index: Option<u32>, events: &mut Vec<CompletionEvent>) -> usize {
         let index = u32::try_from(self.calls.len()).unwrap_or(u32::MAX);
-        let id = item.call_id.clone().or_else(|| item.id.clone()).unwrap_or_else(|| format!("call_{index}"));
+        let id = item
+            .call_id
+            .clone()
+            .or_else(|| item.id.clone())
+            .unwrap_or_else(|| crate::call_id::synthesized(&self.id_seed, index));
         events.push(CompletionEvent::ToolCallStart { index, id, name: item.name.clone().unwrap_or_default() });
         let mut call = CallProgress { item_id: item.id.clone(), output_index, index, streamed: false };
         if let Some(arguments) = text(item.arguments.as_ref()).filter(|a| !a.is_empty()) {
@@ -249,7 +255,7 @@ mod tests {
     use CompletionEvent::{Finish, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStart, Usage};
 
     fn run(frames: &[&str]) -> Vec<Result<CompletionEvent, ProviderError>> {
-        crate::decoder::run_frames(ResponsesEventMapper::new("Acme"), frames)
+        crate::decoder::run_frames(ResponsesEventMapper::new("Acme", "seed"), frames)
     }
 
     #[test]
@@ -319,7 +325,7 @@ mod tests {
             {"type":"message","content":[{"type":"output_text","text":"Hi"}]},
             {"type":"function_call","call_id":"c","name":"f","arguments":"{}"}],
             "usage":{"input_tokens":1,"output_tokens":2}}"#;
-        let events = ResponsesEventMapper::new("Acme").on_whole_body(body.as_bytes()).unwrap().unwrap();
+        let events = ResponsesEventMapper::new("Acme", "seed").on_whole_body(body.as_bytes()).unwrap().unwrap();
         assert_eq!(
             events,
             vec![
@@ -331,7 +337,7 @@ mod tests {
                 Finish { reason: StopReason::ToolCalls },
             ]
         );
-        assert!(ResponsesEventMapper::new("Acme").on_whole_body(br#"{"choices":[]}"#).is_none());
+        assert!(ResponsesEventMapper::new("Acme", "seed").on_whole_body(br#"{"choices":[]}"#).is_none());
     }
 
     #[test]

@@ -1,5 +1,18 @@
 //! `fetch_url`: an HTTP GET that returns text, cut at a size cap.
+//!
+//! The tool is read-only, so by default it runs without asking — but a model can be talked
+//! into fetching what only this computer can reach (a router's admin page, a local service,
+//! a cloud metadata address) and repeating it somewhere else. So a destination on this
+//! computer or the local network ([`is_private`]) needs the user's say:
+//! - before the call, [`Tool::caution`] resolves the host; a private address makes the call
+//!   ask (unless a rule of the user's decides it);
+//! - while it runs, a call only the default allowed uses a client whose DNS resolver refuses
+//!   private addresses and whose redirect policy refuses private address hops, so neither a
+//!   redirect nor a name that resolves differently the second time gets through. Such a
+//!   refusal tells the model to fetch that URL itself, which asks the user.
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -12,29 +25,210 @@ use crate::tool::{Tool, ToolContext, ToolDefinition, ToolError};
 
 const DEFAULT_MAX_BYTES: usize = 200_000;
 const MAX_BYTES: usize = 2_000_000;
+const MAX_REDIRECTS: usize = 10;
+/// How long deciding a call may wait for DNS.
+const CAUTION_LOOKUP: Duration = Duration::from_secs(5);
 
-pub struct FetchUrl(ToolDefinition);
+/// Which addresses count as private: this computer or the local network.
+type Classifier = fn(IpAddr) -> bool;
+
+pub struct FetchUrl {
+    definition: ToolDefinition,
+    private: Classifier,
+    /// The client for calls only the default allowed (built on first use).
+    guarded: OnceLock<reqwest::Client>,
+}
 
 impl FetchUrl {
     pub fn new() -> Self {
-        Self(ToolDefinition {
-            name: "fetch_url".into(),
-            title: None,
-            description: "Fetch a web page or file over HTTP(S) with GET and return its text (HTML is \
-                          returned as is). At most `max_bytes` bytes are read (default 200000)."
-                .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "url": {"type": "string", "description": "An http:// or https:// URL"},
-                    "max_bytes": {"type": "integer", "minimum": 1, "maximum": MAX_BYTES}
+        Self::with_classifier(is_private)
+    }
+
+    fn with_classifier(private: Classifier) -> Self {
+        Self {
+            definition: ToolDefinition {
+                name: "fetch_url".into(),
+                title: None,
+                description: "Fetch a web page or file over HTTP(S) with GET and return its text (HTML is \
+                              returned as is). At most `max_bytes` bytes are read (default 200000). \
+                              Addresses on the user's computer or local network need their approval."
+                    .into(),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "url": {"type": "string", "description": "An http:// or https:// URL"},
+                        "max_bytes": {"type": "integer", "minimum": 1, "maximum": MAX_BYTES}
+                    },
+                    "required": ["url"],
+                    "additionalProperties": false
+                }),
+                annotations: ToolAnnotations {
+                    read_only: true,
+                    destructive: false,
+                    idempotent: true,
+                    open_world: true,
                 },
-                "required": ["url"],
-                "additionalProperties": false
-            }),
-            annotations: ToolAnnotations { read_only: true, destructive: false, idempotent: true, open_world: true },
+            },
+            private,
+            guarded: OnceLock::new(),
+        }
+    }
+
+    /// The client that never reaches a private address.
+    fn guarded_client(&self) -> Result<reqwest::Client, ToolError> {
+        if let Some(client) = self.guarded.get() {
+            return Ok(client.clone());
+        }
+        let private = self.private;
+        let redirects = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() >= MAX_REDIRECTS {
+                return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+            }
+            match literal_ip(attempt.url()).filter(|ip| private(*ip)) {
+                Some(ip) => {
+                    let error = PrivateDestination { url: attempt.url().to_string(), ip, redirected: true };
+                    attempt.error(error)
+                }
+                None => attempt.follow(),
+            }
+        });
+        let client = reqwest::Client::builder()
+            .dns_resolver(Arc::new(PublicOnly { private }))
+            .redirect(redirects)
+            // A proxy would resolve the name itself, out of the resolver's sight.
+            .no_proxy()
+            .connect_timeout(Duration::from_secs(15))
+            .user_agent(concat!("Colloquy/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ToolError::Failed(format!("cannot start the HTTP client: {e}")))?;
+        Ok(self.guarded.get_or_init(|| client).clone())
+    }
+}
+
+/// A destination the guarded client refused; the message goes to the model.
+#[derive(Debug)]
+struct PrivateDestination {
+    url: String,
+    ip: IpAddr,
+    redirected: bool,
+}
+
+impl std::fmt::Display for PrivateDestination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (url, ip) = (&self.url, self.ip);
+        if self.redirected {
+            write!(f, "the page redirected to {url}, which leads to {ip}")?;
+        } else {
+            write!(f, "{url} leads to {ip}")?;
+        }
+        write!(
+            f,
+            ", an address on the user's computer or local network; fetch_url reaches those only with \
+             the user's approval. Call fetch_url with that URL itself so the user is asked."
+        )
+    }
+}
+
+impl std::error::Error for PrivateDestination {}
+
+/// A resolver that fails for a name with any private address among its addresses.
+struct PublicOnly {
+    private: Classifier,
+}
+
+impl reqwest::dns::Resolve for PublicOnly {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let private = self.private;
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if let Some(addr) = addrs.iter().find(|addr| private(addr.ip())) {
+                let error = PrivateDestination { url: host, ip: addr.ip(), redirected: false };
+                return Err(Box::new(error) as Box<dyn std::error::Error + Send + Sync>);
+            }
+            let addrs: reqwest::dns::Addrs = Box::new(addrs.into_iter());
+            Ok(addrs)
         })
     }
+}
+
+/// The host of `url` when it is written as an address.
+fn literal_ip(url: &url::Url) -> Option<IpAddr> {
+    match url.host()? {
+        url::Host::Ipv4(ip) => Some(IpAddr::V4(ip)),
+        url::Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
+        url::Host::Domain(_) => None,
+    }
+}
+
+/// Whether `ip` is on this computer or a local network (loopback, private, link-local,
+/// unique-local, shared/CGNAT, unspecified, broadcast or multicast), IPv4 inside IPv6
+/// included.
+pub(crate) fn is_private(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(ip) => private_v4(ip),
+        IpAddr::V6(ip) => {
+            if let Some(v4) = ip.to_ipv4_mapped() {
+                return private_v4(v4);
+            }
+            let segments = ip.segments();
+            // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits.
+            if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                let [.., a, b] = segments;
+                return private_v4(Ipv4Addr::from((u32::from(a) << 16) | u32::from(b)));
+            }
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || ip.is_multicast()
+                || (segments[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
+                || (segments[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
+                || (segments[0] & 0xffc0) == 0xfec0 // site-local fec0::/10 (deprecated)
+        }
+    }
+}
+
+fn private_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || a == 0 // "this network", 0.0.0.0 included
+        || (a == 100 && (64..128).contains(&b)) // shared address space (CGNAT) 100.64/10
+}
+
+/// The first private address `url` leads to, looked up now; `None` when it is public or
+/// cannot be looked up (the fetch will then fail or be checked again as it runs).
+async fn private_address(url: &url::Url, private: Classifier) -> Option<IpAddr> {
+    if let Some(ip) = literal_ip(url) {
+        return private(ip).then_some(ip);
+    }
+    let host = url.host_str()?.to_owned();
+    let port = url.port_or_known_default().unwrap_or(80);
+    let lookup = tokio::time::timeout(CAUTION_LOOKUP, tokio::net::lookup_host((host.as_str(), port))).await;
+    let addrs: Vec<SocketAddr> = lookup.ok()?.ok()?.collect();
+    addrs.into_iter().map(|addr| addr.ip()).find(|ip| private(*ip))
+}
+
+/// A guarded refusal found anywhere in an error's causes.
+fn refusal(error: &reqwest::Error) -> Option<String> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = cause {
+        if let Some(private) = current.downcast_ref::<PrivateDestination>() {
+            return Some(private.to_string());
+        }
+        cause = current.source();
+    }
+    None
+}
+
+fn parse_url(text: &str) -> Result<url::Url, ToolError> {
+    let url = url::Url::parse(text.trim()).map_err(|e| ToolError::InvalidInput(format!("not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(ToolError::InvalidInput(format!("only http and https URLs can be fetched, not {}:", url.scheme())));
+    }
+    Ok(url)
 }
 
 #[derive(Deserialize)]
@@ -46,26 +240,36 @@ struct FetchInput {
 #[async_trait]
 impl Tool for FetchUrl {
     fn definition(&self) -> &ToolDefinition {
-        &self.0
+        &self.definition
+    }
+
+    async fn caution(&self, input: &Value, _ctx: &ToolContext) -> Option<String> {
+        let url = parse_url(input.get("url")?.as_str()?).ok()?;
+        let ip = private_address(&url, self.private).await?;
+        Some(format!("{} leads to {ip}, an address on this computer or the local network", url.host_str()?))
     }
 
     async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: FetchInput = serde_json::from_value(input).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
-        let url = url::Url::parse(input.url.trim()).map_err(|e| ToolError::InvalidInput(format!("not a URL: {e}")))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ToolError::InvalidInput(format!(
-                "only http and https URLs can be fetched, not {}:",
-                url.scheme()
-            )));
-        }
+        let url = parse_url(&input.url)?;
         let cap = input.max_bytes.unwrap_or(DEFAULT_MAX_BYTES).min(MAX_BYTES);
-        let response = ctx
-            .http
-            .get(url.clone())
-            .timeout(Duration::from_secs(30))
-            .send()
-            .await
-            .map_err(|e| ToolError::Failed(format!("could not fetch {url}: {e}")))?;
+        // The user allowed this very call (or a rule of theirs did): it may go anywhere.
+        // Otherwise no step of it may reach a private address.
+        let client = if ctx.allowed_by_user {
+            ctx.http.clone()
+        } else {
+            if let Some(ip) = literal_ip(&url).filter(|ip| (self.private)(*ip)) {
+                return Err(ToolError::Refused(
+                    PrivateDestination { url: url.to_string(), ip, redirected: false }.to_string(),
+                ));
+            }
+            self.guarded_client()?
+        };
+        let response =
+            client.get(url.clone()).timeout(Duration::from_secs(30)).send().await.map_err(|e| match refusal(&e) {
+                Some(refused) => ToolError::Refused(refused),
+                None => ToolError::Failed(format!("could not fetch {url}: {e}")),
+            })?;
         let status = response.status();
         let content_type = response
             .headers()
@@ -113,18 +317,105 @@ impl Tool for FetchUrl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    fn allowed() -> ToolContext {
+        ToolContext { allowed_by_user: true, ..ToolContext::detached(None) }
+    }
 
     #[tokio::test]
     async fn fetches_text_with_a_cap_and_refuses_other_schemes() {
         let server = testkit::MockServer::start(testkit::MockConfig::default()).await.unwrap();
-        let ctx = ToolContext::detached(None);
         let url = format!("{}/models", server.base_url());
-        let out = FetchUrl::new().execute(json!({"url": url, "max_bytes": 20}), &ctx).await.unwrap();
+        let out = FetchUrl::new().execute(json!({"url": url, "max_bytes": 20}), &allowed()).await.unwrap();
         let text = out.text_content();
         assert!(text.starts_with("HTTP 200 application/json"), "{text}");
         assert!(text.ends_with("[cut at 20 bytes]"), "{text}");
-        let err = FetchUrl::new().execute(json!({"url": "file:///etc/passwd"}), &ctx).await.unwrap_err();
+        let err = FetchUrl::new().execute(json!({"url": "file:///etc/passwd"}), &allowed()).await.unwrap_err();
         assert!(matches!(err, ToolError::InvalidInput(_)));
         server.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn this_computer_needs_the_users_say() {
+        let server = testkit::MockServer::start(testkit::MockConfig::default()).await.unwrap();
+        let fetch = FetchUrl::new();
+        let ctx = ToolContext::detached(None);
+        let port = url::Url::parse(&server.base_url()).unwrap().port().unwrap();
+        for url in [format!("{}/models", server.base_url()), format!("http://localhost:{port}/v1/models")] {
+            let input = json!({ "url": url });
+            let caution = fetch.caution(&input, &ctx).await;
+            assert!(
+                caution.as_deref().is_some_and(|c| c.contains("127.0.0.1") || c.contains("::1")),
+                "{url}: {caution:?}"
+            );
+            // Run on the default's say alone, it is refused (after DNS, for a name).
+            let err = fetch.execute(input, &ctx).await.unwrap_err();
+            let ToolError::Refused(message) = err else { panic!("{url}: {err:?}") };
+            assert!(
+                message.contains("user's computer or local network") && message.contains("Call fetch_url"),
+                "{message}"
+            );
+        }
+        let public = json!({ "url": "http://93.184.216.34/" });
+        assert_eq!(fetch.caution(&public, &ctx).await, None, "a public address is not a concern");
+        server.shutdown().await;
+    }
+
+    /// A one-shot HTTP server answering every request with a redirect to `location`.
+    async fn redirecting_to(location: &'static str) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut buf = [0u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                let reply = format!(
+                    "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                let _ = socket.write_all(reply.as_bytes()).await;
+            }
+        });
+        format!("http://{address}/start")
+    }
+
+    #[tokio::test]
+    async fn a_redirect_to_a_private_address_is_refused() {
+        // Here 127.0.0.1 stands for a public site (the test cannot leave the machine).
+        let fetch = FetchUrl::with_classifier(|ip| !ip.is_loopback() && is_private(ip));
+        let start = redirecting_to("http://10.255.255.1/admin").await;
+        let err = fetch.execute(json!({ "url": start }), &ToolContext::detached(None)).await.unwrap_err();
+        let ToolError::Refused(message) = err else { panic!("{err:?}") };
+        assert!(
+            message.starts_with("the page redirected to http://10.255.255.1/admin, which leads to 10.255.255.1"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn private_addresses_are_told_apart_from_public_ones() {
+        let private = [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "224.0.0.1",
+            "::1",
+            "::",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:192.168.0.1",
+            "64:ff9b::a00:1",
+        ];
+        for ip in private {
+            assert!(is_private(ip.parse().unwrap()), "{ip} is private");
+        }
+        for ip in ["93.184.216.34", "1.1.1.1", "100.128.0.1", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8"] {
+            assert!(!is_private(ip.parse().unwrap()), "{ip} is public");
+        }
     }
 }

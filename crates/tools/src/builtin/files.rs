@@ -55,6 +55,22 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work).await.map_err(|e| ToolError::Failed(format!("the file task failed: {e}")))?
 }
 
+/// The arguments with `path` relative to the workspace and normalized, for approval rules.
+/// A path that does not resolve (outside the workspace, no workspace) stays as written:
+/// the call is refused when it runs anyway.
+fn rule_paths(input: &Value, ctx: &ToolContext) -> Value {
+    let mut input = input.clone();
+    let resolved = input.get("path").and_then(Value::as_str).and_then(|path| {
+        let ws = Workspace::of(ctx).ok()?;
+        let resolved = ws.resolve(path).ok()?;
+        Some(ws.display(&resolved))
+    });
+    if let (Some(path), Some(object)) = (resolved, input.as_object_mut()) {
+        object.insert("path".to_owned(), Value::String(path));
+    }
+    input
+}
+
 fn looks_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(8192).any(|b| *b == 0)
 }
@@ -95,6 +111,10 @@ struct ReadInput {
 impl Tool for ReadFile {
     fn definition(&self) -> &ToolDefinition {
         &self.0
+    }
+
+    fn rule_input(&self, input: &Value, ctx: &ToolContext) -> Value {
+        rule_paths(input, ctx)
     }
 
     async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -171,6 +191,10 @@ struct ListInput {
 impl Tool for ListDir {
     fn definition(&self) -> &ToolDefinition {
         &self.0
+    }
+
+    fn rule_input(&self, input: &Value, ctx: &ToolContext) -> Value {
+        rule_paths(input, ctx)
     }
 
     async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -273,6 +297,10 @@ struct SearchInput {
 impl Tool for SearchFiles {
     fn definition(&self) -> &ToolDefinition {
         &self.0
+    }
+
+    fn rule_input(&self, input: &Value, ctx: &ToolContext) -> Value {
+        rule_paths(input, ctx)
     }
 
     async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -386,6 +414,10 @@ impl Tool for WriteFile {
         &self.0
     }
 
+    fn rule_input(&self, input: &Value, ctx: &ToolContext) -> Value {
+        rule_paths(input, ctx)
+    }
+
     async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: WriteInput = parse(input)?;
         let ws = Workspace::of(ctx)?;
@@ -472,6 +504,10 @@ fn edited(text: &str, input: &EditInput, shown: &str) -> Result<String, ToolErro
 impl Tool for EditFile {
     fn definition(&self) -> &ToolDefinition {
         &self.0
+    }
+
+    fn rule_input(&self, input: &Value, ctx: &ToolContext) -> Value {
+        rule_paths(input, ctx)
     }
 
     async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -581,6 +617,77 @@ mod tests {
         assert!(err.to_string().contains("not found"), "{err}");
         let err = write.execute(json!({"path": "/tmp/outside.txt", "content": "x"}), &ctx).await.unwrap_err();
         assert!(matches!(err, ToolError::Refused(_)));
+    }
+
+    /// A workspace with a secret beside it (outside), and inside it a link to that
+    /// secret's folder and one to the secret itself.
+    fn workspace_with_links_out() -> (tempfile::TempDir, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "the secret").unwrap();
+        std::fs::write(dir.path().join("inside.txt"), "no secret here").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+            std::os::unix::fs::symlink(outside.path().join("secret.txt"), dir.path().join("secret-link.txt")).unwrap();
+        }
+        (dir, outside)
+    }
+
+    fn refused(result: Result<ToolOutput, ToolError>, what: &str) {
+        match result {
+            Err(ToolError::Refused(message)) => assert!(message.contains("outside the workspace"), "{what}: {message}"),
+            other => panic!("{what} must be refused, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn listing_searching_and_editing_never_leave_the_workspace() {
+        let (dir, outside) = workspace_with_links_out();
+        let ctx = ctx(dir.path());
+        let secret_dir = outside.path().to_str().unwrap().to_owned();
+        let secret = outside.path().join("secret.txt").to_str().unwrap().to_owned();
+        let parent = format!("../{}", outside.path().file_name().unwrap().to_str().unwrap());
+
+        for path in [parent.as_str(), secret_dir.as_str(), "out", "out/"] {
+            refused(ListDir::new().execute(json!({ "path": path }), &ctx).await, &format!("list_dir {path}"));
+            refused(
+                SearchFiles::new().execute(json!({ "pattern": "secret", "path": path }), &ctx).await,
+                &format!("search_files {path}"),
+            );
+        }
+        for path in [format!("{parent}/secret.txt"), secret.clone(), "out/secret.txt".into(), "secret-link.txt".into()]
+        {
+            let input = json!({ "path": path, "old_text": "secret", "new_text": "leak" });
+            refused(EditFile::new().execute(input.clone(), &ctx).await, &format!("edit_file {path}"));
+            assert_eq!(EditFile::new().preview(&input, &ctx).await, None, "no preview of {path} either");
+        }
+        assert_eq!(std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(), "the secret");
+
+        // Walking the workspace shows the links but never follows them out.
+        let listing = text(&ListDir::new().execute(json!({ "recursive": true }), &ctx).await.unwrap());
+        assert!(!listing.contains("secret.txt"), "{listing}");
+        let hits = text(&SearchFiles::new().execute(json!({ "pattern": "secret" }), &ctx).await.unwrap());
+        assert_eq!(hits, "inside.txt:1: no secret here");
+    }
+
+    #[tokio::test]
+    async fn rules_see_paths_relative_to_the_workspace_however_they_are_written() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        std::fs::write(dir.path().join(".env"), "KEY=1").unwrap();
+        let ctx = ctx(dir.path());
+        let absolute = std::fs::canonicalize(dir.path()).unwrap().join(".env");
+        for path in [".env", "./.env", "a/../.env", absolute.to_str().unwrap()] {
+            let input = json!({ "path": path, "offset": 1 });
+            assert_eq!(ReadFile::new().rule_input(&input, &ctx), json!({ "path": ".env", "offset": 1 }), "{path}");
+            assert_eq!(WriteFile::new().rule_input(&input, &ctx)["path"], ".env", "{path}");
+        }
+        // What cannot be resolved is left as written (running it is refused anyway).
+        let outside = json!({ "path": "../x" });
+        assert_eq!(EditFile::new().rule_input(&outside, &ctx), outside);
+        assert_eq!(ListDir::new().rule_input(&json!({}), &ctx), json!({}));
+        assert_eq!(SearchFiles::new().rule_input(&json!({ "pattern": "x", "path": "a/." }), &ctx)["path"], "a");
     }
 
     #[tokio::test]

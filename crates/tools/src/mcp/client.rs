@@ -321,7 +321,7 @@ pub(crate) fn tool_output(result: Value) -> ToolOutput {
         content,
         structured_content: result.get("structuredContent").filter(|v| !v.is_null()).cloned(),
         is_error: result.get("isError").and_then(Value::as_bool).unwrap_or(false),
-        truncated_for_model: false,
+        ..ToolOutput::default()
     }
 }
 
