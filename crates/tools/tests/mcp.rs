@@ -533,6 +533,18 @@ async fn a_failed_refresh_keeps_the_tools_listed_before_and_says_so() {
 }
 
 #[tokio::test]
+async fn a_new_server_whose_tool_list_fails_is_an_error_not_ready_with_no_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = hub(Duration::from_secs(30));
+    f.add("s", "Rec", recorder(&dir.path().join("log.jsonl"), &[("FIXTURE_LIST_FAILS", "1")]));
+    let status = f.status_until("s", |s| s.state == McpState::Error).await;
+    let said = status.message.unwrap();
+    assert!(said.contains("it connected, but `tools/list` failed") && said.contains("trying again in"), "{said}");
+    assert!(f.hub.tools().is_empty());
+    f.hub.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_server_that_dies_right_after_connecting_is_retried_ever_more_slowly() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log.jsonl");

@@ -320,6 +320,39 @@ async fn values_an_earlier_version_stored_in_the_database_move_to_the_secret_sto
 }
 
 #[tokio::test]
+async fn a_value_the_secret_store_lost_is_an_error_that_says_what_to_do() {
+    let t = tool_fixture().await;
+    let dir = tempfile::tempdir().unwrap();
+    let transport = recorder(&dir.path().join("log.jsonl"), json!({ "API_TOKEN": "tok-lost-0a9e" }));
+    let server = t.add_server(json!({ "name": "Rec", "transport": transport })).await;
+    ready(&t, &server.id).await;
+    t.f.engine.inner.secrets.delete(&format!("mcp/{}/env/API_TOKEN", server.id)).unwrap();
+
+    // Saving it with the value kept is refused, naming the variable.
+    let mut keep = recorder(&dir.path().join("log.jsonl"), json!({ "API_TOKEN": null }));
+    keep["env"]["FIXTURE_LOG"] = Value::Null;
+    let err =
+        t.f.engine
+            .call("mcp_server_update", json!({ "id": server.id, "server": { "name": "Rec", "transport": keep } }))
+            .await
+            .unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("transport.env"));
+    assert!(err.message.contains("API_TOKEN") && err.message.contains("type it again"), "{err:?}");
+
+    // After a restart the server is not started without it, and says why.
+    t.f.engine.shutdown().await;
+    let engine = Engine::open(t.config.clone()).await.unwrap();
+    let t = ToolFixture { f: Fixture { engine, _dir: tempfile::tempdir().unwrap() }, ..t };
+    let servers: Vec<McpServer> = t.f.call("mcp_servers_list", json!({})).await;
+    assert_eq!(servers[0].status.state, McpState::Error);
+    let said = servers[0].status.message.as_deref().unwrap();
+    assert!(said.contains("API_TOKEN") && said.contains("type it again"), "{said}");
+    let McpTransport::Stdio { env, .. } = &servers[0].transport else { panic!("stdio") };
+    assert!(env.contains(&McpSecretName { name: "API_TOKEN".into(), set: false }), "{env:?}");
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
 async fn per_tool_settings_stay_with_their_tools_when_a_server_is_renamed_or_another_is_deleted() {
     let t = tool_fixture().await;
     let dir = tempfile::tempdir().unwrap();
