@@ -556,10 +556,10 @@ async fn a_server_that_dies_right_after_connecting_is_retried_ever_more_slowly()
     let mut delays: Vec<String> = Vec::new();
     for _ in 0..600 {
         let status = f.hub.status("s").unwrap();
-        if let Some(delay) = status.message.as_deref().and_then(|m| m.split("trying again in ").nth(1)) {
-            if delays.last().map(String::as_str) != Some(delay) {
-                delays.push(delay.to_owned());
-            }
+        if let Some(delay) = status.message.as_deref().and_then(|m| m.split("trying again in ").nth(1))
+            && delays.last().map(String::as_str) != Some(delay)
+        {
+            delays.push(delay.to_owned());
         }
         if delays.len() == 3 {
             break;
