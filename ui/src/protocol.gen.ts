@@ -415,15 +415,27 @@ export type AssistantInput = { name: string, systemPrompt: string, models: Array
 
 export type UpdateAssistant = { id: string, assistant: AssistantInput, };
 
-export type McpTransport = { "kind": "stdio", command: string, args: Array<string>, env: { [key in string]: string }, 
+export type McpSecretName = { name: string, 
+/**
+ * False when the secret store has no value for it (lost, or unreadable).
+ */
+set: boolean, };
+
+export type McpTransport = { "kind": "stdio", command: string, args: Array<string>, 
+/**
+ * Environment variables set for it, by name.
+ */
+env: Array<McpSecretName>, 
 /**
  * The folder it runs in.
  */
 cwd?: string, } | { "kind": "http", url: string, 
 /**
- * Sent with every request (e.g. `Authorization`).
+ * Sent with every request (e.g. `Authorization`), by name.
  */
-headers: { [key in string]: string }, };
+headers: Array<McpSecretName>, };
+
+export type McpTransportInput = { "kind": "stdio", command: string, args: Array<string>, env: { [key in string]: string | null }, cwd?: string, } | { "kind": "http", url: string, headers: { [key in string]: string | null }, };
 
 export type McpState = "disabled" | "connecting" | "ready" | "error";
 
@@ -445,7 +457,12 @@ toolCount: number,
  */
 problems: Array<string>, };
 
-export type McpServer = { id: string, name: string, transport: McpTransport, enabled: boolean, 
+export type McpServer = { id: string, name: string, 
+/**
+ * The prefix of its tools' names, chosen when it was added and kept when it is
+ * renamed.
+ */
+namespace: string, transport: McpTransport, enabled: boolean, 
 /**
  * Tools the server marks read-only run without asking.
  */
@@ -455,11 +472,11 @@ trustReadOnly: boolean,
  */
 timeoutSecs: number, status: McpStatus, 
 /**
- * The names its tools have in Colloquy (`<server>__<tool>`).
+ * The names its tools have in Colloquy (`<namespace>__<tool>`).
  */
 tools: Array<string>, createdAt: string, };
 
-export type McpServerInput = { name: string, transport: McpTransport, enabled?: boolean, trustReadOnly?: boolean, timeoutSecs?: number, };
+export type McpServerInput = { name: string, transport: McpTransportInput, enabled?: boolean, trustReadOnly?: boolean, timeoutSecs?: number, };
 
 export type UpdateMcpServer = { id: string, server: McpServerInput, };
 

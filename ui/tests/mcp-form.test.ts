@@ -7,8 +7,12 @@ import {
   keyValueRow,
   mcpFields,
   mcpInputFromDraft,
+  readyWithProblems,
   recordFromRows,
+  stateLabel,
+  storedRow,
   toolCountText,
+  transportInputFromServer,
   toolPrefix,
   transportSummary,
   type McpDraft,
@@ -17,7 +21,8 @@ import {
 const server = (patch: Partial<McpServer> = {}): McpServer => ({
   id: 's1',
   name: 'files',
-  transport: { kind: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/notes'], env: { DEBUG: '1' }, cwd: '/home/me' },
+  transport: { kind: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/notes'], env: [{ name: 'DEBUG', set: true }], cwd: '/home/me' },
+  namespace: 'files',
   enabled: true,
   trustReadOnly: false,
   timeoutSecs: 60,
@@ -30,39 +35,62 @@ const server = (patch: Partial<McpServer> = {}): McpServer => ({
 const draft = (patch: Partial<McpDraft> = {}): McpDraft => ({ ...draftFromServer(), name: 'files', command: 'npx', ...patch });
 
 describe('MCP server form', () => {
-  it('round-trips a stdio server: arguments one per line, variables as rows', () => {
+  it('edits a stdio server: arguments one per line, saved variables by name only, kept unless retyped', () => {
     const edited = draftFromServer(server());
     expect(edited.args).toBe('-y\n@modelcontextprotocol/server-filesystem\n/home/me/notes');
-    expect(edited.env.map(({ key, value }) => [key, value])).toEqual([['DEBUG', '1']]);
-    expect(mcpInputFromDraft(edited)).toEqual({
-      input: {
-        name: 'files',
-        transport: {
-          kind: 'stdio',
-          command: 'npx',
-          args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/notes'],
-          env: { DEBUG: '1' },
-          cwd: '/home/me',
-        },
-        enabled: true,
-        trustReadOnly: false,
-        timeoutSecs: 60,
+    expect(edited.env.map(({ key, value, stored }) => [key, value, stored])).toEqual([['DEBUG', '', { set: true }]]);
+    const input = {
+      name: 'files',
+      transport: {
+        kind: 'stdio',
+        command: 'npx',
+        args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/notes'],
+        env: { DEBUG: null },
+        cwd: '/home/me',
       },
-    });
+      enabled: true,
+      trustReadOnly: false,
+      timeoutSecs: 60,
+    };
+    expect(mcpInputFromDraft(edited)).toEqual({ input });
+    // The on/off switch saves the server as it is: every stored value kept.
+    expect(transportInputFromServer(server().transport)).toEqual(input.transport);
+    // A retyped value replaces the stored one.
+    const retyped = { ...edited, env: [{ ...edited.env[0], value: '2' }] };
+    expect(mcpInputFromDraft(retyped)).toEqual({ input: { ...input, transport: { ...input.transport, env: { DEBUG: '2' } } } });
   });
 
-  it('round-trips an HTTP server with its headers, and sends the switches and timeout as set', () => {
-    const http = server({ transport: { kind: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer x' } }, trustReadOnly: true });
+  it('edits an HTTP server with its headers, and sends the switches and timeout as set', () => {
+    const http = server({
+      transport: { kind: 'http', url: 'https://mcp.example.com/mcp', headers: [{ name: 'Authorization', set: true }] },
+      trustReadOnly: true,
+    });
     const edited = { ...draftFromServer(http), enabled: false, timeoutSecs: '120' };
     expect(mcpInputFromDraft(edited)).toEqual({
       input: {
         name: 'files',
-        transport: { kind: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer x' } },
+        transport: { kind: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: null } },
         enabled: false,
         trustReadOnly: true,
         timeoutSecs: 120,
       },
     });
+  });
+
+  it('asks for a value the backend lost, and refuses a header twice in another case', () => {
+    expect(recordFromRows([storedRow({ name: 'TOKEN', set: false })], 'variable')).toEqual({ error: expect.stringContaining('type it again') });
+    expect(recordFromRows([{ ...storedRow({ name: 'TOKEN', set: false }), value: 'new' }], 'variable')).toEqual({ record: { TOKEN: 'new' } });
+    expect(recordFromRows([keyValueRow('X-Key', '1'), keyValueRow('x-key', '2')], 'header')).toEqual({ error: expect.stringContaining('twice') });
+    expect(recordFromRows([keyValueRow('A', '1'), keyValueRow('a', '2')], 'variable')).toEqual({ record: { A: '1', a: '2' } });
+  });
+
+  it('says when a ready server has a problem', () => {
+    expect(stateLabel({ state: 'ready', toolCount: 2, problems: [] })).toBe('Ready');
+    expect(stateLabel({ state: 'ready', toolCount: 1, problems: ['broken: bad schema'] })).toBe('Ready · 1 tool left out');
+    expect(stateLabel({ state: 'ready', toolCount: 2, problems: [], message: '`tools/list` failed' })).toBe('Ready · last listing failed');
+    expect(readyWithProblems({ state: 'ready', toolCount: 2, problems: [] })).toBe(false);
+    expect(readyWithProblems({ state: 'error', toolCount: 0, problems: [], message: 'down' })).toBe(false);
+    expect(stateLabel({ state: 'error', toolCount: 0, problems: [], message: 'down' })).toBe('Error');
   });
 
   it('drops blank argument lines and trims the rest; empty rows and an empty folder are left out', () => {
@@ -118,11 +146,12 @@ describe('MCP server form', () => {
     expect(toolPrefix('  My  Docs! ')).toBe('my_docs');
     expect(toolPrefix('---')).toBe('mcp');
     expect(toolPrefix('a'.repeat(30))).toHaveLength(24);
+    expect(toolPrefix('a very long server name that goes on')).toBe('a_very_long_server_name');
   });
 
   it('describes how a server runs and what its tool count means', () => {
     expect(transportSummary(server().transport)).toBe('npx -y @modelcontextprotocol/server-filesystem /home/me/notes');
-    expect(transportSummary({ kind: 'stdio', command: 'sh', args: ['-c', "echo 'hi'"], env: {} })).toBe(`sh -c 'echo '\\''hi'\\'''`);
+    expect(transportSummary({ kind: 'stdio', command: 'sh', args: ['-c', "echo 'hi'"], env: [] })).toBe(`sh -c 'echo '\\''hi'\\'''`);
     expect(toolCountText(server())).toBe('2 tools');
     expect(toolCountText(server({ status: { state: 'connecting', toolCount: 0, problems: [] } }))).toBe('listing tools…');
     expect(toolCountText(server({ enabled: false, status: { state: 'disabled', toolCount: 3, problems: [] } }))).toMatch(/not offered/);

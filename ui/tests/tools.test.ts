@@ -1,4 +1,6 @@
 import type { UIMessageChunk } from 'ai';
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { snapshotToChunks } from '../src/chat/snapshot';
 import {
@@ -14,6 +16,7 @@ import {
   type ToolPart,
   type ToolProgressByCall,
 } from '../src/chat/tools';
+import { ToolOutputView } from '../src/components/ToolOutputView';
 import type { UiMessage } from '../src/protocol.gen';
 import { fold } from './helpers';
 
@@ -59,6 +62,19 @@ describe('toolOutput', () => {
     expect(toolOutput({ hits: 2 })).toBeUndefined();
     expect(toolOutput({ content: [{ type: 'video' }] })).toBeUndefined();
     expect(toolOutput('text')).toBeUndefined();
+  });
+});
+
+describe('ToolOutputView', () => {
+  it('shows the whole of a result the model saw only the beginning of, and says so', () => {
+    // As the backend sends it: the full text, flagged as cut for the model.
+    const long = 'x'.repeat(120_000) + 'END';
+    const html = renderToStaticMarkup(createElement(ToolOutputView, { output: { content: [{ type: 'text', text: long }], isError: false, truncatedForModel: true } }));
+    expect(html).toContain(long);
+    expect(html).toContain('data-testid="tool-truncated"');
+    expect(html).toContain('the model saw only the beginning');
+    const whole = renderToStaticMarkup(createElement(ToolOutputView, { output: { content: [{ type: 'text', text: 'short' }], isError: false, truncatedForModel: false } }));
+    expect(whole).not.toContain('tool-truncated');
   });
 });
 

@@ -39,6 +39,9 @@ pub const REASON_STEERED: &str = "steered";
 pub const DEFAULT_MAX_TOOL_CALLS: u32 = 20;
 /// How often a model call that failed may be repeated when a hook asks for it.
 const MAX_RETRIES: u32 = 2;
+/// How long a stopped or timed-out tool may take to wind down after its own cancellation
+/// token fires (an MCP tool tells its server the call is cancelled) before it is dropped.
+const TOOL_STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// One turn's input.
 pub struct TurnRequest {
@@ -708,10 +711,20 @@ impl Turn {
             tokio::pin!(call);
             let deadline = tokio::time::sleep(tool.timeout());
             tokio::pin!(deadline);
+            // Ending the call: its token is cancelled first and the tool gets a moment to
+            // act on it, rather than being dropped mid-await (which would leave an MCP
+            // server running the call).
+            let stop_tool = |call| {
+                ctx.cancel.cancel();
+                tokio::time::timeout(TOOL_STOP_GRACE, call)
+            };
             loop {
                 tokio::select! {
                     biased;
-                    _ = self.cancel.cancelled() => break Err(ToolError::Cancelled),
+                    _ = self.cancel.cancelled() => {
+                        let _ = stop_tool(&mut call).await;
+                        break Err(ToolError::Cancelled);
+                    }
                     Some(progress) = progress_rx.recv() => {
                         let chunk = UiChunk::Data(DataChunk {
                             kind: "data-tool-progress".into(),
@@ -725,10 +738,14 @@ impl Turn {
                             transient: Some(true),
                         });
                         if sink.send(chunk).await.is_err() {
+                            let _ = stop_tool(&mut call).await;
                             break Err(ToolError::Cancelled);
                         }
                     }
-                    _ = &mut deadline => break Err(ToolError::TimedOut(tool.timeout())),
+                    _ = &mut deadline => {
+                        let _ = stop_tool(&mut call).await;
+                        break Err(ToolError::TimedOut(tool.timeout()));
+                    }
                     result = &mut call => break match result {
                         Ok(result) => result,
                         Err(panic) => Err(ToolError::Failed(format!("the tool crashed: {}", panic_message(&panic)))),

@@ -154,7 +154,7 @@ impl Engine {
             tracing::warn!(cut_off, "tool calls were running when the last run ended; they are not run again");
         }
         let secrets: Arc<dyn SecretStore> = Arc::from(store::secrets::open(&config.data_dir));
-        tracing::info!(store = %secrets.describe(), "API keys are kept in");
+        tracing::info!(store = %secrets.describe(), "API keys and MCP server secrets are kept in");
         let streams = StreamManager::new(store.clone(), config.streams.clone());
         for (topic_id, statuses) in store.latest_turn_statuses().await.map_err(store_error)? {
             streams.status().seed(&topic_id, settled_status(&statuses));
@@ -174,7 +174,7 @@ impl Engine {
             tracing::info!(held, "queued messages from the last run are held until released");
         }
         let mcp = ::tools::mcp::McpHub::new(mcp::hub_options(&config.data_dir, &store, http.clone()));
-        mcp::load(&store, &mcp).await?;
+        mcp::load(&store, secrets.as_ref(), &mcp).await?;
         let driver = Arc::new(::sessions::ClaudeCode::new(config.claude.clone()));
         let sessions = ::sessions::SessionHost::new(driver, config.agent_idle_timeout);
         let demo = demo::DemoProvider::new(config.demo_token_delay);

@@ -1,16 +1,28 @@
-//! MCP servers in the engine: their settings in the store, the hub that keeps them
-//! connected, the catalog cache it writes back, and the operations settings uses.
+//! MCP servers in the engine: their settings in the store, the values of their variables
+//! and headers in the secret store, the hub that keeps them connected, the catalog cache
+//! it writes back, and the operations settings uses.
+//!
+//! Secrets: a server's environment variables (stdio) and headers (HTTP) are stored by
+//! name in the database and by value in the secret store under
+//! `mcp/<server id>/<env|header>/<name>`. Settings gets names with a "set" flag, never
+//! values; an edit that sends a name with `null` keeps its value. Values an earlier
+//! version kept in the database are moved out at start.
 
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ::tools::mcp::{CatalogSink, McpHub, McpServerConfig, McpToolSpec};
+use ::tools::mcp::catalog::{slug, unique_namespace};
+use ::tools::mcp::{CatalogSink, McpEndpoint, McpHub, McpServerConfig, McpToolSpec};
 use async_trait::async_trait;
 use protocol::ApiError;
-use protocol::mcp::{McpServer, McpServerInput, McpState, McpStatus, McpTransport, UpdateMcpServer};
+use protocol::mcp::{
+    McpSecretName, McpServer, McpServerInput, McpState, McpStatus, McpTransport, McpTransportInput, UpdateMcpServer,
+};
 use protocol::tool::{PolicyDecision, ToolSource};
 use store::Store;
-use store::mcp::{McpServerRow, McpToolRow};
+use store::mcp::{McpServerRow, McpToolRow, PlainValues, StoredTransport};
+use store::secrets::SecretStore;
 
 use crate::tools::{CatalogTool, default_decision};
 use crate::{Engine, store_error};
@@ -41,13 +53,81 @@ impl CatalogSink for StoreSink {
     }
 }
 
-pub(crate) fn config(row: &McpServerRow) -> McpServerConfig {
+/// What a server's secrets are in words, and where they are kept in the secret store.
+fn secret_kind(transport: &StoredTransport) -> (&'static str, &'static str) {
+    match transport {
+        StoredTransport::Stdio { .. } => ("variable", "env"),
+        StoredTransport::Http { .. } => ("header", "header"),
+    }
+}
+
+fn secret_key(server_id: &str, transport: &StoredTransport, name: &str) -> String {
+    format!("mcp/{server_id}/{}/{name}", secret_kind(transport).1)
+}
+
+/// The values of the server's variables or headers, or why they cannot all be had.
+fn secret_values(row: &McpServerRow, secrets: &dyn SecretStore) -> Result<BTreeMap<String, String>, String> {
+    let mut values = BTreeMap::new();
+    let plain = row.transport.plain_values();
+    let what = secret_kind(&row.transport).0;
+    for name in row.transport.secret_names() {
+        let stored = secrets.get(&secret_key(&row.id, &row.transport, &name));
+        let value = match (stored, plain.get(&name)) {
+            (Ok(Some(value)), _) => value,
+            (_, Some(value)) => value.clone(),
+            (Ok(None), None) => {
+                return Err(format!(
+                    "the value of the {what} {name} is missing from {}: edit the server and type it again",
+                    secrets.describe()
+                ));
+            }
+            (Err(err), None) => return Err(format!("the value of the {what} {name} could not be read: {err}")),
+        };
+        values.insert(name, value);
+    }
+    Ok(values)
+}
+
+/// What the hub needs for the server: its settings with the secret values filled in.
+fn config(row: &McpServerRow, secrets: &dyn SecretStore) -> McpServerConfig {
+    let (values, blocked) = match secret_values(row, secrets) {
+        Ok(values) => (values, None),
+        Err(why) => (BTreeMap::new(), Some(why)),
+    };
+    let endpoint = match &row.transport {
+        StoredTransport::Stdio { command, args, cwd, .. } => {
+            McpEndpoint::Stdio { command: command.clone(), args: args.clone(), env: values, cwd: cwd.clone() }
+        }
+        StoredTransport::Http { url, .. } => McpEndpoint::Http { url: url.clone(), headers: values },
+    };
     McpServerConfig {
         id: row.id.clone(),
         name: row.name.clone(),
-        transport: row.transport.clone(),
+        namespace: row.namespace.clone().unwrap_or_else(|| slug(&row.name)),
+        endpoint,
         timeout: Duration::from_secs(u64::from(row.timeout_secs)),
         trust_read_only: row.trust_read_only,
+        blocked,
+    }
+}
+
+/// The transport as settings shows it: names, each with whether a value is stored.
+fn transport_view(row: &McpServerRow, secrets: &dyn SecretStore) -> McpTransport {
+    let plain = row.transport.plain_values();
+    let names: Vec<McpSecretName> = row
+        .transport
+        .secret_names()
+        .into_iter()
+        .map(|name| {
+            let stored = matches!(secrets.get(&secret_key(&row.id, &row.transport, &name)), Ok(Some(_)));
+            McpSecretName { set: stored || plain.contains_key(&name), name }
+        })
+        .collect();
+    match &row.transport {
+        StoredTransport::Stdio { command, args, cwd, .. } => {
+            McpTransport::Stdio { command: command.clone(), args: args.clone(), env: names, cwd: cwd.clone() }
+        }
+        StoredTransport::Http { url, .. } => McpTransport::Http { url: url.clone(), headers: names },
     }
 }
 
@@ -61,11 +141,47 @@ fn spec(row: McpToolRow) -> McpToolSpec {
     }
 }
 
-/// Starts every stored server on `hub`, from its cached tools.
-pub(crate) async fn load(store: &Store, hub: &McpHub) -> Result<(), ApiError> {
-    for row in store.list_mcp_servers().await.map_err(store_error)? {
+/// Moves values an earlier version stored in the database to the secret store. All or
+/// nothing per server: on any failure the row keeps its plain values (nothing is lost).
+async fn move_plain_values(store: &Store, secrets: &dyn SecretStore, row: &McpServerRow) -> Result<(), String> {
+    for (name, value) in row.transport.plain_values() {
+        secrets.set(&secret_key(&row.id, &row.transport, name), value).map_err(|e| e.to_string())?;
+    }
+    let moved = McpServerRow { transport: row.transport.without_plain_values(), ..row.clone() };
+    store.save_mcp_server(&moved).await.map_err(|e| e.to_string())
+}
+
+/// Starts every stored server on `hub`, from its cached tools. Servers from before get
+/// their namespace (in the order they were added: the prefixes their tools already had)
+/// and their plain variable and header values moved to the secret store.
+pub(crate) async fn load(store: &Store, secrets: &dyn SecretStore, hub: &McpHub) -> Result<(), ApiError> {
+    let mut moved = false;
+    for mut row in store.list_mcp_servers().await.map_err(store_error)? {
+        if row.namespace.is_none() {
+            let name = row.name.clone();
+            let namespace =
+                store.give_mcp_namespace(&row.id, |taken| unique_namespace(&name, taken)).await.map_err(store_error)?;
+            row.namespace = Some(namespace);
+        }
+        if !row.transport.plain_values().is_empty() {
+            match move_plain_values(store, secrets, &row).await {
+                Ok(()) => {
+                    tracing::info!(server = %row.name, "moved the MCP server's variable or header values to the secret store");
+                    row.transport = row.transport.without_plain_values();
+                    moved = true;
+                }
+                Err(err) => tracing::warn!(
+                    server = %row.name,
+                    error = %err,
+                    "could not move the MCP server's values to the secret store; they stay in the database for now"
+                ),
+            }
+        }
         let cached = store.mcp_tools(&row.id).await.map_err(store_error)?.into_iter().map(spec).collect();
-        hub.upsert(config(&row), row.enabled, cached);
+        hub.upsert(config(&row, secrets), row.enabled, cached);
+    }
+    if moved && let Err(err) = store.compact().await {
+        tracing::warn!(error = %err, "could not compact the database after moving MCP secrets out of it");
     }
     Ok(())
 }
@@ -106,9 +222,10 @@ impl Engine {
                 let names =
                     tools.iter().filter(|t| t.server_id == row.id).map(|t| t.tool.definition().name.clone()).collect();
                 McpServer {
+                    transport: transport_view(&row, self.inner.secrets.as_ref()),
+                    namespace: row.namespace.clone().unwrap_or_else(|| slug(&row.name)),
                     id: row.id,
                     name: row.name,
-                    transport: row.transport,
                     enabled: row.enabled,
                     trust_read_only: row.trust_read_only,
                     timeout_secs: row.timeout_secs,
@@ -129,7 +246,7 @@ impl Engine {
         if name.is_empty() {
             return Err(ApiError::bad_request("name", "must not be empty"));
         }
-        let transport = checked_transport(input.transport)?;
+        let (transport, values) = checked_transport(input.transport)?;
         let timeout_secs = input.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
         if !(1..=MAX_TIMEOUT_SECS).contains(&timeout_secs) {
             return Err(ApiError::bad_request(
@@ -137,27 +254,106 @@ impl Engine {
                 format!("must be between 1 and {MAX_TIMEOUT_SECS} seconds"),
             ));
         }
-        let (id, created_at, enabled, trust) = match id {
-            Some(id) => {
-                let existing = self.inner.store.get_mcp_server(&id).await.map_err(store_error)?;
-                (id, existing.created_at, existing.enabled, existing.trust_read_only)
-            }
-            None => (uuid::Uuid::now_v7().to_string(), store::now(), true, false),
+        let existing = match &id {
+            Some(id) => Some(self.inner.store.get_mcp_server(id).await.map_err(store_error)?),
+            None => None,
         };
+        let id = id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
         let row = McpServerRow {
             id: id.clone(),
             name: name.to_owned(),
+            namespace: existing.as_ref().and_then(|e| e.namespace.clone()),
             transport,
-            enabled: input.enabled.unwrap_or(enabled),
-            trust_read_only: input.trust_read_only.unwrap_or(trust),
+            enabled: input.enabled.or(existing.as_ref().map(|e| e.enabled)).unwrap_or(true),
+            trust_read_only: input.trust_read_only.or(existing.as_ref().map(|e| e.trust_read_only)).unwrap_or(false),
             timeout_secs,
-            created_at,
+            created_at: existing.as_ref().map_or_else(store::now, |e| e.created_at.clone()),
         };
-        self.inner.store.save_mcp_server(&row).await.map_err(store_error)?;
+        self.store_values(&row, &values, existing.as_ref())?;
+        match &existing {
+            Some(_) => self.inner.store.save_mcp_server(&row).await.map_err(store_error)?,
+            None => {
+                let created = self.inner.store.create_mcp_server(&row, |taken| unique_namespace(name, taken)).await;
+                if let Err(err) = created {
+                    self.forget_values(&row, None);
+                    return Err(store_error(err));
+                }
+            }
+        }
+        if let Some(old) = &existing {
+            self.forget_values(old, Some(&row));
+        }
+        let saved = self.inner.store.get_mcp_server(&id).await.map_err(store_error)?;
         let cached = self.inner.store.mcp_tools(&id).await.map_err(store_error)?.into_iter().map(spec).collect();
-        self.inner.mcp.upsert(config(&row), row.enabled, cached);
+        self.inner.mcp.upsert(config(&saved, self.inner.secrets.as_ref()), saved.enabled, cached);
         let servers = self.list_mcp_servers().await?;
         servers.into_iter().find(|s| s.id == id).ok_or_else(|| ApiError::internal("the saved server vanished"))
+    }
+
+    /// Writes the values given for the server's variables or headers to the secret store.
+    /// A name given without a value keeps the one stored for it, which must exist.
+    fn store_values(
+        &self,
+        row: &McpServerRow,
+        values: &BTreeMap<String, Option<String>>,
+        existing: Option<&McpServerRow>,
+    ) -> Result<(), ApiError> {
+        let secrets = self.inner.secrets.as_ref();
+        let (what, _) = secret_kind(&row.transport);
+        let field = match row.transport {
+            StoredTransport::Stdio { .. } => "transport.env",
+            StoredTransport::Http { .. } => "transport.headers",
+        };
+        // The server as it was, when its variables or headers are of the same kind.
+        let before = existing.filter(|old| secret_kind(&old.transport) == secret_kind(&row.transport));
+        for (name, value) in values {
+            let value = match value {
+                Some(value) => value,
+                None => {
+                    let Some(old) = before.filter(|old| old.transport.secret_names().contains(name)) else {
+                        return Err(ApiError::bad_request(field, format!("`{name}` has no value yet: type one")));
+                    };
+                    match secrets.get(&secret_key(&old.id, &old.transport, name)) {
+                        Ok(Some(_)) => continue,
+                        // An earlier version left it in the database: it moves now.
+                        _ if old.transport.plain_values().contains_key(name) => &old.transport.plain_values()[name],
+                        Ok(None) => {
+                            return Err(ApiError::bad_request(
+                                field,
+                                format!("the value of `{name}` is missing from {}: type it again", secrets.describe()),
+                            ));
+                        }
+                        Err(err) => {
+                            return Err(ApiError::internal(format!(
+                                "could not read the value of the {what} {name}: {err}"
+                            )));
+                        }
+                    }
+                }
+            };
+            secrets
+                .set(&secret_key(&row.id, &row.transport, name), value)
+                .map_err(|e| ApiError::internal(format!("could not store the value of the {what} {name}: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// Removes from the secret store the values of `old` that `new` (the same server,
+    /// saved) no longer has. Failures are logged: a leftover value is never read again.
+    fn forget_values(&self, old: &McpServerRow, new: Option<&McpServerRow>) {
+        let still: HashSet<String> = new
+            .map(|new| {
+                new.transport.secret_names().into_iter().map(|n| secret_key(&new.id, &new.transport, &n)).collect()
+            })
+            .unwrap_or_default();
+        for name in old.transport.secret_names() {
+            let key = secret_key(&old.id, &old.transport, &name);
+            if !still.contains(&key)
+                && let Err(err) = self.inner.secrets.delete(&key)
+            {
+                tracing::warn!(server = %old.name, error = %err, "could not remove a value from the secret store");
+            }
+        }
     }
 
     pub(crate) async fn update_mcp_server(&self, request: UpdateMcpServer) -> Result<McpServer, ApiError> {
@@ -165,8 +361,10 @@ impl Engine {
     }
 
     pub(crate) async fn delete_mcp_server(&self, id: &str) -> Result<(), ApiError> {
+        let row = self.inner.store.get_mcp_server(id).await.map_err(store_error)?;
         self.inner.store.delete_mcp_server(id).await.map_err(store_error)?;
         self.inner.mcp.remove(id);
+        self.forget_values(&row, None);
         Ok(())
     }
 
@@ -179,16 +377,25 @@ impl Engine {
     }
 }
 
-/// The transport with its fields checked and trimmed; errors name the field.
-fn checked_transport(transport: McpTransport) -> Result<McpTransport, ApiError> {
+/// The transport with its fields checked and trimmed, as stored (names only), and the
+/// values given; errors name the field.
+fn checked_transport(
+    transport: McpTransportInput,
+) -> Result<(StoredTransport, BTreeMap<String, Option<String>>), ApiError> {
     match transport {
-        McpTransport::Stdio { command, args, env, cwd } => {
+        McpTransportInput::Stdio { command, args, env, cwd } => {
             let command = command.trim().to_owned();
             if command.is_empty() {
                 return Err(ApiError::bad_request("transport.command", "must name the program to run"));
             }
-            if let Some(key) = env.keys().find(|k| k.trim().is_empty() || k.contains('=')) {
+            if let Some(key) = env.keys().find(|k| k.trim().is_empty() || k.contains('=') || k.contains('\0')) {
                 return Err(ApiError::bad_request("transport.env", format!("`{key}` is not a valid variable name")));
+            }
+            if let Some((key, _)) = env.iter().find(|(_, v)| v.as_deref().is_some_and(|v| v.contains('\0'))) {
+                return Err(ApiError::bad_request(
+                    "transport.env",
+                    format!("the value of `{key}` contains a NUL character"),
+                ));
             }
             let cwd = cwd.map(|c| c.trim().to_owned()).filter(|c| !c.is_empty());
             if let Some(dir) = &cwd
@@ -196,14 +403,22 @@ fn checked_transport(transport: McpTransport) -> Result<McpTransport, ApiError> 
             {
                 return Err(ApiError::bad_request("transport.cwd", format!("{dir} is not a folder")));
             }
-            Ok(McpTransport::Stdio { command, args, env, cwd })
+            let stored = StoredTransport::Stdio {
+                command,
+                args,
+                env_names: env.keys().cloned().collect(),
+                cwd,
+                plain_env: PlainValues::default(),
+            };
+            Ok((stored, env))
         }
-        McpTransport::Http { url, headers } => {
+        McpTransportInput::Http { url, headers } => {
             let parsed = url::Url::parse(url.trim())
                 .map_err(|e| ApiError::bad_request("transport.url", format!("not a URL: {e}")))?;
             if !matches!(parsed.scheme(), "http" | "https") {
                 return Err(ApiError::bad_request("transport.url", "must start with http:// or https://"));
             }
+            let mut seen = HashSet::new();
             for (name, value) in &headers {
                 if reqwest::header::HeaderName::try_from(name.as_str()).is_err() {
                     return Err(ApiError::bad_request(
@@ -211,14 +426,27 @@ fn checked_transport(transport: McpTransport) -> Result<McpTransport, ApiError> 
                         format!("`{name}` is not a valid header name"),
                     ));
                 }
-                if reqwest::header::HeaderValue::try_from(value.as_str()).is_err() {
+                if !seen.insert(name.to_ascii_lowercase()) {
+                    return Err(ApiError::bad_request(
+                        "transport.headers",
+                        format!("`{name}` is given twice (header names ignore case)"),
+                    ));
+                }
+                if let Some(value) = value
+                    && reqwest::header::HeaderValue::try_from(value.as_str()).is_err()
+                {
                     return Err(ApiError::bad_request(
                         "transport.headers",
                         format!("the value of `{name}` is not valid"),
                     ));
                 }
             }
-            Ok(McpTransport::Http { url: parsed.to_string(), headers })
+            let stored = StoredTransport::Http {
+                url: parsed.to_string(),
+                header_names: headers.keys().cloned().collect(),
+                plain_headers: PlainValues::default(),
+            };
+            Ok((stored, headers))
         }
     }
 }

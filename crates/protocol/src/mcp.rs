@@ -5,17 +5,27 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-/// How to reach an MCP server.
+/// A variable or header of a server as settings shows it: its name, and whether a value
+/// is stored for it. Values are kept in the secret store (the keychain, or the private
+/// file) and never leave the backend.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct McpSecretName {
+    pub name: String,
+    /// False when the secret store has no value for it (lost, or unreadable).
+    pub set: bool,
+}
+
+/// How to reach an MCP server, as settings shows it: variables and headers by name only.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum McpTransport {
     /// A local program speaking MCP on its stdin/stdout.
     Stdio {
         command: String,
-        #[serde(default)]
         args: Vec<String>,
-        #[serde(default)]
-        env: BTreeMap<String, String>,
+        /// Environment variables set for it, by name.
+        env: Vec<McpSecretName>,
         /// The folder it runs in.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
@@ -24,9 +34,30 @@ pub enum McpTransport {
     /// A server speaking MCP's streamable HTTP transport.
     Http {
         url: String,
-        /// Sent with every request (e.g. `Authorization`).
+        /// Sent with every request (e.g. `Authorization`), by name.
+        headers: Vec<McpSecretName>,
+    },
+}
+
+/// How to reach an MCP server, as settings saves it. A variable or header whose value is
+/// `null` keeps the value stored for that name; one left out is removed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum McpTransportInput {
+    Stdio {
+        command: String,
         #[serde(default)]
-        headers: BTreeMap<String, String>,
+        args: Vec<String>,
+        #[serde(default)]
+        env: BTreeMap<String, Option<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        cwd: Option<String>,
+    },
+    Http {
+        url: String,
+        #[serde(default)]
+        headers: BTreeMap<String, Option<String>>,
     },
 }
 
@@ -38,10 +69,13 @@ pub enum McpState {
     Disabled,
     Connecting,
     Ready,
-    /// Not usable right now; `message` says why. Colloquy keeps retrying.
+    /// Not usable right now; `message` says why and when Colloquy tries again.
     Error,
 }
 
+/// A server's live status. `Ready` with a `message` means it is connected but its last
+/// tool listing failed (the tools listed before are still offered); `Ready` with
+/// `problems` means some of its tools were left out.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct McpStatus {
@@ -67,6 +101,9 @@ pub struct McpStatus {
 pub struct McpServer {
     pub id: String,
     pub name: String,
+    /// The prefix of its tools' names, chosen when it was added and kept when it is
+    /// renamed.
+    pub namespace: String,
     pub transport: McpTransport,
     pub enabled: bool,
     /// Tools the server marks read-only run without asking.
@@ -74,7 +111,7 @@ pub struct McpServer {
     /// How long one call may take, in seconds.
     pub timeout_secs: u32,
     pub status: McpStatus,
-    /// The names its tools have in Colloquy (`<server>__<tool>`).
+    /// The names its tools have in Colloquy (`<namespace>__<tool>`).
     pub tools: Vec<String>,
     pub created_at: String,
 }
@@ -84,7 +121,7 @@ pub struct McpServer {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct McpServerInput {
     pub name: String,
-    pub transport: McpTransport,
+    pub transport: McpTransportInput,
     #[serde(default)]
     #[ts(optional)]
     pub enabled: Option<bool>,

@@ -5,7 +5,8 @@
 //!   repository module per table family ([`tools`] holds the policy rules, the tool-call
 //!   ledger, approvals and the audit log; [`mcp`] the MCP servers and their cached tools;
 //!   [`sessions`] the agent sessions).
-//! - [`secrets`]: where API keys live (never in the database).
+//! - [`secrets`]: where API keys and MCP servers' variable and header values live (never in
+//!   the database).
 //!
 //! Rows written by an older or damaged version never make a read fail as a whole: a
 //! message whose JSON cannot be parsed comes back with a `data-error` part saying so.
@@ -74,6 +75,16 @@ impl Store {
 
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// Rewrites the database file without the pages deleted or replaced rows left behind
+    /// (SQLite keeps their old bytes until reused) and empties the WAL: after a secret was
+    /// moved out of a row, no copy of it stays on disk.
+    pub async fn compact(&self) -> Result<()> {
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await?;
+        sqlx::query("VACUUM").execute(&self.pool).await?;
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await?;
+        Ok(())
     }
 
     /// A write transaction. It takes SQLite's write lock at `BEGIN`, so it waits for

@@ -12,7 +12,11 @@ interface KeyValueRowsProps {
   disabled?: boolean;
 }
 
-/** Name/value rows (environment variables, HTTP headers): edit, add and remove. */
+/**
+ * Name/value rows (environment variables, HTTP headers): edit, add and remove. Values are
+ * secrets: typed blind, never shown again. A saved row shows its name (fixed: remove it
+ * and add another to rename) and whether a value is stored; leaving it empty keeps that.
+ */
 export function KeyValueRows({ rows, onChange, testId, keyLabel, keyPlaceholder, valuePlaceholder, addLabel, disabled }: KeyValueRowsProps) {
   const update = (id: number, patch: Partial<KeyValueRow>) => onChange(rows.map((row) => (row.id === id ? { ...row, ...patch } : row)));
   return (
@@ -23,6 +27,8 @@ export function KeyValueRows({ rows, onChange, testId, keyLabel, keyPlaceholder,
             data-testid={`${testId}-key`}
             value={row.key}
             disabled={disabled}
+            readOnly={row.stored !== undefined}
+            title={row.stored ? 'Saved names are fixed: remove the row and add another to rename it' : undefined}
             placeholder={keyPlaceholder}
             aria-label={`${keyLabel} ${index + 1}`}
             spellCheck={false}
@@ -31,9 +37,11 @@ export function KeyValueRows({ rows, onChange, testId, keyLabel, keyPlaceholder,
           />
           <input
             data-testid={`${testId}-value`}
+            data-stored={row.stored ? (row.stored.set ? 'set' : 'missing') : undefined}
+            type="password"
             value={row.value}
             disabled={disabled}
-            placeholder={valuePlaceholder}
+            placeholder={row.stored ? (row.stored.set ? 'set — leave empty to keep' : 'not set — type a value') : valuePlaceholder}
             aria-label={`Value of ${row.key || `${keyLabel.toLowerCase()} ${index + 1}`}`}
             spellCheck={false}
             autoComplete="off"

@@ -6,6 +6,7 @@ import { draftFromServer, MAX_TIMEOUT_SECS, mcpFields, mcpInputFromDraft, toolPr
 import { useBackend } from './BackendContext';
 import { FolderField } from './FolderField';
 import { KeyValueRows } from './KeyValueRows';
+import { useSecretStore } from './useSecretStore';
 
 interface McpServerFormProps {
   server?: McpServer;
@@ -20,6 +21,8 @@ interface McpServerFormProps {
  */
 export function McpServerForm({ server, onSaved, onCancel }: McpServerFormProps) {
   const backend = useBackend();
+  const secretStore = useSecretStore();
+  const secretsHelp = secretStore ? `Values are stored in ${secretStore} and never shown again.` : 'Values are never shown again.';
   const [draft, setDraft] = useState<McpDraft>(() => draftFromServer(server));
   const [errors, setErrors] = useState<FieldErrors>(NO_ERRORS);
   const [saving, setSaving] = useState(false);
@@ -70,8 +73,18 @@ export function McpServerForm({ server, onSaved, onCancel }: McpServerFormProps)
             spellCheck={false}
             autoComplete="off"
           />
-          <span className="field-help">
-            Its tools are called <code>{toolPrefix(draft.name)}__&lt;tool&gt;</code>.
+          <span className="field-help" data-testid="mcp-namespace">
+            {server ? (
+              <>
+                Its tools are called <code>{server.namespace}__&lt;tool&gt;</code>, whatever its name (their switches and
+                approval rules stay with them).
+              </>
+            ) : (
+              <>
+                Its tools will be called <code>{toolPrefix(draft.name)}__&lt;tool&gt;</code> (with <code>_2</code> if another
+                server has that prefix), and keep that when it is renamed.
+              </>
+            )}
           </span>
           {errorAt('name')}
         </label>
@@ -121,7 +134,7 @@ export function McpServerForm({ server, onSaved, onCancel }: McpServerFormProps)
               valuePlaceholder="value"
               addLabel="+ Add variable"
             />
-            <span className="field-help">Set for the server on top of Colloquy&apos;s own. Kept in Colloquy&apos;s database, not the keychain.</span>
+            <span className="field-help">Set for the server on top of Colloquy&apos;s own. {secretsHelp}</span>
             {errorAt('transport.env')}
           </fieldset>
           <div className="field">
@@ -162,7 +175,7 @@ export function McpServerForm({ server, onSaved, onCancel }: McpServerFormProps)
               valuePlaceholder="Bearer …"
               addLabel="+ Add header"
             />
-            <span className="field-help">Sent with every request. Kept in Colloquy&apos;s database, not the keychain.</span>
+            <span className="field-help">Sent with every request. {secretsHelp}</span>
             {errorAt('transport.headers')}
           </fieldset>
         </>

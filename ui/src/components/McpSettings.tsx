@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import type { IdRequest, McpServer, McpServerInput, UpdateMcpServer } from '../protocol.gen';
-import { STATE_LABEL, toolCountText, transportSummary } from '../settings/mcpForm';
+import { readyWithProblems, stateLabel, toolCountText, transportInputFromServer, transportSummary } from '../settings/mcpForm';
 import { useBackend } from './BackendContext';
 import { ErrorNotice } from './ErrorNotice';
 import { McpServerForm } from './McpServerForm';
@@ -80,7 +80,7 @@ export function McpSettings() {
     void act(server.id, `Could not switch ${server.name} ${enabled ? 'on' : 'off'}`, async () => {
       const input: McpServerInput = {
         name: server.name,
-        transport: server.transport,
+        transport: transportInputFromServer(server.transport),
         enabled,
         trustReadOnly: server.trustReadOnly,
         timeoutSecs: server.timeoutSecs,
@@ -112,8 +112,8 @@ export function McpSettings() {
       <h3>MCP servers</h3>
       <p className="muted small">
         MCP servers give models more tools: a program started on this computer, or a server at a URL. Each server&apos;s
-        tools are named <code>&lt;server&gt;__&lt;tool&gt;</code>; they ask you before they run unless you let read-only
-        ones through, and each can be switched off on its own in Tools.
+        tools are named <code>&lt;server&gt;__&lt;tool&gt;</code> after the name it had when it was added; they ask you
+        before they run unless you let read-only ones through, and each can be switched off on its own in Tools.
       </p>
       {error && <ErrorNotice error={error} onDismiss={() => setError(undefined)} />}
       {loadError && !servers && <ErrorNotice error={loadError} />}
@@ -182,8 +182,13 @@ function McpServerItem(props: McpServerItemProps) {
       <div className="settings-item-main mcp-server-main">
         <div className="settings-item-title">
           <span>{server.name}</span>
-          <span className={`badge mcp-state ${status.state}`} data-testid="mcp-state" data-state={status.state}>
-            {STATE_LABEL[status.state]}
+          <span
+            className={`badge mcp-state ${readyWithProblems(status) ? 'warn' : status.state}`}
+            data-testid="mcp-state"
+            data-state={status.state}
+            data-problems={readyWithProblems(status) ? 'true' : undefined}
+          >
+            {stateLabel(status)}
           </span>
           <span className="muted small" data-testid="mcp-tool-count">
             {toolCountText(server)}
@@ -194,7 +199,11 @@ function McpServerItem(props: McpServerItemProps) {
           <code>{transportSummary(server.transport)}</code> · timeout {server.timeoutSecs} s
         </p>
         {status.message && (
-          <p className={`small ${status.state === 'error' ? 'field-error' : 'muted'}`} data-testid="mcp-error-message" role={status.state === 'error' ? 'alert' : undefined}>
+          <p
+            className={`small ${status.state === 'error' ? 'field-error' : status.state === 'ready' ? 'mcp-warning' : 'muted'}`}
+            data-testid="mcp-error-message"
+            role={status.state === 'error' ? 'alert' : status.state === 'ready' ? 'status' : undefined}
+          >
             {status.message}
           </p>
         )}
@@ -206,7 +215,7 @@ function McpServerItem(props: McpServerItemProps) {
         )}
         {status.problems.length > 0 && (
           <div className="mcp-problems" data-testid="mcp-problems">
-            <span className="small">Left out:</span>
+            <span className="small">Not offered (the rest of its tools work):</span>
             <ul className="small">
               {status.problems.map((problem, index) => (
                 <li key={index}>{problem}</li>

@@ -1,4 +1,4 @@
-import type { McpServer, McpServerInput, McpState, McpTransport } from '../protocol.gen';
+import type { McpSecretName, McpServer, McpServerInput, McpState, McpStatus, McpTransport, McpTransportInput } from '../protocol.gen';
 import type { FieldErrors } from './fieldErrors';
 
 export const DEFAULT_TIMEOUT_SECS = 60;
@@ -9,7 +9,13 @@ export interface KeyValueRow {
   /** Keeps a row's inputs in place while rows above it are removed. */
   id: number;
   key: string;
+  /** What the user typed; never a stored value (those stay in the backend). */
   value: string;
+  /**
+   * The row of a saved variable or header: its name is fixed, and an empty value keeps
+   * the stored one (`set` false: the backend has lost it, a value must be typed).
+   */
+  stored?: { set: boolean };
 }
 
 /** An MCP server as its form edits it: both transports' fields, kept while the kind switches. */
@@ -36,8 +42,13 @@ export function keyValueRow(key = '', value = ''): KeyValueRow {
   return { id: rowCounter, key, value };
 }
 
-function rowsFrom(record: Readonly<Record<string, string>> | undefined): KeyValueRow[] {
-  return Object.entries(record ?? {}).map(([key, value]) => keyValueRow(key, value));
+/** The row of a saved variable or header: its name, no value. */
+export function storedRow(secret: McpSecretName): KeyValueRow {
+  return { ...keyValueRow(secret.name), stored: { set: secret.set } };
+}
+
+function rowsFrom(secrets: readonly McpSecretName[] | undefined): KeyValueRow[] {
+  return (secrets ?? []).map(storedRow);
 }
 
 export function draftFromServer(server?: McpServer): McpDraft {
@@ -66,20 +77,32 @@ export function argsFromText(text: string): string[] {
 }
 
 /**
- * Rows as the map the backend takes; a row left completely empty is ignored. Returns the
- * problem instead when a row has a value but no name, a name twice, or (for variables) an
- * `=` in its name.
+ * Rows as the map the backend takes: a saved row left empty is `null` (keep the stored
+ * value), any other row sends what was typed; a row left completely empty is ignored.
+ * Returns the problem instead when a row has a value but no name, a name twice (header
+ * names ignore case), a bad name, or is a saved row whose value is lost and not retyped.
  */
-export function recordFromRows(rows: readonly KeyValueRow[], what: 'variable' | 'header'): { record: Record<string, string> } | { error: string } {
-  const record: Record<string, string> = {};
+export function recordFromRows(
+  rows: readonly KeyValueRow[],
+  what: 'variable' | 'header',
+): { record: Record<string, string | null> } | { error: string } {
+  const record: Record<string, string | null> = {};
+  const seen = new Set<string>();
   for (const row of rows) {
     const key = row.key.trim();
     if (key === '' && row.value === '') continue;
     if (key === '') return { error: `A ${what} has a value but no name.` };
     if (what === 'variable' && key.includes('=')) return { error: `\`${key}\` is not a valid variable name (no “=”).` };
     if (what === 'header' && /[\s:]/.test(key)) return { error: `\`${key}\` is not a valid header name.` };
-    if (Object.hasOwn(record, key)) return { error: `\`${key}\` is set twice.` };
-    record[key] = row.value;
+    const same = what === 'header' ? key.toLowerCase() : key;
+    if (seen.has(same)) return { error: `\`${key}\` is set twice.` };
+    seen.add(same);
+    if (row.stored && row.value === '') {
+      if (!row.stored.set) return { error: `No value is stored for \`${key}\` any more: type it again.` };
+      record[key] = null;
+    } else {
+      record[key] = row.value;
+    }
   }
   return { record };
 }
@@ -95,7 +118,7 @@ export function mcpInputFromDraft(draft: McpDraft): { input: McpServerInput } | 
     errors.timeoutSecs = `A whole number of seconds from 1 to ${MAX_TIMEOUT_SECS}.`;
   }
 
-  let transport: McpTransport | undefined;
+  let transport: McpTransportInput | undefined;
   if (draft.kind === 'stdio') {
     const command = draft.command.trim();
     if (!command) errors['transport.command'] = 'Name the program that starts the server, e.g. npx or a full path.';
@@ -121,6 +144,15 @@ export function mcpInputFromDraft(draft: McpDraft): { input: McpServerInput } | 
   };
 }
 
+/** A saved server's transport as an edit that keeps every stored value. */
+export function transportInputFromServer(transport: McpTransport): McpTransportInput {
+  const keep = (secrets: readonly McpSecretName[]) => Object.fromEntries(secrets.map((secret) => [secret.name, null]));
+  if (transport.kind === 'http') return { kind: 'http', url: transport.url, headers: keep(transport.headers) };
+  const input: McpTransportInput = { kind: 'stdio', command: transport.command, args: transport.args, env: keep(transport.env) };
+  if (transport.cwd !== undefined) input.cwd = transport.cwd;
+  return input;
+}
+
 /** The fields the form shows errors under, for `fieldErrorsFrom`. */
 export function mcpFields(kind: McpTransport['kind']): readonly string[] {
   const transport =
@@ -136,6 +168,23 @@ export const STATE_LABEL: Record<McpState, string> = {
   ready: 'Ready',
   error: 'Error',
 };
+
+/**
+ * The state badge's words. A ready server can still have something to say: its last
+ * listing failed (its earlier tools are still offered), or some tools were left out.
+ */
+export function stateLabel(status: McpStatus): string {
+  if (status.state === 'ready' && status.message) return 'Ready · last listing failed';
+  if (status.state === 'ready' && status.problems.length > 0) {
+    return `Ready · ${status.problems.length === 1 ? '1 tool' : `${status.problems.length} tools`} left out`;
+  }
+  return STATE_LABEL[status.state];
+}
+
+/** Whether a ready server has a problem worth a warning. */
+export function readyWithProblems(status: McpStatus): boolean {
+  return status.state === 'ready' && (status.message !== undefined || status.problems.length > 0);
+}
 
 /** A one-line description of how the server is started or reached. */
 export function transportSummary(transport: McpTransport): string {
@@ -156,9 +205,9 @@ export function toolCountText(server: McpServer): string {
 }
 
 /**
- * The prefix the server's tools will get, as a preview while the name is typed: the name
- * in lowercase letters, digits and `_` (the backend's rule; a clash gets `_2`, so the
- * listed tool names are the truth).
+ * The prefix a new server's tools will get, as a preview while the name is typed: the
+ * name in lowercase letters, digits and `_` (the backend's rule; a clash gets `_2`). It
+ * is fixed when the server is added: a saved server keeps its `namespace` when renamed.
  */
 export function toolPrefix(name: string): string {
   const slug = name
@@ -167,6 +216,7 @@ export function toolPrefix(name: string): string {
     .toLowerCase()
     .replace(/_{2,}/g, '_')
     .replace(/^_+|_+$/g, '')
-    .slice(0, 24);
+    .slice(0, 24)
+    .replace(/_+$/, '');
   return slug === '' ? 'mcp' : slug;
 }

@@ -1,17 +1,99 @@
-//! MCP tools in chats: a real `server-everything` configured through the engine's
-//! operations, its tools offered to the model, approved like any other tool.
+//! MCP tools in chats: a real `server-everything` and the `recorder.mjs` fixture (which
+//! writes down every message it receives) configured through the engine's operations,
+//! their tools offered to the model, approved, stopped and switched off like any other
+//! tool; their secrets kept out of the database and the UI.
 
-use protocol::mcp::{McpServer, McpState};
+use std::path::{Path, PathBuf};
+
+use protocol::mcp::{McpSecretName, McpServer, McpState, McpTransport};
 use protocol::tool::{Approval, ToolInfo};
 
 use super::tools::*;
 use super::*;
 
+fn servers_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp-servers")
+}
+
 fn everything() -> Value {
-    let bin = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/mcp-servers/node_modules/.bin/mcp-server-everything");
+    let bin = servers_dir().join("node_modules/.bin/mcp-server-everything");
     assert!(bin.exists(), "run `cargo xtask setup` to install the test MCP servers");
     json!({ "kind": "stdio", "command": bin.to_str().unwrap(), "args": ["stdio"] })
+}
+
+fn recorder_script() -> String {
+    servers_dir().join("fixtures/recorder.mjs").to_string_lossy().into_owned()
+}
+
+/// The recorder over stdio, writing what it receives to `log`, with more variables.
+fn recorder(log: &Path, env: Value) -> Value {
+    let mut vars = json!({ "FIXTURE_LOG": log.to_str().unwrap() });
+    vars.as_object_mut().unwrap().extend(env.as_object().unwrap().clone());
+    json!({ "kind": "stdio", "command": "node", "args": [recorder_script()], "env": vars })
+}
+
+/// The messages the recorder has received so far.
+fn received(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .collect()
+}
+
+async fn received_until(log: &Path, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..300 {
+        if let Some(entry) = received(log).into_iter().find(|e| wanted(e)) {
+            return entry;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the server never received {what}; it got {:#?}", received(log));
+}
+
+fn calls_of(log: &Path, tool: &str) -> usize {
+    received(log)
+        .iter()
+        .filter(|e| e["message"]["method"] == "tools/call" && e["message"]["params"]["name"] == tool)
+        .count()
+}
+
+/// The names of the tools the model was offered in a Chat Completions request.
+fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| tools.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
+}
+
+/// Everything the engine wrote to disk in its database files.
+fn database_bytes(data_dir: &Path) -> Vec<u8> {
+    ["colloquy.db", "colloquy.db-wal", "colloquy.db-shm"]
+        .iter()
+        .flat_map(|name| std::fs::read(data_dir.join(name)).unwrap_or_default())
+        .collect()
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+impl ToolFixture {
+    async fn add_server(&self, body: Value) -> McpServer {
+        self.f.call("mcp_server_create", body).await
+    }
+
+    async fn tools(&self) -> Vec<ToolInfo> {
+        self.f.call("tools_list", json!({})).await
+    }
+
+    /// Sends a message the model answers with `ok`; returns the tools it was offered.
+    async fn offered_in_a_turn(&self) -> Vec<String> {
+        self.server.push_script(Script::text(["ok"]));
+        let stream = self.f.send(&self.topic, "which tools?").await;
+        assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+        offered(self.chat_requests().last().unwrap())
+    }
 }
 
 async fn ready(t: &ToolFixture, id: &str) -> McpServer {
@@ -79,5 +161,382 @@ async fn an_mcp_tool_asks_then_runs_and_trusted_read_only_tools_do_not_ask() {
     t.f.engine.call("mcp_server_delete", json!({ "id": server.id })).await.unwrap();
     let tools: Vec<ToolInfo> = t.f.call("tools_list", json!({})).await;
     assert!(!tools.iter().any(|t| t.name.starts_with("everything__")));
+    t.f.engine.shutdown().await;
+}
+
+async fn free_port() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// The recorder over streamable HTTP, and its URL.
+async fn recorder_over_http(log: &Path) -> (tokio::process::Child, String) {
+    let port = free_port().await;
+    let server = tokio::process::Command::new("node")
+        .arg(recorder_script())
+        .args(["--http", &port.to_string()])
+        .env("FIXTURE_LOG", log)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..300 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return (server, format!("http://127.0.0.1:{port}/mcp"));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the recorder never listened on {port}");
+}
+
+#[tokio::test]
+async fn variable_and_header_values_stay_out_of_the_database_and_the_ui_and_still_reach_the_server() {
+    let t = tool_fixture().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (stdio_token, http_token) = ("tok-stdio-7f3a", "tok-http-91c2");
+    let local = t
+        .add_server(json!({
+            "name": "Local",
+            "transport": recorder(&dir.path().join("stdio.jsonl"), json!({ "API_TOKEN": stdio_token })),
+            "trustReadOnly": true,
+        }))
+        .await;
+    let (mut http_server, url) = recorder_over_http(&dir.path().join("http.jsonl")).await;
+    let remote = t
+        .add_server(json!({
+            "name": "Remote",
+            "transport": { "kind": "http", "url": url, "headers": { "Authorization": format!("Bearer {http_token}") } },
+            "trustReadOnly": true,
+        }))
+        .await;
+    ready(&t, &local.id).await;
+    let remote = ready(&t, &remote.id).await;
+    assert!(remote.tools.contains(&"remote__headers".to_owned()), "an HTTP server set up through the engine");
+    // (Checked before the chat below: a tool's answer that repeats a value is stored with
+    // the reply, like any other answer.)
+    let disk = database_bytes(t.f.engine.inner.config.data_dir.as_path());
+    assert!(!contains(&disk, stdio_token) && !contains(&disk, http_token), "no value is in the database files");
+
+    // Settings sees names, each with a flag, never a value.
+    let listed = t.f.engine.call("mcp_servers_list", json!({})).await.unwrap().to_string();
+    assert!(!listed.contains(stdio_token) && !listed.contains(http_token), "{listed}");
+    let servers: Vec<McpServer> = t.f.call("mcp_servers_list", json!({})).await;
+    let McpTransport::Http { headers, .. } = &servers.iter().find(|s| s.id == remote.id).unwrap().transport else {
+        panic!("an HTTP server")
+    };
+    assert_eq!(headers, &vec![McpSecretName { name: "Authorization".into(), set: true }]);
+
+    // The servers get them.
+    t.server.push_script(call("local__env", json!({ "name": "API_TOKEN" })));
+    t.server.push_script(call("remote__headers", json!({})));
+    t.server.push_script(Script::text(["Both arrived."]));
+    let stream = t.f.send(&t.topic, "what do the servers see?").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    let requests = t.chat_requests();
+    assert_eq!(tool_messages(&requests[1]), vec![stdio_token.to_owned()]);
+    assert!(tool_messages(&requests[2])[1].contains(&format!("Bearer {http_token}")), "{:?}", requests[2]);
+
+    // An edit that names a variable without a value keeps the stored one, even across a
+    // rename; a variable without any stored value needs one.
+    let kept = recorder(&dir.path().join("stdio.jsonl"), json!({ "API_TOKEN": null }));
+    let mut kept_transport = kept.clone();
+    kept_transport["env"]["FIXTURE_LOG"] = Value::Null;
+    let renamed: McpServer =
+        t.f.call(
+            "mcp_server_update",
+            json!({ "id": local.id, "server": { "name": "Renamed", "transport": kept_transport } }),
+        )
+        .await;
+    assert_eq!(renamed.namespace, "local", "renaming keeps the tool names");
+    let mut unknown = kept_transport.clone();
+    unknown["env"]["NEW_ONE"] = Value::Null;
+    let err =
+        t.f.engine
+            .call("mcp_server_update", json!({ "id": local.id, "server": { "name": "Renamed", "transport": unknown } }))
+            .await
+            .unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("transport.env"));
+    assert!(err.message.contains("NEW_ONE"), "{err:?}");
+    ready(&t, &local.id).await;
+    t.server.push_script(call("local__env", json!({ "name": "API_TOKEN" })));
+    t.server.push_script(Script::text(["Still there."]));
+    t.f.send(&t.topic, "and now?").await;
+    assert_eq!(tool_messages(t.chat_requests().last().unwrap()).last().unwrap(), stdio_token);
+
+    // Removing the variable removes its value from the secret store.
+    let key = format!("mcp/{}/env/API_TOKEN", local.id);
+    assert_eq!(t.f.engine.inner.secrets.get(&key).unwrap().as_deref(), Some(stdio_token));
+    let without =
+        json!({ "kind": "stdio", "command": "node", "args": [recorder_script()], "env": { "FIXTURE_LOG": null } });
+    let _: McpServer =
+        t.f.call("mcp_server_update", json!({ "id": local.id, "server": { "name": "Renamed", "transport": without } }))
+            .await;
+    assert_eq!(t.f.engine.inner.secrets.get(&key).unwrap(), None);
+    t.f.engine.call("mcp_server_delete", json!({ "id": remote.id })).await.unwrap();
+    assert_eq!(t.f.engine.inner.secrets.get(&format!("mcp/{}/header/Authorization", remote.id)).unwrap(), None);
+
+    t.f.engine.shutdown().await;
+    http_server.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn values_an_earlier_version_stored_in_the_database_move_to_the_secret_store_at_start() {
+    let t = tool_fixture().await;
+    let dir = tempfile::tempdir().unwrap();
+    let token = "legacy-tok-55e1";
+    // A row as an earlier version wrote it: values in the transport JSON, no namespace.
+    let legacy = json!({
+        "kind": "stdio",
+        "command": "node",
+        "args": [recorder_script()],
+        "env": { "FIXTURE_LOG": dir.path().join("log.jsonl"), "API_TOKEN": token },
+    });
+    sqlx::query(
+        "INSERT INTO mcp_servers (id, name, transport, enabled, trust_read_only, timeout_secs, created_at, updated_at) \
+         VALUES ('old', 'Old Server', ?, 1, 1, 60, '2025-01-01T00:00:00Z', '2025-01-01T00:00:00Z')",
+    )
+    .bind(legacy.to_string())
+    .execute(t.f.engine.inner.store.pool())
+    .await
+    .unwrap();
+    t.f.engine.shutdown().await;
+    assert!(contains(&database_bytes(&t.config.data_dir), token), "the test starts from a plain value");
+
+    let engine = Engine::open(t.config.clone()).await.unwrap();
+    let f = Fixture { engine, _dir: tempfile::tempdir().unwrap() };
+    let t = ToolFixture { f, ..t };
+    let server = ready(&t, "old").await;
+    assert_eq!(server.namespace, "old_server", "the prefix its tools had");
+    let McpTransport::Stdio { env, .. } = &server.transport else { panic!("stdio") };
+    assert!(env.iter().all(|v| v.set) && env.len() == 2, "{env:?}");
+    assert!(!contains(&database_bytes(&t.config.data_dir), token), "the value left the database files");
+
+    t.server.push_script(call("old_server__env", json!({ "name": "API_TOKEN" })));
+    t.server.push_script(Script::text(["ok"]));
+    t.f.send(&t.topic, "still set?").await;
+    assert_eq!(tool_messages(t.chat_requests().last().unwrap()), vec![token.to_owned()]);
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_value_the_secret_store_lost_is_an_error_that_says_what_to_do() {
+    let t = tool_fixture().await;
+    let dir = tempfile::tempdir().unwrap();
+    let transport = recorder(&dir.path().join("log.jsonl"), json!({ "API_TOKEN": "tok-lost-0a9e" }));
+    let server = t.add_server(json!({ "name": "Rec", "transport": transport })).await;
+    ready(&t, &server.id).await;
+    t.f.engine.inner.secrets.delete(&format!("mcp/{}/env/API_TOKEN", server.id)).unwrap();
+
+    // Saving it with the value kept is refused, naming the variable.
+    let mut keep = recorder(&dir.path().join("log.jsonl"), json!({ "API_TOKEN": null }));
+    keep["env"]["FIXTURE_LOG"] = Value::Null;
+    let err =
+        t.f.engine
+            .call("mcp_server_update", json!({ "id": server.id, "server": { "name": "Rec", "transport": keep } }))
+            .await
+            .unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("transport.env"));
+    assert!(err.message.contains("API_TOKEN") && err.message.contains("type it again"), "{err:?}");
+
+    // After a restart the server is not started without it, and says why.
+    t.f.engine.shutdown().await;
+    let engine = Engine::open(t.config.clone()).await.unwrap();
+    let t = ToolFixture { f: Fixture { engine, _dir: tempfile::tempdir().unwrap() }, ..t };
+    let servers: Vec<McpServer> = t.f.call("mcp_servers_list", json!({})).await;
+    assert_eq!(servers[0].status.state, McpState::Error);
+    let said = servers[0].status.message.as_deref().unwrap();
+    assert!(said.contains("API_TOKEN") && said.contains("type it again"), "{said}");
+    let McpTransport::Stdio { env, .. } = &servers[0].transport else { panic!("stdio") };
+    assert!(env.contains(&McpSecretName { name: "API_TOKEN".into(), set: false }), "{env:?}");
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn per_tool_settings_stay_with_their_tools_when_a_server_is_renamed_or_another_is_deleted() {
+    let t = tool_fixture().await;
+    let dir = tempfile::tempdir().unwrap();
+    let transport = || recorder(&dir.path().join("log.jsonl"), json!({}));
+    let first = t.add_server(json!({ "name": "Recorder", "transport": transport() })).await;
+    let second = t.add_server(json!({ "name": "Recorder", "transport": transport() })).await;
+    assert_eq!((first.namespace.as_str(), second.namespace.as_str()), ("recorder", "recorder_2"));
+    ready(&t, &first.id).await;
+    ready(&t, &second.id).await;
+    let _: Value = t.f.call("tool_set_enabled", json!({ "name": "recorder_2__echo", "enabled": false })).await;
+    let _: Value = t.f.call("tool_set_enabled", json!({ "name": "recorder__env", "enabled": false })).await;
+    for (tool, decision) in [("recorder_2__wait", "allow"), ("recorder__*", "deny")] {
+        let _: Value =
+            t.f.call("tool_rule_create", json!({ "tool": tool, "decision": decision, "scope": { "kind": "global" } }))
+                .await;
+    }
+
+    // Renamed: the same tool names, the same switches.
+    let _: McpServer = t
+        .f
+        .call("mcp_server_update", json!({ "id": second.id, "server": { "name": "Other", "transport": transport() } }))
+        .await;
+    ready(&t, &second.id).await;
+    let enabled = |tools: &[ToolInfo], name: &str| tools.iter().find(|t| t.name == name).map(|t| t.enabled);
+    let tools = t.tools().await;
+    assert_eq!(enabled(&tools, "recorder_2__echo"), Some(false));
+    assert_eq!(enabled(&tools, "recorder_2__env"), Some(true));
+
+    // The first one deleted: the second keeps its names and settings, the first's go.
+    t.f.engine.call("mcp_server_delete", json!({ "id": first.id })).await.unwrap();
+    let tools = t.tools().await;
+    assert_eq!(enabled(&tools, "recorder_2__echo"), Some(false), "still off");
+    assert!(!tools.iter().any(|t| t.name.starts_with("recorder__")));
+    let rules: Vec<protocol::tool::PolicyRule> = t.f.call("tool_rules_list", json!({})).await;
+    assert_eq!(rules.iter().map(|r| r.tool.as_str()).collect::<Vec<_>>(), vec!["recorder_2__wait"]);
+
+    // A new server may get the freed namespace, and starts with none of the old settings.
+    let third = t.add_server(json!({ "name": "Recorder", "transport": transport() })).await;
+    assert_eq!(third.namespace, "recorder");
+    ready(&t, &third.id).await;
+    let tools = t.tools().await;
+    assert_eq!(enabled(&tools, "recorder__env"), Some(true));
+    assert_eq!(enabled(&tools, "recorder_2__echo"), Some(false));
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn switching_a_server_or_one_of_its_tools_off_takes_it_out_of_requests() {
+    let t = tool_fixture().await;
+    let dir = tempfile::tempdir().unwrap();
+    let transport = recorder(&dir.path().join("log.jsonl"), json!({}));
+    let server = t.add_server(json!({ "name": "Rec", "transport": transport })).await;
+    ready(&t, &server.id).await;
+    let offered = t.offered_in_a_turn().await;
+    assert!(offered.contains(&"rec__echo".to_owned()) && offered.contains(&"rec__env".to_owned()), "{offered:?}");
+
+    let _: Value = t.f.call("tool_set_enabled", json!({ "name": "rec__echo", "enabled": false })).await;
+    let offered = t.offered_in_a_turn().await;
+    assert!(!offered.contains(&"rec__echo".to_owned()) && offered.contains(&"rec__env".to_owned()), "{offered:?}");
+    let echo = t.tools().await.into_iter().find(|t| t.name == "rec__echo").unwrap();
+    assert!(!echo.enabled, "settings shows it off");
+
+    let off: McpServer =
+        t.f.call(
+            "mcp_server_update",
+            json!({ "id": server.id, "server": { "name": "Rec", "transport": transport, "enabled": false } }),
+        )
+        .await;
+    assert_eq!(off.status.state, McpState::Disabled);
+    assert!(!t.offered_in_a_turn().await.iter().any(|name| name.starts_with("rec__")));
+    assert!(!t.tools().await.iter().any(|t| t.name.starts_with("rec__")));
+    let err = t.f.engine.call("mcp_server_refresh", json!({ "id": server.id })).await.unwrap_err();
+    assert!(err.message.contains("switched off"), "{err:?}");
+
+    let _: McpServer =
+        t.f.call(
+            "mcp_server_update",
+            json!({ "id": server.id, "server": { "name": "Rec", "transport": transport, "enabled": true } }),
+        )
+        .await;
+    ready(&t, &server.id).await;
+    let offered = t.offered_in_a_turn().await;
+    assert!(offered.contains(&"rec__env".to_owned()) && !offered.contains(&"rec__echo".to_owned()), "{offered:?}");
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn after_a_restart_the_cached_tools_are_offered_before_the_server_answers() {
+    let t = tool_fixture().await;
+    let dir = tempfile::tempdir().unwrap();
+    let hang = dir.path().join("hang");
+    let transport =
+        recorder(&dir.path().join("log.jsonl"), json!({ "FIXTURE_HANG_IF_EXISTS": hang.to_str().unwrap() }));
+    let server = t.add_server(json!({ "name": "Rec", "transport": transport })).await;
+    ready(&t, &server.id).await;
+    t.f.engine.shutdown().await;
+
+    // From now on the server never answers, not even `initialize`.
+    std::fs::write(&hang, "").unwrap();
+    let engine = Engine::open(t.config.clone()).await.unwrap();
+    let t = ToolFixture { f: Fixture { engine, _dir: tempfile::tempdir().unwrap() }, ..t };
+    let servers: Vec<McpServer> = t.f.call("mcp_servers_list", json!({})).await;
+    assert_eq!(servers[0].status.state, McpState::Connecting);
+    assert!(servers[0].tools.contains(&"rec__echo".to_owned()), "{servers:?}");
+    let offered = t.offered_in_a_turn().await;
+    assert!(offered.contains(&"rec__echo".to_owned()), "the request was built from the cache: {offered:?}");
+    let servers: Vec<McpServer> = t.f.call("mcp_servers_list", json!({})).await;
+    assert_ne!(servers[0].status.state, McpState::Ready, "the server still has not answered");
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn stop_during_an_mcp_call_cancels_it_on_the_server_and_nothing_runs_twice() {
+    let t = tool_fixture().await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    let server = t.add_server(json!({ "name": "Rec", "transport": recorder(&log, json!({})) })).await;
+    ready(&t, &server.id).await;
+    t.server.push_script(call("rec__wait", json!({})));
+    let stream = t.f.send(&t.topic, "wait for it").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::AwaitingApproval, "an MCP tool asks first");
+    let approval = t.pending().await.remove(0);
+    let _: Approval = t.respond(json!({ "approvalId": approval.id, "decision": "approve" })).await.unwrap();
+    let request = received_until(&log, "the call", |e| e["message"]["params"]["name"] == "wait").await;
+
+    t.f.engine.stream_abort(&t.topic.id).await.unwrap();
+    let cancelled =
+        received_until(&log, "notifications/cancelled", |e| e["message"]["method"] == "notifications/cancelled").await;
+    assert_eq!(cancelled["message"]["params"]["requestId"], request["message"]["id"]);
+    let rows = t.settled().await;
+    assert_eq!(rows[1].status, MessageStatus::Paused);
+    assert_eq!(rows[1].status_reason.as_deref(), Some("user_stop"));
+    let calls = t.f.engine.inner.store.calls_of_message(rows[1].id.as_str()).await.unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].state, store::tools::LedgerState::Error, "{calls:?}");
+
+    // Continuing the reply goes on after the stopped call; it is not run again.
+    t.server.push_script(Script::text(["Carried on without it."]));
+    let (listener, mut rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+    let request = protocol::api::ReplyRequest { topic_id: t.topic.id.clone(), message_id: rows[1].id.clone() };
+    t.f.engine.stream_continue(request, listener).await.unwrap();
+    drain(&mut rx).await;
+    let rows = t.settled().await;
+    assert_eq!(rows[1].status, MessageStatus::Success);
+    assert_eq!(calls_of(&log, "wait"), 1, "the server got the call once");
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_large_mcp_result_is_cut_for_the_model_and_whole_for_the_user() {
+    let t = tool_fixture().await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = t
+        .add_server(json!({ "name": "Rec", "transport": recorder(&dir.path().join("log.jsonl"), json!({})), "trustReadOnly": true }))
+        .await;
+    ready(&t, &server.id).await;
+    let size = agent::MODEL_TEXT_LIMIT * 3;
+    t.server.push_script(call("rec__big", json!({ "size": size })));
+    t.server.push_script(Script::text(["That was long."]));
+    let stream = t.f.send(&t.topic, "something big").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+
+    let for_model = tool_messages(&t.chat_requests()[1]).remove(0);
+    assert!(for_model.len() < size && !for_model.contains("END"), "cut for the model");
+    assert!(for_model.contains("more bytes not shown"), "and it is told so");
+
+    let shown = stream
+        .iter()
+        .find_map(|m| match m {
+            StreamMessage::Chunk(e) => match &e.chunk {
+                protocol::UiChunk::ToolOutputAvailable { output, .. } => Some(output.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .expect("the tool's output reached the UI");
+    let text = shown["content"][0]["text"].as_str().unwrap();
+    assert_eq!((text.len(), text.ends_with("END")), (size, true), "the UI gets all of it");
+    assert_eq!(shown["truncatedForModel"], true);
+    let rows = t.settled().await;
+    let stored = rows[1].message.parts.iter().find_map(|p| match p {
+        UiPart::DynamicTool { output: Some(output), .. } => Some(output.clone()),
+        _ => None,
+    });
+    assert_eq!(stored.as_ref(), Some(&shown), "and so does the stored reply");
     t.f.engine.shutdown().await;
 }

@@ -1,6 +1,7 @@
 //! A server's tools as Colloquy offers them: read from the server's `tools/list` answer,
 //! checked (a tool with an unusable schema is left out and said so), and named
-//! `<server>__<tool>` so tools of different servers never clash.
+//! `<namespace>__<tool>` so tools of different servers never clash. A server's namespace
+//! is chosen once, when it is added ([`unique_namespace`]), and kept.
 
 use std::collections::HashSet;
 
@@ -64,7 +65,8 @@ pub fn read_tools(tools: &[Value]) -> (Vec<McpToolSpec>, Vec<String>) {
     (out, problems)
 }
 
-/// A server's prefix: its name in lowercase letters, digits and `_`.
+/// A name as a namespace: lowercase letters, digits and single `_`s, at most 24
+/// characters (never `__`, which separates it from the tool's name).
 pub fn slug(server_name: &str) -> String {
     let mut slug: String = server_name
         .trim()
@@ -76,29 +78,26 @@ pub fn slug(server_name: &str) -> String {
     }
     let slug = slug.trim_matches('_');
     let slug: String = slug.chars().take(24).collect();
-    if slug.is_empty() { "mcp".to_owned() } else { slug }
+    let slug = slug.trim_end_matches('_');
+    if slug.is_empty() { "mcp".to_owned() } else { slug.to_owned() }
 }
 
-/// Prefixes for servers in order, each unique (`docs`, `docs_2`, …).
-pub fn unique_slugs<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let mut taken: HashSet<String> = HashSet::new();
-    names
-        .into_iter()
-        .map(|name| {
-            let base = slug(name);
-            let mut candidate = base.clone();
-            let mut n = 2;
-            while !taken.insert(candidate.clone()) {
-                candidate = format!("{base}_{n}");
-                n += 1;
-            }
-            candidate
-        })
-        .collect()
+/// The namespace for a new server called `name`, given the namespaces other servers have:
+/// its [`slug`], or the first of `<slug>_2`, `<slug>_3`, … that is free.
+pub fn unique_namespace(name: &str, taken: &HashSet<String>) -> String {
+    let base = slug(name);
+    let mut candidate = base.clone();
+    let mut n = 2;
+    while taken.contains(&candidate) {
+        candidate = format!("{base}_{n}");
+        n += 1;
+    }
+    candidate
 }
 
-/// The name a tool gets in Colloquy: `<prefix>__<tool>`, with characters providers
-/// refuse replaced and cut to 64 characters; `taken` keeps names unique.
+/// The name a tool gets in Colloquy: `<namespace>__<tool>`, with characters providers
+/// refuse replaced and cut to 64 characters; `taken` keeps names unique (two tools of one
+/// server that clean up to the same name: the later one in the server's list gets `_2`).
 pub fn namespaced(prefix: &str, tool: &str, taken: &mut HashSet<String>) -> String {
     let clean: String =
         tool.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
@@ -140,10 +139,12 @@ mod tests {
 
     #[test]
     fn names_are_namespaced_clean_unique_and_short() {
-        assert_eq!(
-            unique_slugs(["Everything", "everything!", "  ", "My Docs Server"]),
-            vec!["everything", "everything_2", "mcp", "my_docs_server"]
-        );
+        assert_eq!(slug("  My Docs Server!"), "my_docs_server");
+        assert_eq!(slug("  "), "mcp");
+        assert_eq!(slug("a very long server name that goes on_"), "a_very_long_server_name");
+        let taken: HashSet<String> = ["everything".to_owned(), "everything_2".to_owned()].into();
+        assert_eq!(unique_namespace("Everything!", &taken), "everything_3");
+        assert_eq!(unique_namespace("Files", &taken), "files");
         let mut taken = HashSet::new();
         assert_eq!(namespaced("fs", "read.file", &mut taken), "fs__read_file");
         assert_eq!(namespaced("fs", "read_file", &mut taken), "fs__read_file_2");

@@ -7,21 +7,20 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use protocol::mcp::McpTransport;
 use protocol::tool::{ToolContent, ToolOutput};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
     ProgressNotificationParam, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
-use super::McpServerConfig;
 use super::processes::ProcessRegistry;
+use super::{McpEndpoint, McpServerConfig};
 use crate::tool::{Progress, ProgressSink, ToolError};
 
 /// How many stderr lines a server's status shows.
@@ -93,6 +92,8 @@ pub(crate) struct Client {
     pub(crate) handler: Handler,
     /// The stdio server's process group.
     pub(crate) pid: Option<u32>,
+    /// The stdio server's process, killed if this is dropped before `shutdown` stopped it.
+    _process: Option<tokio::process::Child>,
     pub(crate) stderr: StderrTail,
     closed: CancellationToken,
 }
@@ -109,25 +110,29 @@ impl Client {
         let handler = Handler::default();
         let stderr = StderrTail::default();
         let error = |message: String, stderr: &StderrTail| ConnectError { message, stderr: stderr.text() };
-        let (serving, pid) = match &config.transport {
-            McpTransport::Stdio { command, args, env, cwd } => {
+        let (serving, mut process, noise) = match &config.endpoint {
+            McpEndpoint::Stdio { command, args, env, cwd } => {
                 let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env).kill_on_drop(true);
+                cmd.args(args)
+                    .envs(env)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .kill_on_drop(true);
                 if let Some(cwd) = cwd.as_deref().filter(|c| !c.trim().is_empty()) {
                     cmd.current_dir(cwd);
                 }
                 // Its own process group: stopping it stops whatever it started.
                 #[cfg(unix)]
                 cmd.process_group(0);
-                let (transport, child_stderr) = TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .map_err(|e| error(spawn_error(command, &e), &stderr))?;
-                let pid = transport.id();
-                if let Some(pid) = pid {
+                let mut child = cmd.spawn().map_err(|e| error(spawn_error(command, &e), &stderr))?;
+                if let Some(pid) = child.id() {
                     processes.add(pid, &config.name);
                 }
-                if let Some(child_stderr) = child_stderr {
+                let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                    return Err(error(format!("{command} started without its stdin and stdout"), &stderr));
+                };
+                if let Some(child_stderr) = child.stderr.take() {
                     let tail = stderr.clone();
                     tokio::spawn(async move {
                         let mut lines = tokio::io::BufReader::new(child_stderr).lines();
@@ -136,9 +141,11 @@ impl Client {
                         }
                     });
                 }
-                (tokio::time::timeout(timeout, handler.clone().serve(transport)).await, pid)
+                let noise = StdoutNoise::default();
+                let transport = (WatchedStdout::new(stdout, noise.clone()), stdin);
+                (tokio::time::timeout(timeout, handler.clone().serve(transport)).await, Some(child), Some(noise))
             }
-            McpTransport::Http { url, headers } => {
+            McpEndpoint::Http { url, headers } => {
                 let mut custom = HashMap::new();
                 for (name, value) in headers {
                     let name = reqwest::header::HeaderName::try_from(name.as_str())
@@ -153,28 +160,34 @@ impl Client {
                     );
                 transport_config.custom_headers = custom;
                 let transport = StreamableHttpClientTransport::with_client(http.clone(), transport_config);
-                (tokio::time::timeout(timeout, handler.clone().serve(transport)).await, None)
+                (tokio::time::timeout(timeout, handler.clone().serve(transport)).await, None, None)
             }
         };
-        let service = match serving {
-            Ok(Ok(service)) => service,
-            Ok(Err(e)) => {
-                let message = format!("the MCP handshake failed: {e}");
-                if let Some(pid) = pid {
-                    processes.stop(pid).await;
-                }
-                // Give the stderr reader a moment to collect the server's last words.
+        let pid = process.as_ref().and_then(tokio::process::Child::id);
+        let failed = match serving {
+            Ok(Ok(service)) => Ok(service),
+            Ok(Err(e)) => Err(handshake_error(&e, &config.endpoint)),
+            Err(_elapsed) => Err(format!("the server did not answer `initialize` within {} s", timeout.as_secs())),
+        };
+        let service = match failed {
+            Ok(service) => service,
+            Err(mut message) => {
+                // Give the stderr reader a moment to collect the server's last words, and
+                // an exiting server the time to be gone.
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                return Err(error(message, &stderr));
-            }
-            Err(_elapsed) => {
+                let exited = process.as_mut().and_then(|child| child.try_wait().ok().flatten());
                 if let Some(pid) = pid {
                     processes.stop(pid).await;
                 }
-                return Err(error(
-                    format!("the server did not answer `initialize` within {} s", timeout.as_secs()),
-                    &stderr,
-                ));
+                if let Some(lines) = noise.and_then(|noise| noise.lines()) {
+                    message = format!(
+                        "it wrote something that is not MCP to its output: `{lines}` (an MCP server over stdio \
+                         writes only JSON-RPC messages there: check the command and its arguments); {message}"
+                    );
+                } else if let Some(status) = exited {
+                    message = format!("the program exited ({status}) before it completed the MCP handshake; {message}");
+                }
+                return Err(error(message, &stderr));
             }
         };
         let peer = service.peer().clone();
@@ -189,7 +202,15 @@ impl Client {
             }
             watch.cancel();
         });
-        Ok(Self { service: tokio::sync::Mutex::new(Some(service)), peer, handler, pid, stderr, closed })
+        Ok(Self {
+            service: tokio::sync::Mutex::new(Some(service)),
+            peer,
+            handler,
+            pid,
+            _process: process,
+            stderr,
+            closed,
+        })
     }
 
     /// Resolves when the connection has ended.
@@ -276,6 +297,128 @@ impl Client {
     }
 }
 
+/// What went wrong in the handshake, in words: the SDK's errors name its own types.
+fn handshake_error(error: &rmcp::service::ClientInitializeError, endpoint: &McpEndpoint) -> String {
+    let detail = match error {
+        rmcp::service::ClientInitializeError::TransportError { error, .. } => chain(error.error.as_ref()),
+        other => chain(other),
+    };
+    let McpEndpoint::Http { url, .. } = endpoint else {
+        return format!("the MCP handshake failed: {detail}");
+    };
+    match http_status(&detail) {
+        Some(401) => format!(
+            "the server at {url} answered 401 Unauthorized: it wants credentials; add them as a header \
+             (e.g. `Authorization: Bearer <token>`)"
+        ),
+        Some(403) => format!("the server at {url} answered 403 Forbidden: the credentials in the headers are refused"),
+        Some(404) => format!(
+            "the server at {url} answered 404 Not Found: check the URL (a streamable HTTP MCP endpoint often ends in /mcp)"
+        ),
+        Some(status) => format!("the server at {url} answered HTTP {status}: {detail}"),
+        None if detail.contains("error sending request") => format!("could not reach {url}: {detail}"),
+        None => format!("the MCP handshake with {url} failed: {detail}"),
+    }
+}
+
+/// An error and its causes, each once, joined with `: `.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(error) = next {
+        let text = error.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = error.source();
+    }
+    parts.join(": ")
+}
+
+/// The HTTP status an error message reports (`HTTP 404 …`).
+fn http_status(message: &str) -> Option<u16> {
+    message.match_indices("HTTP ").find_map(|(at, _)| {
+        let code = message.get(at + 5..at + 8)?;
+        code.parse().ok().filter(|c| (100..600).contains(c))
+    })
+}
+
+/// Lines a stdio server wrote to stdout that cannot be MCP (not JSON), kept for the error
+/// message: usually a server started without the argument that makes it speak MCP, or
+/// one that prints a banner.
+#[derive(Clone, Default)]
+struct StdoutNoise(Arc<Mutex<Vec<String>>>);
+
+/// How many such lines are kept, and how much of each.
+const NOISE_LINES: usize = 3;
+const NOISE_LINE_BYTES: usize = 200;
+
+impl StdoutNoise {
+    fn lines(&self) -> Option<String> {
+        let lines = self.0.lock().ok()?;
+        (!lines.is_empty()).then(|| lines.join(" ⏎ "))
+    }
+}
+
+/// A stdio server's stdout on its way to the SDK, watched for lines that are not JSON.
+struct WatchedStdout<R> {
+    inner: R,
+    noise: StdoutNoise,
+    line: LineKind,
+}
+
+enum LineKind {
+    /// Nothing but whitespace so far.
+    Start,
+    Json,
+    /// Not JSON: its first bytes.
+    Noise(Vec<u8>),
+}
+
+impl<R> WatchedStdout<R> {
+    fn new(inner: R, noise: StdoutNoise) -> Self {
+        Self { inner, noise, line: LineKind::Start }
+    }
+
+    fn watch(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            match (&mut self.line, byte) {
+                (LineKind::Noise(kept), b'\n') => {
+                    let text = String::from_utf8_lossy(kept).trim().to_owned();
+                    if let Ok(mut lines) = self.noise.0.lock()
+                        && lines.len() < NOISE_LINES
+                    {
+                        lines.push(text);
+                    }
+                    self.line = LineKind::Start;
+                }
+                (_, b'\n') => self.line = LineKind::Start,
+                (LineKind::Start, b'{' | b'[') => self.line = LineKind::Json,
+                (LineKind::Start, byte) if byte.is_ascii_whitespace() => {}
+                (LineKind::Start, byte) => self.line = LineKind::Noise(vec![byte]),
+                (LineKind::Noise(kept), byte) if kept.len() < NOISE_LINE_BYTES => kept.push(byte),
+                _ => {}
+            }
+        }
+    }
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for WatchedStdout<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = &polled {
+            let fresh = buf.filled()[before..].to_vec();
+            self.watch(&fresh);
+        }
+        polled
+    }
+}
+
 fn spawn_error(command: &str, error: &std::io::Error) -> String {
     match error.kind() {
         std::io::ErrorKind::NotFound => {
@@ -329,6 +472,17 @@ pub(crate) fn tool_output(result: Value) -> ToolOutput {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn lines_that_are_not_json_are_kept_and_json_lines_are_not() {
+        let noise = StdoutNoise::default();
+        let mut watched = WatchedStdout::new(tokio::io::empty(), noise.clone());
+        watched.watch(b"{\"jsonrpc\":\"2.0\"}\n  \nWelcome");
+        watched.watch(b" to the server!\n[1]\n<html>\n");
+        assert_eq!(noise.lines().as_deref(), Some("Welcome to the server! \u{23ce} <html>"));
+        assert_eq!(http_status("unexpected server response: HTTP 404 Not Found: go away"), Some(404));
+        assert_eq!(http_status("HTTP/1.1 is fine"), None);
+    }
 
     #[test]
     fn results_keep_text_images_resources_and_structured_content() {

@@ -3,9 +3,11 @@
 //!
 //! - One connection (one process, for stdio) per server, shared by every topic.
 //! - A server that fails to start, exits, or drops the connection is retried with
-//!   exponential backoff (1 s, doubling, at most a minute); its status says why.
+//!   exponential backoff (see `backoff`); its status says why and when it is tried again.
 //! - The catalog is what the server last listed successfully. Requests are built from it
-//!   without ever waiting on a server; a failed refresh keeps the old list.
+//!   without ever waiting on a server; a failed refresh keeps the old list (the server
+//!   stays ready and its status says the listing failed). A server whose first listing
+//!   fails while no tools are known counts as failed and is retried.
 
 use std::collections::BTreeMap;
 use std::collections::HashSet;
@@ -19,13 +21,12 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::McpServerConfig;
+use super::backoff::Backoff;
 use super::catalog::{self, McpToolSpec};
 use super::client::Client;
 use super::processes::ProcessRegistry;
 use super::tool::McpTool;
 use crate::tool::Tool;
-
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 /// Where the hub saves a server's catalog after each successful listing.
 #[async_trait]
@@ -62,7 +63,7 @@ pub(crate) struct Inner {
     options: HubOptions,
     pub(crate) processes: ProcessRegistry,
     servers: Mutex<BTreeMap<String, Server>>,
-    /// Order of addition, for stable name prefixes.
+    /// Order of addition: tools are listed server by server in this order.
     order: Mutex<Vec<String>>,
     tracker: TaskTracker,
 }
@@ -180,21 +181,19 @@ impl McpHub {
         self.inner.servers.lock().ok()?.get(id).map(|s| s.status.clone())
     }
 
-    /// The tools of every enabled server, from the cache: never waits on a server.
+    /// The tools of every enabled server, from the cache: never waits on a server. Each
+    /// is named `<namespace>__<tool>` after its server's namespace.
     pub fn tools(&self) -> Vec<McpToolEntry> {
         let order: Vec<String> = self.inner.order.lock().map(|o| o.clone()).unwrap_or_default();
         let Ok(servers) = self.inner.servers.lock() else { return Vec::new() };
-        let names: Vec<&str> = order.iter().filter_map(|id| servers.get(id)).map(|s| s.config.name.as_str()).collect();
-        let prefixes = catalog::unique_slugs(names);
+        // Namespaces are unique and never contain `__`, so names of different servers
+        // cannot clash; `taken` is kept across servers all the same, as a guard.
         let mut taken = HashSet::new();
         let mut out = Vec::new();
-        for (id, prefix) in order.iter().zip(prefixes) {
-            let Some(server) = servers.get(id) else { continue };
+        for id in &order {
+            let Some(server) = servers.get(id).filter(|s| s.enabled) else { continue };
             for spec in &server.tools {
-                let name = catalog::namespaced(&prefix, &spec.name, &mut taken);
-                if !server.enabled {
-                    continue;
-                }
+                let name = catalog::namespaced(&server.config.namespace, &spec.name, &mut taken);
                 let tool = McpTool::new(
                     self.inner.clone(),
                     id.clone(),
@@ -232,6 +231,11 @@ impl McpHub {
 }
 
 impl Inner {
+    /// How many tools the catalog has for the server.
+    fn known_tools(&self, id: &str) -> usize {
+        self.servers.lock().ok().and_then(|s| s.get(id).map(|s| s.tools.len())).unwrap_or(0)
+    }
+
     fn update(&self, id: &str, change: impl FnOnce(&mut Server)) {
         if let Ok(mut servers) = self.servers.lock()
             && let Some(server) = servers.get_mut(id)
@@ -270,8 +274,16 @@ async fn supervise(
     refresh: Arc<tokio::sync::Notify>,
 ) {
     let id = config.id.clone();
+    if let Some(why) = &config.blocked {
+        tracing::warn!(server = %config.name, error = %why, "MCP server not started");
+        inner.update(&id, |s| {
+            s.status =
+                McpStatus { state: McpState::Error, message: Some(why.clone()), stderr_tail: None, ..s.status.clone() };
+        });
+        return;
+    }
     let timeout = inner.options.connect_timeout;
-    let mut backoff = Duration::from_secs(1);
+    let mut backoff = Backoff::new();
     loop {
         inner.update(&id, |s| {
             s.status.state = McpState::Connecting;
@@ -280,63 +292,67 @@ async fn supervise(
             _ = stop.cancelled() => return,
             connected = Client::connect(&config, &inner.processes, &inner.options.http, timeout) => connected,
         };
-        match connected {
-            Err(error) => {
-                tracing::warn!(server = %config.name, error = %error.message, "MCP server unavailable");
-                inner.update(&id, |s| {
-                    s.status = McpStatus {
-                        state: McpState::Error,
-                        message: Some(error.message),
-                        stderr_tail: error.stderr,
-                        ..s.status.clone()
-                    };
-                });
-            }
+        let (problem, stderr_tail, delay) = match connected {
+            Err(error) => (error.message, error.stderr, backoff.failed()),
             Ok(client) => {
                 let client = Arc::new(client);
-                list(&inner, &config, &client, timeout).await;
-                backoff = Duration::from_secs(1);
-                inner.update(&id, |s| {
-                    s.client.send_replace(Some(client.clone()));
-                });
-                tracing::info!(server = %config.name, "MCP server connected");
-                loop {
-                    tokio::select! {
-                        _ = stop.cancelled() => {
-                            client.shutdown(&inner.processes).await;
-                            return;
+                let up_since = tokio::time::Instant::now();
+                match list(&inner, &config, &client, timeout).await {
+                    Err(error) if inner.known_tools(&id) == 0 => {
+                        // Connected, but it offers nothing usable: treat it as a failure, so
+                        // it is retried rather than sitting "ready" with no tools.
+                        client.shutdown(&inner.processes).await;
+                        (format!("it connected, but {error}"), client.stderr.text(), backoff.failed())
+                    }
+                    _ => {
+                        inner.update(&id, |s| {
+                            s.client.send_replace(Some(client.clone()));
+                        });
+                        tracing::info!(server = %config.name, "MCP server connected");
+                        loop {
+                            tokio::select! {
+                                _ = stop.cancelled() => {
+                                    client.shutdown(&inner.processes).await;
+                                    return;
+                                }
+                                _ = refresh.notified() => { let _ = list(&inner, &config, &client, timeout).await; }
+                                _ = client.handler.list_changed.notified() => {
+                                    let _ = list(&inner, &config, &client, timeout).await;
+                                }
+                                _ = client.closed() => break,
+                            }
                         }
-                        _ = refresh.notified() => list(&inner, &config, &client, timeout).await,
-                        _ = client.handler.list_changed.notified() => list(&inner, &config, &client, timeout).await,
-                        _ = client.closed() => break,
+                        if let Some(pid) = client.pid {
+                            inner.processes.forget(pid);
+                        }
+                        inner.update(&id, |s| {
+                            s.client.send_replace(None);
+                        });
+                        let delay = backoff.ended(up_since.elapsed());
+                        ("the server stopped or closed the connection".to_owned(), client.stderr.text(), delay)
                     }
                 }
-                if let Some(pid) = client.pid {
-                    inner.processes.forget(pid);
-                }
-                let tail = client.stderr.text();
-                tracing::warn!(server = %config.name, "MCP server connection ended; reconnecting");
-                inner.update(&id, |s| {
-                    s.client.send_replace(None);
-                    s.status = McpStatus {
-                        state: McpState::Error,
-                        message: Some("the server stopped or closed the connection; reconnecting".into()),
-                        stderr_tail: tail,
-                        ..s.status.clone()
-                    };
-                });
             }
-        }
+        };
+        tracing::warn!(server = %config.name, error = %problem, retry_in = delay.as_secs(), "MCP server unavailable");
+        inner.update(&id, |s| {
+            s.status = McpStatus {
+                state: McpState::Error,
+                message: Some(format!("{problem}; trying again in {} s", delay.as_secs())),
+                stderr_tail,
+                ..s.status.clone()
+            };
+        });
         tokio::select! {
             _ = stop.cancelled() => return,
-            _ = tokio::time::sleep(backoff) => {}
+            _ = tokio::time::sleep(delay) => {}
         }
-        backoff = (backoff * 2).min(MAX_BACKOFF);
     }
 }
 
-/// Lists the server's tools and replaces the catalog; on failure the old one stays.
-async fn list(inner: &Inner, config: &McpServerConfig, client: &Client, timeout: Duration) {
+/// Lists the server's tools and replaces the catalog; on failure the old one stays (and
+/// the status says so) and the error is returned.
+async fn list(inner: &Inner, config: &McpServerConfig, client: &Client, timeout: Duration) -> Result<(), String> {
     match client.list_tools(timeout).await {
         Ok(raw) => {
             let (tools, problems) = catalog::read_tools(&raw);
@@ -351,14 +367,21 @@ async fn list(inner: &Inner, config: &McpServerConfig, client: &Client, timeout:
                 };
                 s.tools = tools;
             });
+            Ok(())
         }
-        Err(error) => inner.update(&config.id, |s| {
-            s.status = McpStatus {
-                state: McpState::Ready,
-                message: Some(format!("{error}; the last known tools are kept")),
-                stderr_tail: client.stderr.text(),
-                ..s.status.clone()
-            };
-        }),
+        Err(error) => {
+            tracing::warn!(server = %config.name, %error, "MCP server's tools could not be listed");
+            inner.update(&config.id, |s| {
+                if !s.tools.is_empty() {
+                    s.status = McpStatus {
+                        state: McpState::Ready,
+                        message: Some(format!("{error}; the last known tools are kept")),
+                        stderr_tail: client.stderr.text(),
+                        ..s.status.clone()
+                    };
+                }
+            });
+            Err(error)
+        }
     }
 }
