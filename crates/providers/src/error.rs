@@ -291,6 +291,9 @@ fn classify(status: Option<u16>, detail: Option<&ErrorDetail>) -> (ProviderError
         Some(429) => K::RateLimit,
         Some(503 | 529) => K::Overloaded,
         Some(408 | 504) => K::Timeout,
+        // Too Early: the server will not risk a request it might see twice; sent again
+        // later it goes through, so it is a transient server-side refusal.
+        Some(425) => K::Server,
         Some(413) => K::ContextTooLong,
         Some(400..=499) if hinted(&["overloaded_error"]) => K::Overloaded,
         Some(400..=499) if too_long => K::ContextTooLong,
@@ -350,6 +353,9 @@ fn describe(kind: ProviderErrorKind, provider: &str, status: Option<u16>, detail
             (format!("{provider} rejected the request{status_text}"), "check the model name and settings")
         }
         K::Server if status.is_none() => (format!("{provider} reported an error mid-stream"), "try again"),
+        K::Server if status == Some(425) => {
+            (format!("{provider} asked for the request to be sent again later (HTTP 425)"), "try again in a moment")
+        }
         K::Server => (format!("{provider} had a server error{status_text}"), "try again later"),
         K::Auth | K::Network | K::BadResponse => (format!("{provider} failed{status_text}"), "try again later"),
     };
@@ -499,6 +505,16 @@ mod tests {
 
         let err = http(429, "slow down");
         assert_eq!((err.kind, err.retryable), (ProviderErrorKind::RateLimit, true));
+    }
+
+    #[test]
+    fn too_early_and_request_timeouts_say_to_try_again() {
+        let err = http(425, r#"{"error":{"message":"Too Early"}}"#);
+        assert_eq!((err.kind, err.retryable), (ProviderErrorKind::Server, true));
+        assert_eq!(err.message, "Acme asked for the request to be sent again later (HTTP 425): Too Early — try again in a moment");
+        let err = http(408, "Request Timeout");
+        assert_eq!((err.kind, err.retryable), (ProviderErrorKind::Timeout, true));
+        assert_eq!(err.message, "Acme timed out (HTTP 408) — try again");
     }
 
     #[test]
