@@ -114,6 +114,17 @@ impl ProviderError {
         }
     }
 
+    /// The error for a successful answer whose body held no event-stream frame at all
+    /// (a plain-text or HTML page served with a 2xx status, e.g. by a proxy or a web UI).
+    pub fn not_an_event_stream(provider: &str, shape: &BodyShape) -> Self {
+        Self::new(
+            ProviderErrorKind::BadResponse,
+            format!(
+                "{provider} answered with {shape} instead of a stream of events — check the base URL and the API format in the provider settings"
+            ),
+        )
+    }
+
     /// The error for an error object the provider sent instead of (or in the middle of) a
     /// successful answer, e.g. a mid-stream `data: {"error": {...}}` frame.
     pub fn from_error_value(provider: &str, value: &Value) -> Self {
