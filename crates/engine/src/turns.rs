@@ -51,7 +51,8 @@ struct TurnSetup {
 enum Continuation {
     /// A fresh reply (new turn, retry, added model).
     None,
-    /// The user pressed Continue (after a stop, a stall, a crash, or the tool-call limit).
+    /// The user pressed Continue (after a stop, a stall, a crash, the tool-call limit, or
+    /// the model's output limit).
     Continue,
     /// Every approval of the reply was answered.
     Resume,
@@ -159,8 +160,8 @@ impl Engine {
     }
 
     /// Generate one reply again from scratch (`continue_reply` false), or continue it
-    /// after what it kept (a stopped, stalled or interrupted reply, or one that reached
-    /// the tool-call limit).
+    /// after what it kept (a stopped, stalled or interrupted reply, one that reached the
+    /// tool-call limit, or one the model's output limit cut short).
     pub(crate) async fn prepare_reply(
         &self,
         request: ReplyRequest,
@@ -201,10 +202,10 @@ impl Engine {
                     "this reply is waiting for your approval of a tool call; answer it to go on",
                 ));
             }
-            Continuation::Continue if reply.status != MessageStatus::Paused => {
+            Continuation::Continue if !can_continue(reply) => {
                 return Err(ApiError::bad_request(
                     "messageId",
-                    "only a stopped or interrupted reply can be continued; retry it instead",
+                    "only a stopped, interrupted or cut-off reply can be continued; retry it instead",
                 ));
             }
             Continuation::Resume if !waiting => {
@@ -442,6 +443,16 @@ impl Engine {
         providers.into_iter().next().map(|p| ModelRef { provider_id: p.id, model: p.default_model }).ok_or_else(|| {
             ApiError::bad_request("model", "no provider is configured: add one in Settings, or try the demo provider")
         })
+    }
+}
+
+/// Continue picks up a paused reply (stopped, stalled, interrupted, at the tool-call
+/// limit) and one that finished only because the output limit cut it short.
+fn can_continue(reply: &StoredMessage) -> bool {
+    match reply.status {
+        MessageStatus::Paused => true,
+        MessageStatus::Success => reply.status_reason.as_deref() == Some(agent::REASON_LENGTH),
+        _ => false,
     }
 }
 
