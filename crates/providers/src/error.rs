@@ -522,7 +522,10 @@ mod tests {
     fn too_early_and_request_timeouts_say_to_try_again() {
         let err = http(425, r#"{"error":{"message":"Too Early"}}"#);
         assert_eq!((err.kind, err.retryable), (ProviderErrorKind::Server, true));
-        assert_eq!(err.message, "Acme asked for the request to be sent again later (HTTP 425): Too Early — try again in a moment");
+        assert_eq!(
+            err.message,
+            "Acme asked for the request to be sent again later (HTTP 425): Too Early — try again in a moment"
+        );
         let err = http(408, "Request Timeout");
         assert_eq!((err.kind, err.retryable), (ProviderErrorKind::Timeout, true));
         assert_eq!(err.message, "Acme timed out (HTTP 408) — try again");

@@ -168,4 +168,3 @@ proptest! {
         split_decodes_like_the_whole(ProviderFormat::Gemini, which, &cuts)?;
     }
 }
-

@@ -179,8 +179,11 @@ fn stream_steps(reply: &Reply) -> Vec<Step> {
         ));
         output_index += 1;
     }
-    let (terminal, status) =
-        if reply.finish.is_natural() { ("response.completed", "completed") } else { ("response.incomplete", "incomplete") };
+    let (terminal, status) = if reply.finish.is_natural() {
+        ("response.completed", "completed")
+    } else {
+        ("response.incomplete", "incomplete")
+    };
     transcript.tail.push(event(terminal, json!({ "response": response_object(reply, status) }), false));
 
     let malformed = Step::now(Some("response.output_text.delta"), "{not json");

@@ -413,7 +413,10 @@ mod tests {
             run(Fault::ErrorFrame { after: 9, message: "x".into() }),
             ["head", "a", "b1", "b2", "ERROR x Some(\"c\") failed=false"]
         );
-        assert_eq!(run(Fault::Failed { after: 1, message: "y".into() }), ["head", "a", "ERROR y Some(\"c\") failed=true"]);
+        assert_eq!(
+            run(Fault::Failed { after: 1, message: "y".into() }),
+            ["head", "a", "ERROR y Some(\"c\") failed=true"]
+        );
     }
 
     #[test]
