@@ -36,6 +36,8 @@ fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, ApiError> {
 /// The names [`Engine::call`] answers to (transports check they expose every one).
 pub const OPERATIONS: &[&str] = &[
     "app_info",
+    "settings_get",
+    "settings_update",
     "topics_list",
     "topic_create",
     "topic_update",
@@ -87,6 +89,8 @@ impl Engine {
     pub async fn call(&self, name: &str, request: Value) -> Result<Value, ApiError> {
         match name {
             "app_info" => json(self.info()),
+            "settings_get" => json(self.settings().await?),
+            "settings_update" => json(self.update_settings(parse(request)?).await?),
             "topics_list" => json(self.inner.store.list_topics().await.map_err(store_error)?),
             "topic_create" => json(self.create_topic(parse(request)?).await?),
             "topic_update" => json(self.update_topic(parse(request)?).await?),

@@ -12,6 +12,7 @@ use super::*;
 
 mod mcp;
 mod sessions;
+mod settings;
 mod tools;
 
 struct Fixture {

@@ -44,6 +44,8 @@ struct TurnSetup {
     workspace: Option<PathBuf>,
     tools: tools::ToolSet,
     defaults: HashMap<String, PolicyDecision>,
+    /// How long a reply may stay silent: the user's setting as the turn starts.
+    idle_timeout: std::time::Duration,
 }
 
 /// How a reply goes on from what it holds.
@@ -156,7 +158,8 @@ impl Engine {
             // A folder that was moved or deleted since: file tools are left out, the chat works.
             .filter(|path| path.is_dir());
         let (tools, defaults) = self.turn_tools(assistant.as_ref(), workspace.as_deref()).await?;
-        Ok(TurnSetup { topic, assistant, workspace, tools, defaults })
+        let idle_timeout = self.idle_timeout().await;
+        Ok(TurnSetup { topic, assistant, workspace, tools, defaults, idle_timeout })
     }
 
     /// Generate one reply again from scratch (`continue_reply` false), or continue it
@@ -359,7 +362,7 @@ impl Engine {
             message_id: message_id.clone(),
             defaults: setup.defaults.clone(),
         };
-        let mut agent_request = agent::TurnRequest::new(model, completion, self.inner.config.streams.idle_timeout);
+        let mut agent_request = agent::TurnRequest::new(model, completion, setup.idle_timeout);
         agent_request.tools = setup.tools.clone();
         agent_request.tool_calling = tool_calling;
         agent_request.gate = Arc::new(gate);
@@ -377,6 +380,7 @@ impl Engine {
             provider_name: provider.name,
             runner: streams::Runner::Agent(Box::new(agent_request)),
             slot,
+            idle_timeout: Some(setup.idle_timeout),
         })
     }
 
