@@ -114,6 +114,18 @@ impl ProviderError {
         }
     }
 
+    /// This error with the API key blanked out of its message. A provider or proxy that
+    /// echoes the request's headers in its error body must not put the key into a message
+    /// the user sees, the database keeps and the log prints. Keys shorter than 8
+    /// characters are left alone: blanking them would mangle ordinary words.
+    #[must_use]
+    pub fn without_secret(mut self, secret: Option<&str>) -> Self {
+        if let Some(secret) = secret.map(str::trim).filter(|secret| secret.len() >= 8) {
+            self.message = self.message.replace(secret, "[API key]");
+        }
+        self
+    }
+
     /// The error for a successful answer whose body held no event-stream frame at all
     /// (a plain-text or HTML page served with a 2xx status, e.g. by a proxy or a web UI).
     pub fn not_an_event_stream(provider: &str, shape: &BodyShape) -> Self {
@@ -661,6 +673,19 @@ mod tests {
             mid_stream(serde_json::json!({"type":"error","code":"rate_limit_exceeded","message":"Slow down"}));
         assert_eq!(responses.kind, ProviderErrorKind::RateLimit);
         assert!(responses.message.contains("Slow down"), "{}", responses.message);
+    }
+
+    #[test]
+    fn an_echoed_api_key_is_blanked_out_of_the_message() {
+        let body = r#"{"error":{"message":"bad header Authorization: Bearer sk-live-0123456789 for /v1/chat"}}"#;
+        let err = http(400, body).without_secret(Some(" sk-live-0123456789 "));
+        assert_eq!(
+            err.message,
+            "Acme rejected the request (HTTP 400): bad header Authorization: Bearer [API key] for /v1/chat — check the model name and settings"
+        );
+        let short = http(400, r#"{"error":{"message":"key k is wrong"}}"#).without_secret(Some("k"));
+        assert!(short.message.contains("key k is wrong"), "{}", short.message);
+        assert_eq!(http(400, body).without_secret(None), http(400, body));
     }
 
     #[test]

@@ -81,6 +81,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
         retry: config.retry,
         decoder: StreamDecoder::with_mapper(provider, Box::new(GeminiEventMapper::new(provider, fresh_id_seed()))),
         base_url_hint: " (for Gemini it is usually https://generativelanguage.googleapis.com/v1beta)",
+        secret: config.key().map(str::to_owned),
     })
 }
 
