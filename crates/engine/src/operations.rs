@@ -322,15 +322,21 @@ impl Engine {
             (None, Some(id)) => self.api_key(id)?,
             (None, None) => None,
         };
-        let models =
-            providers::list_models(&self.inner.http, base_url.as_str(), key.as_deref()).await.map_err(|e| {
-                ApiError {
-                    kind: ErrorKind::Provider,
-                    message: format!("could not list models: {}", e.message),
-                    retryable: e.retryable,
-                    field: None,
-                    code: Some(e.kind.as_str().to_owned()),
-                }
+        // The form's format; else the saved provider's; else Chat Completions.
+        let format = match (request.format, &request.provider_id) {
+            (Some(format), _) => format,
+            (None, Some(id)) => self.inner.store.get_provider(id).await.map_err(store_error)?.format,
+            (None, None) => ApiFormat::OpenaiChat,
+        };
+        let format = crate::turns::wire_format(format);
+        let models = providers::list_models_for(format, &self.inner.http, base_url.as_str(), key.as_deref())
+            .await
+            .map_err(|e| ApiError {
+                kind: ErrorKind::Provider,
+                message: format!("could not list models: {}", e.message),
+                retryable: e.retryable,
+                field: None,
+                code: Some(e.kind.as_str().to_owned()),
             })?;
         Ok(ModelList { models })
     }

@@ -11,6 +11,7 @@ use testkit::{Fault, Finish, MockConfig, MockServer, Script};
 use super::*;
 
 mod mcp;
+mod secrets;
 mod sessions;
 mod settings;
 mod tools;
@@ -280,6 +281,31 @@ async fn a_model_list_comes_from_the_endpoint() {
     let err =
         f.engine.call("provider_models", json!({ "baseUrl": server.base_url(), "apiKey": "bad" })).await.unwrap_err();
     assert!(err.message.contains("authentication failed"), "{}", err.message);
+}
+
+/// "Load models" asks in the provider's own format: the form's, else the saved provider's.
+#[tokio::test]
+async fn the_model_list_is_asked_for_in_the_providers_own_format() {
+    let f = fixture().await;
+    let server = mock(Some("sk-models")).await;
+    let providers = provider_per_format(&f, &server, "sk-models").await;
+    for (format, provider) in &providers {
+        let (path, auth) = match format {
+            ApiFormat::Anthropic => ("/v1/models?", "x-api-key"),
+            ApiFormat::Gemini => ("/v1beta/models?", "x-goog-api-key"),
+            _ => ("/v1/models", "authorization"),
+        };
+        // From the form (key typed), then from the saved provider (stored key, stored format).
+        let typed = json!({ "baseUrl": provider.base_url, "format": format, "apiKey": "sk-models" });
+        let saved = json!({ "baseUrl": provider.base_url, "providerId": provider.id });
+        for request in [typed, saved] {
+            let list: protocol::api::ModelList = f.call("provider_models", request).await;
+            assert_eq!(list.models, vec!["scripted"], "{}", format.as_str());
+            let asked = server.requests().last().unwrap().clone();
+            assert!(asked.path.starts_with(path), "{}: {}", format.as_str(), asked.path);
+            assert!(asked.header(auth).is_some_and(|v| v.contains("sk-models")), "{}: {auth}", format.as_str());
+        }
+    }
 }
 
 #[tokio::test]
