@@ -46,6 +46,8 @@ macro_rules! plain_commands {
 
 plain_commands!($
     app_info,
+    settings_get,
+    settings_update,
     topics_list,
     topic_create,
     topic_update,

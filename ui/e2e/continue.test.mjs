@@ -56,3 +56,41 @@ e2eTest(stack, 'Retry while another turn of the topic runs is refused inline, sa
   await waitUntil('the second reply keeps streaming', async () => normalize(await assistantText(page)).length > before.length);
   await byTestId(page, 'stop-button').click();
 });
+
+e2eTest(stack, 'A reply cut at the length limit says so, and Continue finishes it in place', async () => {
+  const first = ['The ', 'first ', 'half'];
+  await stack.testkit.script({ chunks: first, finish: 'length' });
+  const page = await stack.openApp();
+  await newTopicAndSend(page, 'A long answer, please');
+  const marker = lastAssistant(page).locator('[data-testid="message-stopped"]');
+  await marker.waitFor();
+  assert.equal(await marker.getAttribute('data-reason'), 'length');
+  assert.match(await marker.innerText(), /length limit/i);
+  assert.match(await marker.innerText(), /Continue/);
+  assert.equal(await lastAssistant(page).getAttribute('data-status'), 'success', 'done as far as it went, not an error');
+  assert.equal(normalize(await assistantText(page)), normalize(first.join('')));
+  // Still marked after a reload: the reason is stored, not a live-only notice.
+  await page.reload();
+  await marker.waitFor();
+
+  const rest = [' and ', 'the second.'];
+  await stack.testkit.script({ chunks: rest });
+  await byTestId(page, 'reply-continue').click();
+  await waitUntil('the continued reply ends normally', async () => (await marker.count()) === 0 && (await assistantText(page)).includes('second'));
+  assert.equal(normalize(await assistantText(page)), normalize(`${first.join('')}${rest.join('')}`));
+  assert.equal(await assistantMessages(page).count(), 1, 'continued in place, not as a new reply');
+});
+
+e2eTest(stack, "A reply the provider's content filter stopped keeps its text and says to rephrase", async () => {
+  await stack.testkit.script({ chunks: ['Here is how ', 'you'], finish: 'contentFilter' });
+  const page = await stack.openApp();
+  await newTopicAndSend(page, 'Something borderline');
+  const error = lastAssistant(page).locator('[data-testid="message-error"]');
+  await error.waitFor();
+  assert.equal(await error.getAttribute('data-code'), 'content_filtered');
+  assert.match(await error.innerText(), /content filter/i);
+  assert.match(await error.innerText(), /rephrase/i);
+  await waitUntil('the reply is stored as an error', async () => (await lastAssistant(page).getAttribute('data-status')) === 'error');
+  assert.equal(normalize(await assistantText(page)), 'Here is how you');
+  assert.equal(await byTestId(page, 'reply-continue').count(), 0, 'nothing to continue: the filter would stop it again');
+});

@@ -223,6 +223,33 @@ mode: string, dataDir: string,
  */
 secretStore: string, };
 
+export type AppSettings = { 
+/**
+ * How long a reply may stay silent (no text, no event) before it is stopped as
+ * `stalled`, in seconds, as the user chose it; absent: the default applies.
+ */
+idleTimeoutSeconds?: number, 
+/**
+ * What applies without a choice: `COLLOQUY_IDLE_TIMEOUT_SECONDS` when the app was
+ * started with it, else 120.
+ */
+defaultIdleTimeoutSeconds: number, 
+/**
+ * The shortest idle timeout the user may choose.
+ */
+minIdleTimeoutSeconds: number, 
+/**
+ * The longest idle timeout the user may choose.
+ */
+maxIdleTimeoutSeconds: number, };
+
+export type UpdateAppSettings = { 
+/**
+ * Seconds, within the bounds [`AppSettings`] names; absent or `null` goes back to the
+ * default.
+ */
+idleTimeoutSeconds?: number, };
+
 export type InboxMode = "queue" | "steer";
 
 export type InboxState = "queued" | "held";

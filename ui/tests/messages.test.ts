@@ -1,5 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { canContinue, isAwaitingApproval, pauseReason, replyBlocks, storedToChat, yieldedToSteering, type ChatMessage } from '../src/chat/messages';
+import { errorHint, errorTitle } from '../src/backend/describe';
+import { replyActions } from '../src/chat/features';
+import {
+  canContinue,
+  cutAtLength,
+  endedEarlyReason,
+  isAwaitingApproval,
+  pauseReason,
+  replyBlocks,
+  stoppedHint,
+  stoppedLabel,
+  storedToChat,
+  yieldedToSteering,
+  type ChatMessage,
+} from '../src/chat/messages';
 import type { StoredMessage } from '../src/protocol.gen';
 
 const reply = (status: StoredMessage['status'], statusReason?: string): ChatMessage => ({
@@ -18,6 +32,33 @@ describe('why a reply stopped', () => {
     expect(isAwaitingApproval(reply('paused', 'awaiting_approval'), false)).toBe(true);
     expect(canContinue(reply('success'), false)).toBe(false);
     expect(pauseReason(reply('success', 'awaiting_approval'), false)).toBeUndefined();
+  });
+
+  it('notes a reply the output limit cut short, says what to do, and offers Continue beside Retry', () => {
+    const cut = reply('success', 'length');
+    expect(cutAtLength(cut, false)).toBe(true);
+    expect(endedEarlyReason(cut, false)).toBe('length');
+    expect(stoppedLabel('length')).toMatch(/length limit/);
+    expect(stoppedHint('length')).toMatch(/output limit.*Continue/);
+    expect(replyActions(cut, false, { retry: true })).toEqual({ continue: true, retry: true });
+    // A normal finish has no note and no Continue; neither has a live reply yet.
+    expect(endedEarlyReason(reply('success'), false)).toBeUndefined();
+    expect(replyActions(reply('success'), false, { retry: true })).toEqual({ continue: false, retry: true });
+    expect(cutAtLength(reply('paused', 'length'), false)).toBe(false);
+    expect(replyActions(cut, true, { retry: true })).toEqual({ continue: false, retry: false });
+  });
+
+  it('says a reply the content filter stopped failed, and to rephrase', () => {
+    const filtered = {
+      kind: 'provider' as const,
+      code: 'content_filtered',
+      message: "the provider's content filter stopped the reply — rephrase your message, or try another model",
+      retryable: false,
+    };
+    expect(errorTitle(filtered)).toBe("The provider's content filter stopped the reply");
+    expect(errorHint(filtered)).toMatch(/Rephrase/);
+    expect(endedEarlyReason(reply('error', 'content_filtered'), false)).toBeUndefined();
+    expect(canContinue(reply('error', 'content_filtered'), false)).toBe(false);
   });
 
   it('notes a reply that yielded to a steering message', () => {

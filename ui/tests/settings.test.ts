@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { PolicyRule, Provider } from '../src/protocol.gen';
+import type { AppSettings, PolicyRule, Provider } from '../src/protocol.gen';
 import { assistantInputFromDraft, draftFromAssistant } from '../src/settings/assistantForm';
 import { capabilitiesToSend, capabilityRows, toggleCapability } from '../src/settings/capabilities';
 import { fieldErrorsFrom } from '../src/settings/fieldErrors';
+import { draftFromSettings, effectiveIdleTimeout, formatDuration, settingsInputFromDraft } from '../src/settings/generalForm';
 import { describeRule, draftFromRule, ruleFields, ruleInputFromDraft, type RuleDraft } from '../src/settings/ruleForm';
 
 const NOW = new Date('2025-06-01T12:00:00Z');
@@ -124,5 +125,41 @@ describe('assistant form', () => {
       errors: { name: expect.any(String), maxToolCalls: 'A whole number from 1 to 100.' },
     });
     expect(assistantInputFromDraft({ ...fresh, name: 'x', maxToolCalls: '2.5' })).toMatchObject({ errors: { maxToolCalls: expect.any(String) } });
+  });
+});
+
+describe('general settings form', () => {
+  const settings: AppSettings = { defaultIdleTimeoutSeconds: 120, minIdleTimeoutSeconds: 10, maxIdleTimeoutSeconds: 3600 };
+
+  it('shows the chosen idle timeout, or nothing for the default', () => {
+    expect(draftFromSettings(settings)).toEqual({ idleTimeoutSeconds: '' });
+    expect(draftFromSettings({ ...settings, idleTimeoutSeconds: 300 })).toEqual({ idleTimeoutSeconds: '300' });
+    expect(effectiveIdleTimeout(settings)).toBe(120);
+    expect(effectiveIdleTimeout({ ...settings, idleTimeoutSeconds: 300 })).toBe(300);
+  });
+
+  it('sends whole seconds within the bounds, and empty as "back to the default"', () => {
+    expect(settingsInputFromDraft({ idleTimeoutSeconds: ' 45 ' }, settings)).toEqual({ input: { idleTimeoutSeconds: 45 } });
+    expect(settingsInputFromDraft({ idleTimeoutSeconds: '' }, settings)).toEqual({ input: {} });
+  });
+
+  it('refuses what the backend would, under the field, saying what is allowed', () => {
+    for (const typed of ['1.5', '-3', 'soon', '2m']) {
+      expect(settingsInputFromDraft({ idleTimeoutSeconds: typed }, settings)).toEqual({
+        errors: { idleTimeoutSeconds: expect.stringContaining('whole number') },
+      });
+    }
+    for (const typed of ['9', '3601']) {
+      expect(settingsInputFromDraft({ idleTimeoutSeconds: typed }, settings)).toEqual({
+        errors: { idleTimeoutSeconds: 'Choose between 10 and 3600 seconds (10 s to 1 h).' },
+      });
+    }
+    // The backend's own refusal lands under the same field.
+    const refused = { kind: 'bad_request' as const, field: 'idleTimeoutSeconds', message: 'idleTimeoutSeconds: must be between 10 and 3600 seconds (was 5)', retryable: false };
+    expect(fieldErrorsFrom(refused, ['idleTimeoutSeconds'])).toEqual({ idleTimeoutSeconds: 'must be between 10 and 3600 seconds (was 5)' });
+  });
+
+  it('writes durations the way people say them', () => {
+    expect([45, 60, 90, 120, 3600].map(formatDuration)).toEqual(['45 s', '1 min', '1 min 30 s', '2 min', '1 h']);
   });
 });

@@ -33,7 +33,7 @@ pub use gate::{AllowAll, Allowed, CallRecord, GateCall, GateDecision, GateError,
 pub use hooks::{AgentHooks, HookSource, Hooks, UsageObserver};
 pub use prompt::{MODEL_TEXT_LIMIT, PromptOptions, build_prompt, context_rounds_left, media_from_url};
 pub use turn::{
-    DEFAULT_MAX_TOOL_CALLS, REASON_AWAITING_APPROVAL, REASON_STALLED, REASON_STEERED, REASON_TOOL_LIMIT,
+    DEFAULT_MAX_TOOL_CALLS, REASON_AWAITING_APPROVAL, REASON_LENGTH, REASON_STALLED, REASON_STEERED, REASON_TOOL_LIMIT,
     REASON_USER_STOP, TurnOutcome, TurnRequest, run_turn,
 };
 

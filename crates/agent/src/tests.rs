@@ -347,6 +347,22 @@ async fn a_provider_error_keeps_the_text_and_ends_with_an_error_part() {
     assert!(chunks.contains(&UiChunk::Error { error_text: "connection lost".into() }));
 }
 
+#[tokio::test]
+async fn a_reply_the_content_filter_stopped_fails_with_its_text_kept_and_one_cut_by_length_finishes() {
+    let model = FakeModel::new(vec![vec![text("Here is how "), finish(StopReason::ContentFilter)]]);
+    let (chunks, outcome) = run(model, CancellationToken::new()).await;
+    let TurnOutcome::Failed { error } = outcome else { panic!("expected failure, got {outcome:?}") };
+    assert_eq!((error.code.as_deref(), error.retryable), (Some("content_filtered"), false));
+    assert!(error.message.contains("rephrase"), "{}", error.message);
+    let message = fold(&chunks);
+    assert_eq!(message.text(), "Here is how ");
+    assert!(message.parts.iter().any(|p| matches!(p, UiPart::Data(d) if d.kind == "data-error")));
+
+    let model = FakeModel::new(vec![vec![text("The first half"), finish(StopReason::Length)]]);
+    let (_, outcome) = run(model, CancellationToken::new()).await;
+    assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Length });
+}
+
 #[tokio::test(start_paused = true)]
 async fn cancel_stops_the_turn_and_closes_open_parts() {
     let model = Arc::new(FakeModel {

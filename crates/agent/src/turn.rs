@@ -10,7 +10,10 @@ use std::time::Duration;
 use futures::FutureExt;
 use protocol::tool::ToolOutput;
 use protocol::{ApiError, DataChunk, ErrorKind, FinishReason, UiChunk};
-use providers::{ChatMessage, ChatRole, CompletionRequest, ContentPart, LanguageModel, ToolResult, ToolSpec};
+use providers::{
+    ChatMessage, ChatRole, CompletionRequest, ContentPart, LanguageModel, ProviderError, ProviderErrorKind, StopReason,
+    ToolResult, ToolSpec,
+};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tools::schema::InputSchema;
@@ -34,6 +37,9 @@ pub const REASON_TOOL_LIMIT: &str = "tool_limit";
 pub const REASON_AWAITING_APPROVAL: &str = "awaiting_approval";
 /// The turn yielded at a step boundary so a steering message can go next.
 pub const REASON_STEERED: &str = "steered";
+/// The model's output limit (`max_tokens`) cut the reply short: it is complete as far as
+/// it went, and Continue can pick it up.
+pub const REASON_LENGTH: &str = "length";
 
 /// The default cap on tool calls per turn.
 pub const DEFAULT_MAX_TOOL_CALLS: u32 = 20;
@@ -128,6 +134,16 @@ pub enum TurnOutcome {
 
 fn paused(reason: &str) -> TurnOutcome {
     TurnOutcome::Paused { reason: reason.to_owned() }
+}
+
+/// The error a reply ends with when the provider's content filter stopped it (a finish
+/// reason, not an HTTP error: OpenAI `content_filter`, Anthropic `refusal`, Gemini
+/// `SAFETY`/`RECITATION`/…). Its code is `content_filtered`, like a request the filter refused.
+fn content_filtered() -> ApiError {
+    crate::api_error(ProviderError::new(
+        ProviderErrorKind::ContentFiltered,
+        "the provider's content filter stopped the reply — rephrase your message, or try another model",
+    ))
 }
 
 /// Runs one turn to its end, writing chunks (after the caller's `start`) into `sink`.
@@ -316,6 +332,12 @@ impl Turn {
             let emitted = self.hooks.on_step_finish(&report).await;
             if send_all(sink, emitted).await.is_err() {
                 return paused(REASON_USER_STOP);
+            }
+            // A reply the provider's filter cut off did not end well, whatever text it has:
+            // it fails (keeping that text) with a message that says to rephrase.
+            if finish == StopReason::ContentFilter && calls.is_empty() {
+                tracing::info!("the provider's content filter stopped the reply");
+                return TurnOutcome::Failed { error: content_filtered() };
             }
             let action = self.response_complete(&report);
             self.push_assistant(&output, &calls);

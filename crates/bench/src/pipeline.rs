@@ -136,6 +136,7 @@ fn turn(topic_id: &TopicId, model: Arc<dyn LanguageModel>) -> PreparedTurn {
                 std::time::Duration::from_secs(120),
             ))),
             slot: ReplySlot::New,
+            idle_timeout: None,
         }],
     }
 }

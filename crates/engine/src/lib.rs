@@ -9,6 +9,7 @@
 //! - `operations`: the plain operations and their request validation.
 //! - `turns`: preparing a turn (model resolution, prompt) for the stream manager.
 //! - `demo`: the local scripted demo provider.
+//! - `settings`: app-wide settings (the stream idle timeout), read when a turn starts.
 //! - [`telemetry`]: tracing setup, with OTLP export when configured.
 
 mod approvals;
@@ -20,6 +21,7 @@ mod inbox;
 mod mcp;
 mod operations;
 mod sessions;
+mod settings;
 pub mod telemetry;
 mod tools;
 mod turns;
@@ -68,8 +70,9 @@ impl EngineConfig {
     }
 
     /// Applies `COLLOQUY_GRACE_SECONDS` (how long a finished reply stays attachable),
-    /// `COLLOQUY_IDLE_TIMEOUT_SECONDS` (how long a silent reply may wait before it is
-    /// stopped as stalled), `COLLOQUY_AGENT_IDLE_SECONDS` (how long an agent session's
+    /// `COLLOQUY_IDLE_TIMEOUT_SECONDS` (the default of how long a silent reply may wait
+    /// before it is stopped as stalled; a value chosen in Settings wins over it),
+    /// `COLLOQUY_AGENT_IDLE_SECONDS` (how long an agent session's
     /// connection stays open between turns) and `COLLOQUY_CLAUDE_PATH` (the Claude Code
     /// CLI). A number that is not a whole number of seconds is reported and ignored.
     pub fn with_env_overrides(mut self) -> Self {

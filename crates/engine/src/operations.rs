@@ -36,6 +36,8 @@ fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, ApiError> {
 /// The names [`Engine::call`] answers to (transports check they expose every one).
 pub const OPERATIONS: &[&str] = &[
     "app_info",
+    "settings_get",
+    "settings_update",
     "topics_list",
     "topic_create",
     "topic_update",
@@ -87,6 +89,8 @@ impl Engine {
     pub async fn call(&self, name: &str, request: Value) -> Result<Value, ApiError> {
         match name {
             "app_info" => json(self.info()),
+            "settings_get" => json(self.settings().await?),
+            "settings_update" => json(self.update_settings(parse(request)?).await?),
             "topics_list" => json(self.inner.store.list_topics().await.map_err(store_error)?),
             "topic_create" => json(self.create_topic(parse(request)?).await?),
             "topic_update" => json(self.update_topic(parse(request)?).await?),
@@ -318,15 +322,21 @@ impl Engine {
             (None, Some(id)) => self.api_key(id)?,
             (None, None) => None,
         };
-        let models =
-            providers::list_models(&self.inner.http, base_url.as_str(), key.as_deref()).await.map_err(|e| {
-                ApiError {
-                    kind: ErrorKind::Provider,
-                    message: format!("could not list models: {}", e.message),
-                    retryable: e.retryable,
-                    field: None,
-                    code: Some(e.kind.as_str().to_owned()),
-                }
+        // The form's format; else the saved provider's; else Chat Completions.
+        let format = match (request.format, &request.provider_id) {
+            (Some(format), _) => format,
+            (None, Some(id)) => self.inner.store.get_provider(id).await.map_err(store_error)?.format,
+            (None, None) => ApiFormat::OpenaiChat,
+        };
+        let format = crate::turns::wire_format(format);
+        let models = providers::list_models_for(format, &self.inner.http, base_url.as_str(), key.as_deref())
+            .await
+            .map_err(|e| ApiError {
+                kind: ErrorKind::Provider,
+                message: format!("could not list models: {}", e.message),
+                retryable: e.retryable,
+                field: None,
+                code: Some(e.kind.as_str().to_owned()),
             })?;
         Ok(ModelList { models })
     }

@@ -254,6 +254,8 @@ impl Engine {
             provider_name: self.inner.sessions.driver_name().to_owned(),
             runner: Runner::Custom(runner),
             slot,
+            // The agent program keeps its own watch on a silent model.
+            idle_timeout: None,
         })
     }
 

@@ -3,16 +3,18 @@
 
 use std::time::Duration;
 
-use protocol::api::{Provider, StoredMessage, Topic};
+use protocol::api::{ApiFormat, Provider, StoredMessage, Topic};
 use protocol::{ErrorKind, MessageStatus, StreamMessage, TerminalStatus, UiPart};
 use serde_json::{Value, json};
-use testkit::{Fault, MockConfig, MockServer, Script};
+use testkit::{Fault, Finish, MockConfig, MockServer, Script};
 
 use super::*;
 
 mod call_ids;
 mod mcp;
+mod secrets;
 mod sessions;
+mod settings;
 mod tools;
 
 struct Fixture {
@@ -280,6 +282,31 @@ async fn a_model_list_comes_from_the_endpoint() {
     let err =
         f.engine.call("provider_models", json!({ "baseUrl": server.base_url(), "apiKey": "bad" })).await.unwrap_err();
     assert!(err.message.contains("authentication failed"), "{}", err.message);
+}
+
+/// "Load models" asks in the provider's own format: the form's, else the saved provider's.
+#[tokio::test]
+async fn the_model_list_is_asked_for_in_the_providers_own_format() {
+    let f = fixture().await;
+    let server = mock(Some("sk-models")).await;
+    let providers = provider_per_format(&f, &server, "sk-models").await;
+    for (format, provider) in &providers {
+        let (path, auth) = match format {
+            ApiFormat::Anthropic => ("/v1/models?", "x-api-key"),
+            ApiFormat::Gemini => ("/v1beta/models?", "x-goog-api-key"),
+            _ => ("/v1/models", "authorization"),
+        };
+        // From the form (key typed), then from the saved provider (stored key, stored format).
+        let typed = json!({ "baseUrl": provider.base_url, "format": format, "apiKey": "sk-models" });
+        let saved = json!({ "baseUrl": provider.base_url, "providerId": provider.id });
+        for request in [typed, saved] {
+            let list: protocol::api::ModelList = f.call("provider_models", request).await;
+            assert_eq!(list.models, vec!["scripted"], "{}", format.as_str());
+            let asked = server.requests().last().unwrap().clone();
+            assert!(asked.path.starts_with(path), "{}: {}", format.as_str(), asked.path);
+            assert!(asked.header(auth).is_some_and(|v| v.contains("sk-models")), "{}: {auth}", format.as_str());
+        }
+    }
 }
 
 #[tokio::test]
@@ -600,24 +627,90 @@ async fn a_malformed_frame_or_an_error_frame_keeps_the_text_and_ends_with_an_err
     }
 }
 
-/// Every kind of provider failure, over real HTTP, ends as a stored reply with the right
-/// status, reason (the error's kind) and a message saying what to do.
+/// One provider per wire format, all on `server`, named after their format.
+async fn provider_per_format(f: &Fixture, server: &MockServer, key: &str) -> Vec<(ApiFormat, Provider)> {
+    let mut out = Vec::new();
+    for format in [ApiFormat::OpenaiChat, ApiFormat::OpenaiResponses, ApiFormat::Anthropic, ApiFormat::Gemini] {
+        let base_url = if format == ApiFormat::Gemini { server.gemini_base_url() } else { server.base_url() };
+        let provider: Provider = f
+            .call(
+                "provider_create",
+                json!({ "name": "Mock", "format": format, "baseUrl": base_url, "apiKey": key, "defaultModel": "scripted" }),
+            )
+            .await;
+        out.push((format, provider));
+    }
+    out
+}
+
+/// A topic that talks to `provider`'s scripted model.
+async fn topic_with(f: &Fixture, provider: &Provider) -> Topic {
+    f.call("topic_create", json!({ "model": { "providerId": provider.id, "model": "scripted" } })).await
+}
+
+/// How a stored reply must look after a scripted ending.
+struct Expected<'a> {
+    status: MessageStatus,
+    /// The row's `status_reason` (for an error: the error's kind, also its `code`).
+    reason: Option<&'a str>,
+    /// For an error: words the stored message must contain, saying what to do.
+    hint: Option<&'a str>,
+    /// The text the reply keeps.
+    text: &'a str,
+}
+
+/// Asserts `reply` is stored as `expected` says: status, reason, kept text, and for an
+/// error a `data-error` part whose message says what happened and what to do.
+fn assert_stored(case: &str, reply: &StoredMessage, expected: &Expected<'_>) {
+    assert_eq!((reply.status, reply.status_reason.as_deref()), (expected.status, expected.reason), "{case}");
+    assert_eq!(reply.message.text(), expected.text, "{case}: the text received before the end is kept");
+    match expected.hint {
+        Some(hint) => {
+            let error = error_part(reply).unwrap_or_else(|| panic!("{case}: an error part"));
+            assert_eq!(error.code.as_deref(), expected.reason, "{case}");
+            // What happened, then a dash, then what to do about it.
+            let (what, advice) = error
+                .message
+                .split_once(" — ")
+                .unwrap_or_else(|| panic!("{case}: the message says what to do: {}", error.message));
+            assert!(!what.trim().is_empty() && !advice.trim().is_empty(), "{case}: {}", error.message);
+            assert!(advice.to_lowercase().contains(hint), "{case}: “{hint}” in the advice of: {}", error.message);
+        }
+        None => assert!(error_part(reply).is_none(), "{case}: no error part"),
+    }
+}
+
+/// Every way a reply can go wrong (or be cut short), over real HTTP and in every wire
+/// format, ends as a stored reply with the right status, reason (the error's kind), the
+/// text received before it, and a message that says what to do.
 #[tokio::test]
-async fn every_fault_is_persisted_with_its_kind() {
+async fn every_fault_is_persisted_with_its_kind_in_every_format() {
     let f = fixture().await;
     let server = mock(None).await;
-    f.provider(&server, "").await;
+    let providers = provider_per_format(&f, &server, "").await;
     let status = |status: u16, body: &str| Script::status(status, body, "application/json");
-    let cases: Vec<(&str, Script, MessageStatus, &str, &str)> = vec![
-        ("rate limit", Script::refusal(429, None), MessageStatus::Error, "rate_limit", "rate"),
-        ("overloaded", Script::refusal(529, None), MessageStatus::Error, "overloaded", "overloaded"),
-        ("server", Script::refusal(500, None), MessageStatus::Error, "server", "try again"),
+    let error =
+        |reason, hint, text| Expected { status: MessageStatus::Error, reason: Some(reason), hint: Some(hint), text };
+    let cases: Vec<(&str, Script, Expected<'_>)> = vec![
+        ("rate limit", Script::refusal(429, None), error("rate_limit", "wait a moment", "")),
+        ("overloaded", Script::refusal(529, None), error("overloaded", "try again in a moment", "")),
+        ("server", Script::refusal(500, None), error("server", "try again later", "")),
+        ("request timeout", Script::refusal(408, None), error("timeout", "try again", "")),
+        ("too early", Script::refusal(425, None), error("server", "try again in a moment", "")),
         (
-            "html",
-            Script::status(502, "<html><body>Bad gateway</body></html>", "text/html"),
-            MessageStatus::Error,
-            "bad_response",
-            "",
+            "html error page",
+            Script::status(502, "<html><head><title>Bad Gateway</title></head><body>nginx</body></html>", "text/html"),
+            error("bad_response", "check the base url", ""),
+        ),
+        (
+            "plain-text error",
+            Script::status(500, "upstream connect error or disconnect/reset before headers", "text/plain"),
+            error("bad_response", "check the base url", ""),
+        ),
+        (
+            "plain-text success",
+            Script::status(200, "Welcome to nginx! The web server is installed and working.", "text/plain"),
+            error("bad_response", "check the base url", ""),
         ),
         (
             "context",
@@ -625,54 +718,169 @@ async fn every_fault_is_persisted_with_its_kind() {
                 400,
                 r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#,
             ),
-            MessageStatus::Error,
-            "context_too_long",
-            "",
+            error("context_too_long", "start a new topic", ""),
         ),
         (
-            "filtered",
+            "filtered request",
             status(400, r#"{"error":{"message":"blocked","code":"content_filter"}}"#),
-            MessageStatus::Error,
-            "content_filtered",
-            "",
+            error("content_filtered", "rephrase", ""),
         ),
         (
             "bad model",
             status(404, r#"{"error":{"message":"The model `nope` does not exist"}}"#),
-            MessageStatus::Error,
-            "invalid_request",
-            "",
+            error("invalid_request", "check the base url and the model name", ""),
         ),
         (
-            "reset",
+            "reset mid-stream",
             Script::text(["kept", " lost?"]).with_fault(Fault::Reset { after: 1 }),
-            MessageStatus::Error,
-            "network",
-            "",
+            error("network", "try again", "kept"),
         ),
         (
-            "error frame",
-            Script::text(["kept"]).with_fault(Fault::ErrorFrame { after: 1, message: "exploded".into() }),
-            MessageStatus::Error,
-            "server",
-            "",
+            "malformed frame",
+            Script::text(["kept", " lost"]).with_fault(Fault::MalformedFrame { after: 1 }),
+            error("bad_response", "check the base url", "kept"),
+        ),
+        (
+            // Chat Completions `{"error"}` frame, Responses `error` event, Anthropic `error`
+            // event, Gemini `{"error"}` frame.
+            "error after 200",
+            Script::text(["kept", " lost"]).with_fault(Fault::ErrorFrame { after: 1, message: "exploded".into() }),
+            error("server", "try again", "kept"),
+        ),
+        (
+            // Responses `response.failed`; the other formats have only their error frame.
+            "failed after 200",
+            Script::text(["kept", " lost"]).with_fault(Fault::Failed { after: 1, message: "gave up".into() }),
+            error("server", "try again", "kept"),
+        ),
+        (
+            "overloaded after 200",
+            Script::text(["kept", " lost"])
+                .with_fault(Fault::ErrorFrame { after: 1, message: "Overloaded".into() })
+                .with_error_code("overloaded_error"),
+            error("overloaded", "try again in a moment", "kept"),
+        ),
+        (
+            // Chat Completions `content_filter`, Responses incomplete (`content_filter`),
+            // Anthropic `refusal`, Gemini `SAFETY`: not a success, the text stays.
+            "filtered reply",
+            Script::text(["Here is how ", "you"]).with_finish(Finish::ContentFilter),
+            error("content_filtered", "rephrase", "Here is how you"),
+        ),
+        (
+            // Chat Completions `length`, Responses incomplete (`max_output_tokens`),
+            // Anthropic `max_tokens`, Gemini `MAX_TOKENS`: done as far as it went, and marked.
+            "cut at the length limit",
+            Script::text(["The first ", "half"]).with_finish(Finish::Length),
+            Expected { status: MessageStatus::Success, reason: Some("length"), hint: None, text: "The first half" },
         ),
     ];
-    for (name, script, expected_status, expected_reason, hint) in cases {
-        server.push_script(script);
-        let topic = f.topic().await;
-        let stream = f.send(&topic, name).await;
-        assert_eq!(terminal_status(&stream), TerminalStatus::Error, "{name}");
-        let rows = f.messages(&topic).await;
-        let reply = &rows[1];
-        assert_eq!((reply.status, reply.status_reason.as_deref()), (expected_status, Some(expected_reason)), "{name}");
-        let error = error_part(reply).unwrap_or_else(|| panic!("{name}: an error part"));
-        assert_eq!(error.code.as_deref(), Some(expected_reason), "{name}");
-        assert!(error.message.to_lowercase().contains(hint), "{name}: {}", error.message);
-        if name == "reset" || name == "error frame" {
-            assert!(reply.message.text().starts_with("kept"), "{name}: the text received so far stays");
+    for (format, provider) in &providers {
+        for (name, script, expected) in &cases {
+            let case = format!("{} / {name}", format.as_str());
+            server.push_script(script.clone());
+            let topic = topic_with(&f, provider).await;
+            let stream = f.send(&topic, name).await;
+            let terminal =
+                if expected.status == MessageStatus::Success { TerminalStatus::Success } else { TerminalStatus::Error };
+            assert_eq!(terminal_status(&stream), terminal, "{case}");
+            assert_stored(&case, &f.messages(&topic).await[1], expected);
         }
     }
+
+    // Nothing listening: the request fails before any byte, in every format.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    for format in [ApiFormat::OpenaiChat, ApiFormat::OpenaiResponses, ApiFormat::Anthropic, ApiFormat::Gemini] {
+        let provider: Provider = f
+            .call(
+                "provider_create",
+                json!({ "name": "Gone", "format": format, "baseUrl": base_url, "defaultModel": "scripted" }),
+            )
+            .await;
+        let topic = topic_with(&f, &provider).await;
+        let stream = f.send(&topic, "anyone there?").await;
+        let case = format!("{} / connection refused", format.as_str());
+        assert_eq!(terminal_status(&stream), TerminalStatus::Error, "{case}");
+        let reply = &f.messages(&topic).await[1];
+        assert_stored(&case, reply, &error("network", "check the base url and that the server is running", ""));
+        assert!(error_part(reply).unwrap().retryable, "{case}: a network failure may be retried");
+    }
+}
+
+/// A refusal the provider lifts (429, then an answer) is retried before the first byte and
+/// stored as a plain success: no error, no reason, and nothing of the "retrying" notice.
+#[tokio::test]
+async fn a_refusal_then_an_answer_is_stored_as_a_success_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = EngineConfig::new(dir.path().to_path_buf(), "test");
+    config.retry = providers::RetryPolicy {
+        max_attempts: 3,
+        initial_backoff: Duration::from_millis(1),
+        max_backoff: Duration::from_millis(4),
+        ..providers::RetryPolicy::default()
+    };
+    let f = Fixture { engine: Engine::open(config).await.unwrap(), _dir: dir };
+    let server = mock(None).await;
+    for (format, provider) in provider_per_format(&f, &server, "").await {
+        server.push_script(Script::refusal(429, None));
+        server.push_script(Script::text(["after ", "a retry"]));
+        let before = server.requests().len();
+        let topic = topic_with(&f, &provider).await;
+        let stream = f.send(&topic, "hi").await;
+        let case = format.as_str();
+        assert_eq!(terminal_status(&stream), TerminalStatus::Success, "{case}");
+        let announced = stream.iter().any(|m| {
+            matches!(m, StreamMessage::Chunk(e) if matches!(&e.chunk, protocol::UiChunk::Data(d) if d.kind == "data-retrying"))
+        });
+        assert!(announced, "{case}: the wait was announced while it lasted");
+        let reply = &f.messages(&topic).await[1];
+        assert_stored(
+            case,
+            reply,
+            &Expected { status: MessageStatus::Success, reason: None, hint: None, text: "after a retry" },
+        );
+        assert!(
+            reply.message.parts.iter().all(|p| !matches!(p, UiPart::Data(d) if d.kind == "data-retrying")),
+            "{case}: the notice is not stored"
+        );
+        assert_eq!(server.requests().len() - before, 2, "{case}: one refusal, one answer");
+    }
+}
+
+/// A reply the output limit cut is marked, and Continue picks it up where it ended; the
+/// finished reply loses the mark.
+#[tokio::test]
+async fn a_reply_cut_at_the_length_limit_can_be_continued() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    let providers = provider_per_format(&f, &server, "").await;
+    let (_, anthropic) = providers.iter().find(|(format, _)| *format == ApiFormat::Anthropic).unwrap();
+    let topic = topic_with(&f, anthropic).await;
+    server.push_script(Script::text(["Once upon ", "a time"]).with_finish(Finish::Length));
+    f.send(&topic, "tell a story").await;
+    let cut = f.messages(&topic).await.pop().unwrap();
+    assert_eq!((cut.status, cut.status_reason.as_deref()), (MessageStatus::Success, Some("length")));
+
+    server.push_script(Script::text([" there was a fox."]));
+    let (listener, mut rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    let request = protocol::api::ReplyRequest { topic_id: topic.id.clone(), message_id: cut.id.clone() };
+    f.engine.stream_continue(request.clone(), listener).await.unwrap();
+    drain(&mut rx).await;
+    let done = f.messages(&topic).await.pop().unwrap();
+    assert_eq!((done.status, done.status_reason.as_deref()), (MessageStatus::Success, None));
+    assert_eq!(done.message.text(), "Once upon a time there was a fox.");
+    // The model saw what it wrote so far as its own last message.
+    let body = server.requests().last().unwrap().body.clone();
+    let last = body["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["role"], "assistant");
+
+    // A reply that ended normally cannot be continued.
+    let (listener, _rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    let err = f.engine.stream_continue(request, listener).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::BadRequest);
+    assert!(err.message.contains("cut-off"), "{}", err.message);
 }
 
 /// A reply that goes silent is stopped after the idle timeout and kept as `stalled`.

@@ -44,6 +44,8 @@ struct TurnSetup {
     workspace: Option<PathBuf>,
     tools: tools::ToolSet,
     defaults: HashMap<String, PolicyDecision>,
+    /// How long a reply may stay silent: the user's setting as the turn starts.
+    idle_timeout: std::time::Duration,
 }
 
 /// How a reply goes on from what it holds.
@@ -51,7 +53,8 @@ struct TurnSetup {
 enum Continuation {
     /// A fresh reply (new turn, retry, added model).
     None,
-    /// The user pressed Continue (after a stop, a stall, a crash, or the tool-call limit).
+    /// The user pressed Continue (after a stop, a stall, a crash, the tool-call limit, or
+    /// the model's output limit).
     Continue,
     /// Every approval of the reply was answered.
     Resume,
@@ -155,12 +158,13 @@ impl Engine {
             // A folder that was moved or deleted since: file tools are left out, the chat works.
             .filter(|path| path.is_dir());
         let (tools, defaults) = self.turn_tools(assistant.as_ref(), workspace.as_deref()).await?;
-        Ok(TurnSetup { topic, assistant, workspace, tools, defaults })
+        let idle_timeout = self.idle_timeout().await;
+        Ok(TurnSetup { topic, assistant, workspace, tools, defaults, idle_timeout })
     }
 
     /// Generate one reply again from scratch (`continue_reply` false), or continue it
-    /// after what it kept (a stopped, stalled or interrupted reply, or one that reached
-    /// the tool-call limit).
+    /// after what it kept (a stopped, stalled or interrupted reply, one that reached the
+    /// tool-call limit, or one the model's output limit cut short).
     pub(crate) async fn prepare_reply(
         &self,
         request: ReplyRequest,
@@ -201,10 +205,10 @@ impl Engine {
                     "this reply is waiting for your approval of a tool call; answer it to go on",
                 ));
             }
-            Continuation::Continue if reply.status != MessageStatus::Paused => {
+            Continuation::Continue if !can_continue(reply) => {
                 return Err(ApiError::bad_request(
                     "messageId",
-                    "only a stopped or interrupted reply can be continued; retry it instead",
+                    "only a stopped, interrupted or cut-off reply can be continued; retry it instead",
                 ));
             }
             Continuation::Resume if !waiting => {
@@ -371,7 +375,7 @@ impl Engine {
             message_id: message_id.clone(),
             defaults: setup.defaults.clone(),
         };
-        let mut agent_request = agent::TurnRequest::new(model, completion, self.inner.config.streams.idle_timeout);
+        let mut agent_request = agent::TurnRequest::new(model, completion, setup.idle_timeout);
         agent_request.tools = setup.tools.clone();
         agent_request.tool_calling = tool_calling;
         agent_request.gate = Arc::new(gate);
@@ -391,6 +395,7 @@ impl Engine {
             provider_name: provider.name,
             runner: streams::Runner::Agent(Box::new(agent_request)),
             slot,
+            idle_timeout: Some(setup.idle_timeout),
         })
     }
 
@@ -457,6 +462,16 @@ impl Engine {
         providers.into_iter().next().map(|p| ModelRef { provider_id: p.id, model: p.default_model }).ok_or_else(|| {
             ApiError::bad_request("model", "no provider is configured: add one in Settings, or try the demo provider")
         })
+    }
+}
+
+/// Continue picks up a paused reply (stopped, stalled, interrupted, at the tool-call
+/// limit) and one that finished only because the output limit cut it short.
+fn can_continue(reply: &StoredMessage) -> bool {
+    match reply.status {
+        MessageStatus::Paused => true,
+        MessageStatus::Success => reply.status_reason.as_deref() == Some(agent::REASON_LENGTH),
+        _ => false,
     }
 }
 

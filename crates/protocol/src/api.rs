@@ -322,6 +322,35 @@ pub struct AppInfo {
     pub secret_store: String,
 }
 
+/// Settings that apply to the whole app, as the settings page shows them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AppSettings {
+    /// How long a reply may stay silent (no text, no event) before it is stopped as
+    /// `stalled`, in seconds, as the user chose it; absent: the default applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub idle_timeout_seconds: Option<u32>,
+    /// What applies without a choice: `COLLOQUY_IDLE_TIMEOUT_SECONDS` when the app was
+    /// started with it, else 120.
+    pub default_idle_timeout_seconds: u32,
+    /// The shortest idle timeout the user may choose.
+    pub min_idle_timeout_seconds: u32,
+    /// The longest idle timeout the user may choose.
+    pub max_idle_timeout_seconds: u32,
+}
+
+/// The body of `settings_update`: every setting, as it should be from now on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateAppSettings {
+    /// Seconds, within the bounds [`AppSettings`] names; absent or `null` goes back to the
+    /// default.
+    #[serde(default)]
+    #[ts(optional)]
+    pub idle_timeout_seconds: Option<u32>,
+}
+
 /// How a message sent while a turn runs should be handled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]

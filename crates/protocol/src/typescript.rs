@@ -70,6 +70,8 @@ pub fn declarations() -> String {
         ListModelsRequest::decl(&cfg),
         ModelList::decl(&cfg),
         AppInfo::decl(&cfg),
+        AppSettings::decl(&cfg),
+        UpdateAppSettings::decl(&cfg),
         InboxMode::decl(&cfg),
         InboxState::decl(&cfg),
         InboxItem::decl(&cfg),

@@ -82,6 +82,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
         retry: config.retry,
         decoder: StreamDecoder::new(ProviderFormat::Anthropic, provider),
         base_url_hint: " (for Anthropic it is usually https://api.anthropic.com/v1)",
+        secret: config.key().map(str::to_owned),
     })
 }
 

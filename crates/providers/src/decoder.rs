@@ -78,7 +78,15 @@ pub struct StreamDecoder {
     sse: SseDecoder,
     mapper: Box<dyn EventMapper>,
     phase: Phase,
+    /// Whether any event-stream frame arrived.
+    seen_frame: bool,
+    /// The start of the body, kept until the first frame: a body with no frame at all (a
+    /// plain-text page served as a success) is reported by what it says.
+    preview: Vec<u8>,
 }
+
+/// How much of a body without frames is kept to describe it.
+const PREVIEW_BYTES: usize = 2048;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -94,7 +102,14 @@ impl StreamDecoder {
     }
 
     pub(crate) fn with_mapper(provider: &str, mapper: Box<dyn EventMapper>) -> Self {
-        Self { provider: provider.to_owned(), sse: SseDecoder::new(), mapper, phase: Phase::Streaming }
+        Self {
+            provider: provider.to_owned(),
+            sse: SseDecoder::new(),
+            mapper,
+            phase: Phase::Streaming,
+            seen_frame: false,
+            preview: Vec::new(),
+        }
     }
 
     /// Whether the answer is over (nothing more will come out).
@@ -107,6 +122,10 @@ impl StreamDecoder {
         let mut out = Vec::new();
         if self.is_finished() {
             return out;
+        }
+        if !self.seen_frame && self.preview.len() < PREVIEW_BYTES {
+            let room = PREVIEW_BYTES - self.preview.len();
+            self.preview.extend_from_slice(&bytes[..bytes.len().min(room)]);
         }
         for frame in self.sse.push(bytes) {
             self.apply(&frame, &mut out);
@@ -125,6 +144,13 @@ impl StreamDecoder {
         }
         if !self.is_finished() {
             self.phase = Phase::Finished;
+            if !self.seen_frame && !looks_like_event_stream(&self.preview) {
+                let shape = BodyShape::of(&self.preview);
+                if shape != BodyShape::Empty {
+                    out.push(Err(ProviderError::not_an_event_stream(&self.provider, &shape)));
+                    return out;
+                }
+            }
             match self.mapper.on_end_of_stream() {
                 Ok(events) => out.extend(events.into_iter().map(Ok)),
                 Err(err) => out.push(Err(err)),
@@ -168,6 +194,10 @@ impl StreamDecoder {
     }
 
     fn apply(&mut self, frame: &SseFrame, out: &mut Vec<Item>) {
+        if !self.seen_frame {
+            self.seen_frame = true;
+            self.preview = Vec::new();
+        }
         match self.mapper.on_frame(frame) {
             Ok(FrameOutcome::Continue(events)) => out.extend(events.into_iter().map(Ok)),
             Ok(FrameOutcome::Done(events)) => {
@@ -180,6 +210,15 @@ impl StreamDecoder {
             }
         }
     }
+}
+
+/// Whether a body that produced no frame was an event stream all the same (keep-alive
+/// comments, an `event:` line cut off before its data): then it ended early, rather than
+/// being some other kind of page.
+fn looks_like_event_stream(preview: &[u8]) -> bool {
+    preview.split(|b| *b == b'\n').map(<[u8]>::trim_ascii_start).any(|line| {
+        [b":".as_slice(), b"data:", b"event:", b"id:", b"retry:"].iter().any(|field| line.starts_with(field))
+    })
 }
 
 /// Parses a frame's JSON into the format's lenient wire type; bad JSON is a malformed frame.
@@ -246,4 +285,38 @@ where
         }
         _ => Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ProviderErrorKind;
+
+    fn decode(body: &[u8]) -> Vec<Item> {
+        let mut decoder = StreamDecoder::new(ProviderFormat::OpenaiChat, "Acme");
+        let mut items = decoder.push(body);
+        items.extend(decoder.finish());
+        items
+    }
+
+    #[test]
+    fn a_success_without_any_frame_says_what_came_instead() {
+        let items = decode(b"Service is up. Try /docs for the API.\n");
+        let [Err(err)] = items.as_slice() else { panic!("{items:?}") };
+        assert_eq!(err.kind, ProviderErrorKind::BadResponse);
+        assert_eq!(
+            err.message,
+            "Acme answered with an unexpected body (\u{201c}Service is up. Try /docs for the API.\u{201d}) instead of a stream of events — check the base URL and the API format in the provider settings"
+        );
+    }
+
+    #[test]
+    fn an_event_stream_that_stops_before_any_event_ended_early() {
+        for body in [b": keep-alive\n\n".as_slice(), b"event: message_start\n", b""] {
+            let items = decode(body);
+            let [Err(err)] = items.as_slice() else { panic!("{items:?}") };
+            assert_eq!(err.kind, ProviderErrorKind::Network, "{}", String::from_utf8_lossy(body));
+            assert!(err.message.contains("ended early"), "{}", err.message);
+        }
+    }
 }

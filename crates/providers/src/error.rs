@@ -114,6 +114,29 @@ impl ProviderError {
         }
     }
 
+    /// This error with the API key blanked out of its message. A provider or proxy that
+    /// echoes the request's headers in its error body must not put the key into a message
+    /// the user sees, the database keeps and the log prints. Keys shorter than 8
+    /// characters are left alone: blanking them would mangle ordinary words.
+    #[must_use]
+    pub fn without_secret(mut self, secret: Option<&str>) -> Self {
+        if let Some(secret) = secret.map(str::trim).filter(|secret| secret.len() >= 8) {
+            self.message = self.message.replace(secret, "[API key]");
+        }
+        self
+    }
+
+    /// The error for a successful answer whose body held no event-stream frame at all
+    /// (a plain-text or HTML page served with a 2xx status, e.g. by a proxy or a web UI).
+    pub fn not_an_event_stream(provider: &str, shape: &BodyShape) -> Self {
+        Self::new(
+            ProviderErrorKind::BadResponse,
+            format!(
+                "{provider} answered with {shape} instead of a stream of events — check the base URL and the API format in the provider settings"
+            ),
+        )
+    }
+
     /// The error for an error object the provider sent instead of (or in the middle of) a
     /// successful answer, e.g. a mid-stream `data: {"error": {...}}` frame.
     pub fn from_error_value(provider: &str, value: &Value) -> Self {
@@ -291,6 +314,9 @@ fn classify(status: Option<u16>, detail: Option<&ErrorDetail>) -> (ProviderError
         Some(429) => K::RateLimit,
         Some(503 | 529) => K::Overloaded,
         Some(408 | 504) => K::Timeout,
+        // Too Early: the server will not risk a request it might see twice; sent again
+        // later it goes through, so it is a transient server-side refusal.
+        Some(425) => K::Server,
         Some(413) => K::ContextTooLong,
         Some(400..=499) if hinted(&["overloaded_error"]) => K::Overloaded,
         Some(400..=499) if too_long => K::ContextTooLong,
@@ -350,6 +376,9 @@ fn describe(kind: ProviderErrorKind, provider: &str, status: Option<u16>, detail
             (format!("{provider} rejected the request{status_text}"), "check the model name and settings")
         }
         K::Server if status.is_none() => (format!("{provider} reported an error mid-stream"), "try again"),
+        K::Server if status == Some(425) => {
+            (format!("{provider} asked for the request to be sent again later (HTTP 425)"), "try again in a moment")
+        }
         K::Server => (format!("{provider} had a server error{status_text}"), "try again later"),
         K::Auth | K::Network | K::BadResponse => (format!("{provider} failed{status_text}"), "try again later"),
     };
@@ -502,6 +531,19 @@ mod tests {
     }
 
     #[test]
+    fn too_early_and_request_timeouts_say_to_try_again() {
+        let err = http(425, r#"{"error":{"message":"Too Early"}}"#);
+        assert_eq!((err.kind, err.retryable), (ProviderErrorKind::Server, true));
+        assert_eq!(
+            err.message,
+            "Acme asked for the request to be sent again later (HTTP 425): Too Early — try again in a moment"
+        );
+        let err = http(408, "Request Timeout");
+        assert_eq!((err.kind, err.retryable), (ProviderErrorKind::Timeout, true));
+        assert_eq!(err.message, "Acme timed out (HTTP 408) — try again");
+    }
+
+    #[test]
     fn server_errors_are_retryable_and_overload_is_its_own_kind() {
         let err = http(500, r#"{"error":{"message":"The server had an error"}}"#);
         assert_eq!((err.kind, err.retryable), (ProviderErrorKind::Server, true));
@@ -631,6 +673,19 @@ mod tests {
             mid_stream(serde_json::json!({"type":"error","code":"rate_limit_exceeded","message":"Slow down"}));
         assert_eq!(responses.kind, ProviderErrorKind::RateLimit);
         assert!(responses.message.contains("Slow down"), "{}", responses.message);
+    }
+
+    #[test]
+    fn an_echoed_api_key_is_blanked_out_of_the_message() {
+        let body = r#"{"error":{"message":"bad header Authorization: Bearer sk-live-0123456789 for /v1/chat"}}"#;
+        let err = http(400, body).without_secret(Some(" sk-live-0123456789 "));
+        assert_eq!(
+            err.message,
+            "Acme rejected the request (HTTP 400): bad header Authorization: Bearer [API key] for /v1/chat — check the model name and settings"
+        );
+        let short = http(400, r#"{"error":{"message":"key k is wrong"}}"#).without_secret(Some("k"));
+        assert!(short.message.contains("key k is wrong"), "{}", short.message);
+        assert_eq!(http(400, body).without_secret(None), http(400, body));
     }
 
     #[test]

@@ -140,8 +140,18 @@ pub fn model_for(format: ProviderFormat, config: ProviderConfig) -> Arc<dyn Lang
 
 /// Lists the model ids a provider offers, sorted and without duplicates: `GET {base}/models`
 /// for the OpenAI formats and Anthropic, `GET {base}/models` (Gemini's shape, only models
-/// that can generate content, without the `models/` prefix) for Gemini.
+/// that can generate content, without the `models/` prefix) for Gemini. An error never
+/// carries the API key, whatever the endpoint echoed.
 pub async fn list_models_for(
+    format: ProviderFormat,
+    http: &reqwest::Client,
+    base_url: &str,
+    api_key: Option<&str>,
+) -> Result<Vec<String>, ProviderError> {
+    list_models_of(format, http, base_url, api_key).await.map_err(|err| err.without_secret(api_key))
+}
+
+async fn list_models_of(
     format: ProviderFormat,
     http: &reqwest::Client,
     base_url: &str,

@@ -82,6 +82,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
             Box::new(GeminiEventMapper::new(provider, crate::call_id::fresh_seed())),
         ),
         base_url_hint: " (for Gemini it is usually https://generativelanguage.googleapis.com/v1beta)",
+        secret: config.key().map(str::to_owned),
     })
 }
 

@@ -114,6 +114,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
         retry: config.retry,
         decoder: StreamDecoder::new(ProviderFormat::OpenaiChat, provider),
         base_url_hint: " (it should end in something like /v1)",
+        secret: config.key().map(str::to_owned),
     })
 }
 

@@ -72,5 +72,6 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
         retry: config.retry,
         decoder: StreamDecoder::new(ProviderFormat::OpenaiResponses, provider),
         base_url_hint: " (it should end in something like /v1)",
+        secret: config.key().map(str::to_owned),
     })
 }

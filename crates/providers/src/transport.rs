@@ -31,6 +31,8 @@ pub(crate) struct StreamingCall {
     pub decoder: StreamDecoder,
     /// Appended to the error when a 2xx answer is a web page (a wrong base URL).
     pub base_url_hint: &'static str,
+    /// The API key the request carries, blanked out of every error message.
+    pub secret: Option<String>,
 }
 
 /// A request body as JSON; failing to encode one is a bug in the request mapping, told
@@ -56,13 +58,15 @@ pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, ProviderError> {
     Ok(value)
 }
 
-/// The completion stream of `call` (or of the error that kept it from being built).
+/// The completion stream of `call` (or of the error that kept it from being built). No
+/// error it yields carries the API key, whatever the provider echoed.
 pub(crate) fn completion_stream(call: Result<StreamingCall, ProviderError>) -> CompletionStream {
+    let secret = call.as_ref().ok().and_then(|call| call.secret.clone());
     let phase = match call {
         Ok(call) => Phase::Send { call: Box::new(call), attempt: 1 },
         Err(err) => Phase::Drain(VecDeque::from([Err(err)])),
     };
-    stream::unfold(phase, |phase| async move {
+    let items = stream::unfold(phase, |phase| async move {
         let mut phase = phase;
         loop {
             let (item, next) = phase.step().await;
@@ -74,8 +78,8 @@ pub(crate) fn completion_stream(call: Result<StreamingCall, ProviderError>) -> C
                 return None;
             }
         }
-    })
-    .boxed()
+    });
+    items.map(move |item| item.map_err(|err| err.without_secret(secret.as_deref()))).boxed()
 }
 
 /// Where the exchange is. Transitions live in [`Phase::step`].

@@ -1,6 +1,6 @@
 //! Recorded-style transcripts of every wire format (`tests/transcripts/<format>/*.sse`)
 //! decoded into events: each one snapshot-tested, and every one checked to decode the same
-//! however the network splits its bytes.
+//! however the network splits its bytes (one property test per format).
 //!
 //! To add a case, drop a `.sse` file into its format's folder and run the tests with
 //! `INSTA_UPDATE=always` once; review the new `.snap` file.
@@ -111,24 +111,60 @@ fn one_byte_at_a_time_decodes_like_the_whole() {
     }
 }
 
+/// `bytes` cut at `cuts` (positions in `0..=len`, any order, repeats allowed: empty pieces
+/// are legal network reads too).
+fn split_at<'a>(bytes: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
+    let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut.index(bytes.len() + 1)).collect();
+    cuts.sort_unstable();
+    let mut chunks = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0;
+    for cut in cuts {
+        chunks.push(&bytes[start..cut]);
+        start = cut;
+    }
+    chunks.push(&bytes[start..]);
+    chunks
+}
+
+/// One of `format`'s transcripts, split however the cuts say, decodes like the whole.
+fn split_decodes_like_the_whole(format: ProviderFormat, which: Index, cuts: &[Index]) -> Result<(), TestCaseError> {
+    let all: Vec<Transcript> = transcripts().into_iter().filter(|t| t.format == format).collect();
+    let transcript = &all[which.index(all.len())];
+    let chunks = split_at(&transcript.bytes, cuts);
+    prop_assert_eq!(
+        decode(format, &chunks),
+        decode(format, &[&transcript.bytes]),
+        "{} {} split into {} pieces",
+        format,
+        transcript.name,
+        chunks.len()
+    );
+    Ok(())
+}
+
+// One property per wire format, so each format's transcripts get their own 128 random
+// splittings (up to 24 cuts, enough to land inside multi-byte characters, `\r\n` pairs and
+// `data:` prefixes). A failing case is kept in `transcripts.proptest-regressions`.
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
-    /// Any split of any transcript's bytes into network chunks yields the same items.
     #[test]
-    fn any_split_yields_the_same_events(which in any::<Index>(), cuts in prop::collection::vec(any::<Index>(), 0..12)) {
-        let all = transcripts();
-        let transcript = &all[which.index(all.len())];
-        let bytes = &transcript.bytes;
-        let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut.index(bytes.len() + 1)).collect();
-        cuts.sort_unstable();
-        let mut chunks = Vec::new();
-        let mut start = 0;
-        for cut in cuts {
-            chunks.push(&bytes[start..cut]);
-            start = cut;
-        }
-        chunks.push(&bytes[start..]);
-        prop_assert_eq!(decode(transcript.format, &chunks), decode(transcript.format, &[bytes]));
+    fn any_split_of_an_openai_chat_stream_yields_the_same_events(which in any::<Index>(), cuts in prop::collection::vec(any::<Index>(), 0..24)) {
+        split_decodes_like_the_whole(ProviderFormat::OpenaiChat, which, &cuts)?;
+    }
+
+    #[test]
+    fn any_split_of_an_openai_responses_stream_yields_the_same_events(which in any::<Index>(), cuts in prop::collection::vec(any::<Index>(), 0..24)) {
+        split_decodes_like_the_whole(ProviderFormat::OpenaiResponses, which, &cuts)?;
+    }
+
+    #[test]
+    fn any_split_of_an_anthropic_stream_yields_the_same_events(which in any::<Index>(), cuts in prop::collection::vec(any::<Index>(), 0..24)) {
+        split_decodes_like_the_whole(ProviderFormat::Anthropic, which, &cuts)?;
+    }
+
+    #[test]
+    fn any_split_of_a_gemini_stream_yields_the_same_events(which in any::<Index>(), cuts in prop::collection::vec(any::<Index>(), 0..24)) {
+        split_decodes_like_the_whole(ProviderFormat::Gemini, which, &cuts)?;
     }
 }

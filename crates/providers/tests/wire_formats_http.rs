@@ -470,3 +470,78 @@ async fn gemini_is_also_served_under_v1_and_answers_without_alt_sse() {
     assert_eq!(text(&items), "via v1");
     assert_eq!(server.requests()[0].path, "/v1/models/scripted:streamGenerateContent?alt=sse");
 }
+
+/// Images, PDFs and text files attached to a message reach each format's endpoint in that
+/// format's own shape.
+#[tokio::test]
+async fn attachments_travel_in_each_formats_own_shape() {
+    use colloquy_providers::{ChatRole, ContentPart, Media, MediaSource};
+    let file = |media_type: &str, data: &str, filename: &str| {
+        ContentPart::Media(Media {
+            media_type: media_type.into(),
+            source: MediaSource::Base64(data.into()),
+            filename: Some(filename.into()),
+        })
+    };
+    let request = CompletionRequest {
+        model: "scripted".into(),
+        messages: vec![ChatMessage::new(
+            ChatRole::User,
+            vec![
+                ContentPart::text("What do these say?"),
+                file("image/png", "iVBORw0K", "chart.png"),
+                file("application/pdf", "JVBERi0x", "report.pdf"),
+                file("text/plain", "aGVsbG8=", "notes.txt"),
+            ],
+        )],
+        ..CompletionRequest::default()
+    };
+    let notes = "<file name=\"notes.txt\">\nhello\n</file>";
+    for format in ProviderFormat::ALL {
+        let (content, expected) = match format {
+            ProviderFormat::OpenaiChat => (
+                "/messages/0/content",
+                json!([
+                    {"type": "text", "text": "What do these say?"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}},
+                    {"type": "file", "file": {"filename": "report.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"}},
+                    {"type": "text", "text": notes}
+                ]),
+            ),
+            ProviderFormat::OpenaiResponses => (
+                "/input/0/content",
+                json!([
+                    {"type": "input_text", "text": "What do these say?"},
+                    {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0K"},
+                    {"type": "input_file", "filename": "report.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"},
+                    {"type": "input_text", "text": notes}
+                ]),
+            ),
+            ProviderFormat::Anthropic => (
+                "/messages/0/content",
+                json!([
+                    {"type": "text", "text": "What do these say?"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}},
+                    {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"}},
+                    {"type": "text", "text": notes}
+                ]),
+            ),
+            ProviderFormat::Gemini => (
+                "/contents/0/parts",
+                json!([
+                    {"text": "What do these say?"},
+                    {"inlineData": {"mimeType": "image/png", "data": "iVBORw0K"}},
+                    {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0x"}},
+                    {"text": notes}
+                ]),
+            ),
+        };
+        let server = mock(MockConfig::default()).await;
+        server.push_script(Script::text(["seen"]));
+        let model = model_for(format, config(&server, format, None, RetryPolicy::none()));
+        let items = collect(model.stream(request.clone())).await;
+        assert_eq!(text(&items), "seen", "{format}: {items:?}");
+        let body = &server.requests()[0].body;
+        assert_eq!(body.pointer(content), Some(&expected), "{format}: {body}");
+    }
+}

@@ -4,7 +4,7 @@
 //! - [`topics`], [`messages`], [`providers`], [`inbox`], [`assistants`], [`tools`]: one
 //!   repository module per table family ([`tools`] holds the policy rules, the tool-call
 //!   ledger, approvals and the audit log; [`mcp`] the MCP servers and their cached tools;
-//!   [`sessions`] the agent sessions).
+//!   [`sessions`] the agent sessions; [`settings`] the app-wide settings).
 //! - [`secrets`]: where API keys and MCP servers' variable and header values live (never in
 //!   the database).
 //!
@@ -18,6 +18,7 @@ pub mod messages;
 pub mod providers;
 pub mod secrets;
 pub mod sessions;
+pub mod settings;
 pub mod tools;
 pub mod topics;
 

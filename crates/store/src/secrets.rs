@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 #[error("secret store at {path}: {message}")]
@@ -30,20 +31,35 @@ pub trait SecretStore: Send + Sync + 'static {
 
 pub use keychain::KeychainSecretStore;
 
+/// How long start-up waits for the keychain to answer.
+const KEYCHAIN_PATIENCE: Duration = Duration::from_secs(3);
+
 /// The keychain if it answers within a few seconds, else the private file in `data_dir`.
 /// `COLLOQUY_SECRET_STORE=file` chooses the file without asking the keychain.
 pub fn open(data_dir: &Path) -> Box<dyn SecretStore> {
-    let file = FileSecretStore::new(data_dir.join("secrets.json"));
     if std::env::var("COLLOQUY_SECRET_STORE").is_ok_and(|v| v == "file") {
+        let file = FileSecretStore::new(data_dir.join("secrets.json"));
         return Box::new(file.because("COLLOQUY_SECRET_STORE=file"));
     }
+    open_with(data_dir, KeychainSecretStore::probe, KEYCHAIN_PATIENCE)
+}
+
+/// [`open`] with the keychain found by `probe`, waited for at most `patience`: the
+/// keychain when it answers (keys left in the file move into it), else the file, whose
+/// description says why.
+fn open_with(
+    data_dir: &Path,
+    probe: impl FnOnce() -> Result<KeychainSecretStore, String> + Send + 'static,
+    patience: Duration,
+) -> Box<dyn SecretStore> {
+    let file = FileSecretStore::new(data_dir.join("secrets.json"));
     // A missing session bus fails at once, but a bus that never answers must not hold up
-    // start-up.
+    // start-up: the probe runs on its own thread, which ends when the probe does.
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(KeychainSecretStore::probe());
+        let _ = tx.send(probe());
     });
-    match rx.recv_timeout(std::time::Duration::from_secs(3)) {
+    match rx.recv_timeout(patience) {
         Ok(Ok(keychain)) => {
             move_file_keys(&file, &keychain);
             Box::new(keychain)
@@ -219,14 +235,56 @@ mod tests {
     #[test]
     fn without_a_keychain_the_file_is_used_and_says_why() {
         let dir = tempfile::tempdir().unwrap();
-        // This machine's test environment has no Secret Service on a session bus.
-        let store = open(dir.path());
-        let described = store.describe();
-        if described.starts_with("a file") {
-            assert!(described.contains('('), "the reason is given: {described}");
-            store.set("p", "k").unwrap();
-            assert_eq!(store.get("p").unwrap().as_deref(), Some("k"));
+        let store = open_with(dir.path(), || Err("no Secret Service on the session bus".into()), KEYCHAIN_PATIENCE);
+        let path = dir.path().join("secrets.json");
+        assert_eq!(
+            store.describe(),
+            format!(
+                "a file readable only by you: {} (no keychain is available (no Secret Service on the session bus))",
+                path.display()
+            )
+        );
+        store.set("p", "sk-in-the-file").unwrap();
+        assert_eq!(store.get("p").unwrap().as_deref(), Some("sk-in-the-file"));
+        assert_eq!(FileSecretStore::new(&path).get("p").unwrap().as_deref(), Some("sk-in-the-file"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         }
+    }
+
+    #[test]
+    fn keys_left_in_the_file_move_into_a_keychain_that_answers_at_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = FileSecretStore::new(dir.path().join("secrets.json"));
+        file.set("p1", "sk-one").unwrap();
+        file.set("p2", "sk-two").unwrap();
+        let keychain = keychain::memory::MemoryKeychain::default();
+        let backend = std::sync::Arc::new(keychain.clone());
+        let store = open_with(dir.path(), move || KeychainSecretStore::probe_backend(backend), KEYCHAIN_PATIENCE);
+        assert!(!store.describe().starts_with("a file"), "the keychain is used: {}", store.describe());
+        assert_eq!(store.get("p1").unwrap().as_deref(), Some("sk-one"));
+        assert_eq!(store.get("p2").unwrap().as_deref(), Some("sk-two"));
+        assert_eq!(file.keys().unwrap(), Vec::<String>::new(), "nothing is left in the file");
+        assert_eq!(keychain.count(), 2);
+    }
+
+    #[test]
+    fn a_keychain_that_never_answers_does_not_hold_up_start_up() {
+        let dir = tempfile::tempdir().unwrap();
+        // The probe waits for a message that never comes; dropping `hang` at the end lets
+        // its thread finish.
+        let (hang, wait) = std::sync::mpsc::channel::<()>();
+        let probe = move || {
+            let _ = wait.recv();
+            Err("gave up".to_owned())
+        };
+        let store = open_with(dir.path(), probe, Duration::from_millis(10));
+        assert!(store.describe().ends_with("(the keychain did not answer)"), "{}", store.describe());
+        store.set("p", "k").unwrap();
+        assert_eq!(store.get("p").unwrap().as_deref(), Some("k"));
+        drop(hang);
     }
 
     #[test]

@@ -266,7 +266,7 @@ impl TopicActor {
                 cancel: execution.cancel.clone(),
                 steer: execution.steer.clone(),
                 part_offset,
-                idle_timeout: self.config.idle_timeout,
+                idle_timeout: prepared_execution.idle_timeout.unwrap_or(self.config.idle_timeout),
             };
             let exec_span = tracing::info_span!(parent: &turn_span, "execution", model = %prepared_execution.model_ref);
             let run = execution::run(index, prepared_execution.runner, context, self.reports_tx.clone());

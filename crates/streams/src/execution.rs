@@ -114,6 +114,14 @@ pub(crate) fn terminal(
 ) -> (MessageStatus, Option<String>, TerminalStatus, Vec<UiChunk>) {
     let finish = |reason| UiChunk::Finish { finish_reason: Some(reason), message_metadata: None };
     let (status, reason, terminal, last) = match outcome {
+        // Cut at the output limit: complete as far as it went, and the reason lets the user
+        // see it and Continue it.
+        TurnOutcome::Finished { reason: protocol::FinishReason::Length } => (
+            MessageStatus::Success,
+            Some(agent::REASON_LENGTH.to_owned()),
+            TerminalStatus::Success,
+            finish(protocol::FinishReason::Length),
+        ),
         TurnOutcome::Finished { reason } => (MessageStatus::Success, None, TerminalStatus::Success, finish(*reason)),
         // The reply is complete as far as it went; the steering message goes next.
         TurnOutcome::Steered => (

@@ -90,6 +90,10 @@ pub struct PreparedExecution {
     /// steer signal.
     pub runner: Runner,
     pub slot: ReplySlot,
+    /// How long this reply may stay silent before it is stopped as `stalled`; `None`:
+    /// [`StreamConfig::idle_timeout`]. The engine passes the user's setting, read when
+    /// the turn starts.
+    pub idle_timeout: Option<Duration>,
 }
 
 /// What produces one reply's chunks.

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::reply::{self, Prompt, Reply, Step, Transcript, argument_pieces, text_of};
-use crate::script::Script;
+use crate::script::{Finish, Script};
 use crate::server::Shared;
 
 /// The request fields the mock reads.
@@ -85,7 +85,12 @@ fn signature(reply: &Reply) -> String {
 }
 
 fn stop_reason(reply: &Reply) -> &'static str {
-    if reply.tool_calls.is_empty() { "end_turn" } else { "tool_use" }
+    match reply.finish {
+        Finish::Length => "max_tokens",
+        Finish::ContentFilter => "refusal",
+        Finish::Natural if reply.tool_calls.is_empty() => "end_turn",
+        Finish::Natural => "tool_use",
+    }
 }
 
 fn arguments(arguments: &str) -> Value {
@@ -182,8 +187,9 @@ fn stream_steps(reply: &Reply) -> Vec<Step> {
     transcript.tail.push(event("message_stop", json!({ "type": "message_stop" })));
 
     let malformed = Step::now(Some("content_block_delta"), "{not json");
-    reply::assemble(transcript, reply, malformed, |message, code| {
-        let error = json!({ "type": "error", "error": { "type": code.unwrap_or("api_error"), "message": message } });
+    reply::assemble(transcript, reply, malformed, |failure| {
+        let error = json!({ "type": "error",
+                            "error": { "type": failure.code.unwrap_or("api_error"), "message": failure.message } });
         vec![Step::now(Some("error"), error.to_string())]
     })
 }
@@ -251,5 +257,19 @@ mod tests {
         let last: Value = serde_json::from_str(frames(&steps).last().unwrap()).unwrap();
         assert_eq!(last, json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}));
         assert_eq!(events(&steps).last().map(String::as_str), Some("error"));
+    }
+
+    #[test]
+    fn a_cut_reply_says_why_in_its_stop_reason() {
+        for (finish, expected) in [(Finish::Length, "max_tokens"), (Finish::ContentFilter, "refusal")] {
+            let steps = stream_steps(&reply(Script::text(["a"]).with_finish(finish)));
+            let delta: Value = frames(&steps)
+                .iter()
+                .filter_map(|f| serde_json::from_str::<Value>(f).ok())
+                .find(|v| v["type"] == "message_delta")
+                .unwrap();
+            assert_eq!(delta["delta"]["stop_reason"], expected);
+            assert_eq!(whole_message(&reply(Script::text(["a"]).with_finish(finish)))["stop_reason"], expected);
+        }
     }
 }

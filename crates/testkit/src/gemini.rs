@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::reply::{self, Prompt, Reply, Step, Transcript, text_of};
-use crate::script::Script;
+use crate::script::{Finish, Script};
 use crate::server::Shared;
 
 /// The request fields the mock reads; the model comes from the path.
@@ -187,18 +187,27 @@ fn transcript(reply: &Reply) -> Transcript {
         generated += 1;
         transcript.tail.push(Step::token(reply, None, frame(parts, None, generated)));
     }
-    transcript
-        .tail
-        .push(Step::now(None, frame(vec![json!({ "text": "" })], Some("STOP"), reply.usage.completion_tokens)));
+    transcript.tail.push(Step::now(
+        None,
+        frame(vec![json!({ "text": "" })], Some(finish_reason(reply)), reply.usage.completion_tokens),
+    ));
     transcript
 }
 
 fn stream_steps(reply: &Reply) -> Vec<Step> {
-    reply::assemble(transcript(reply), reply, Step::now(None, "{not json"), |message, code| {
-        let name = code.unwrap_or("INTERNAL");
-        let error = json!({ "error": { "code": status_code(name), "message": message, "status": name } });
+    reply::assemble(transcript(reply), reply, Step::now(None, "{not json"), |failure| {
+        let name = failure.code.unwrap_or("INTERNAL");
+        let error = json!({ "error": { "code": status_code(name), "message": failure.message, "status": name } });
         vec![Step::now(None, error.to_string())]
     })
+}
+
+fn finish_reason(reply: &Reply) -> &'static str {
+    match reply.finish {
+        Finish::Natural => "STOP",
+        Finish::Length => "MAX_TOKENS",
+        Finish::ContentFilter => "SAFETY",
+    }
 }
 
 /// A `generateContent` answer: the streamed frames folded into one response.
@@ -211,7 +220,8 @@ fn merge(reply: &Reply, frames: &[Value]) -> Value {
         .cloned()
         .collect();
     json!({
-        "candidates": [{ "content": { "parts": parts, "role": "model" }, "finishReason": "STOP", "index": 0 }],
+        "candidates": [{ "content": { "parts": parts, "role": "model" }, "finishReason": finish_reason(reply),
+                         "index": 0 }],
         "usageMetadata": usage(reply, reply.usage.completion_tokens),
         "modelVersion": reply.model,
         "responseId": response_id(reply),
@@ -279,5 +289,14 @@ mod tests {
                     "contents": [{"role": "user", "parts": [{"text": "hi there"}]}, {"role": "model", "parts": [{"text": "yo"}]}]}),
         );
         assert_eq!((prompt.last_user_text.as_str(), prompt.words, prompt.model.as_deref()), ("hi there", 5, Some("m")));
+    }
+
+    #[test]
+    fn a_cut_reply_says_why_in_its_finish_reason() {
+        for (finish, expected) in [(Finish::Length, "MAX_TOKENS"), (Finish::ContentFilter, "SAFETY")] {
+            let steps = stream_steps(&reply(Script::text(["a"]).with_finish(finish)));
+            let last: Value = serde_json::from_str(frames(&steps).last().unwrap()).unwrap();
+            assert_eq!(last["candidates"][0]["finishReason"], expected);
+        }
     }
 }

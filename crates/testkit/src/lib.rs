@@ -22,5 +22,5 @@ mod script;
 mod server;
 
 pub use default_reply::{default_reply, default_reply_text};
-pub use script::{Fault, Framing, Script, ScriptToolCall, ScriptUsage};
+pub use script::{Fault, Finish, Framing, Script, ScriptToolCall, ScriptUsage};
 pub use server::{MockConfig, MockServer, RecordedRequest};

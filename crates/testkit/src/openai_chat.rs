@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::reply::{self, Prompt, Reply, Step, Transcript, argument_pieces, text_of};
-use crate::script::Script;
+use crate::script::{Finish, Script};
 use crate::server::Shared;
 
 /// The parts of a chat request the mock looks at; everything else is ignored.
@@ -144,7 +144,12 @@ fn completion_id(reply: &Reply) -> String {
 }
 
 fn finish_reason(reply: &Reply) -> &'static str {
-    if reply.tool_calls.is_empty() { "stop" } else { "tool_calls" }
+    match reply.finish {
+        Finish::Length => "length",
+        Finish::ContentFilter => "content_filter",
+        Finish::Natural if reply.tool_calls.is_empty() => "stop",
+        Finish::Natural => "tool_calls",
+    }
 }
 
 fn whole_completion(reply: &Reply) -> Value {
@@ -241,8 +246,9 @@ fn stream_steps(reply: &Reply, include_usage: bool) -> Vec<Step> {
     }
     transcript.tail.push(Step::now(None, "[DONE]"));
 
-    reply::assemble(transcript, reply, Step::now(None, "{not json"), |message, code| {
-        let error = json!({ "error": { "message": message, "type": "server_error", "param": null, "code": code } });
+    reply::assemble(transcript, reply, Step::now(None, "{not json"), |failure| {
+        let error = json!({ "error": { "message": failure.message, "type": "server_error", "param": null,
+                                       "code": failure.code } });
         vec![Step::now(None, error.to_string()), Step::now(None, "[DONE]")]
     })
 }
@@ -349,5 +355,16 @@ mod tests {
         let prompt = request.prompt();
         assert_eq!(prompt.last_user_text, "second");
         assert_eq!(prompt.words, 4);
+    }
+
+    #[test]
+    fn a_cut_reply_says_why_in_its_finish_reason() {
+        for (finish, expected) in [(Finish::Length, "length"), (Finish::ContentFilter, "content_filter")] {
+            let steps = stream_steps(&reply(Script::text(["a"]).with_finish(finish)), false);
+            let frames = frames(&steps);
+            assert!(frames[frames.len() - 2].contains(&format!(r#""finish_reason":"{expected}""#)), "{frames:?}");
+            let whole = whole_completion(&reply(Script::text(["a"]).with_finish(finish)));
+            assert_eq!(whole["choices"][0]["finish_reason"], expected);
+        }
     }
 }

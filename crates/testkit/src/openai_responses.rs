@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::openai_chat::default_error;
 use crate::reply::{self, Prompt, Reply, Step, Transcript, argument_pieces, text_of};
-use crate::script::Script;
+use crate::script::{Finish, Script};
 use crate::server::Shared;
 
 /// The request fields the mock reads: `instructions`, and `input` as a string or a list
@@ -32,7 +32,7 @@ pub(crate) fn respond(shared: &Arc<Shared>, body: &Value, script: Script) -> Res
     }
     let reply = Reply::new(shared, &prompt(body), script);
     if body["stream"] != true {
-        return axum::Json(response_object(&reply, "completed")).into_response();
+        return axum::Json(response_object(&reply, final_status(&reply))).into_response();
     }
     reply::event_stream(shared, stream_steps(&reply), &reply.framing)
 }
@@ -56,6 +56,11 @@ fn call_item(reply: &Reply, index: usize, arguments: &str, status: &str) -> Valu
             "call_id": reply.call_id(index, "call_"), "name": reply.tool_calls[index].name, "arguments": arguments })
 }
 
+/// How the response ends: `completed`, or `incomplete` when the script cuts it.
+fn final_status(reply: &Reply) -> &'static str {
+    if reply.finish.is_natural() { "completed" } else { "incomplete" }
+}
+
 /// The response object, with every output item complete.
 fn response_object(reply: &Reply, status: &str) -> Value {
     let mut output = Vec::new();
@@ -67,9 +72,14 @@ fn response_object(reply: &Reply, status: &str) -> Value {
         reply.tool_calls.iter().enumerate().map(|(index, call)| call_item(reply, index, &call.arguments, "completed")),
     );
     let (input, output_tokens) = (reply.usage.prompt_tokens, reply.usage.completion_tokens);
+    let incomplete = match (status, reply.finish) {
+        ("incomplete", Finish::Length) => json!({ "reason": "max_output_tokens" }),
+        ("incomplete", Finish::ContentFilter) => json!({ "reason": "content_filter" }),
+        _ => Value::Null,
+    };
     json!({
         "id": response_id(reply), "object": "response", "created_at": reply.created, "status": status,
-        "model": reply.model, "output": output,
+        "model": reply.model, "output": output, "incomplete_details": incomplete,
         "usage": { "input_tokens": input, "output_tokens": output_tokens, "total_tokens": input.saturating_add(output_tokens) },
     })
 }
@@ -169,16 +179,29 @@ fn stream_steps(reply: &Reply) -> Vec<Step> {
         ));
         output_index += 1;
     }
-    transcript.tail.push(event(
-        "response.completed",
-        json!({ "response": response_object(reply, "completed") }),
-        false,
-    ));
+    let (terminal, status) = if reply.finish.is_natural() {
+        ("response.completed", "completed")
+    } else {
+        ("response.incomplete", "incomplete")
+    };
+    transcript.tail.push(event(terminal, json!({ "response": response_object(reply, status) }), false));
 
     let malformed = Step::now(Some("response.output_text.delta"), "{not json");
-    reply::assemble(transcript, reply, malformed, |message, code| {
-        let error =
-            json!({ "type": "error", "code": code.unwrap_or("server_error"), "message": message, "param": null });
+    let failed = {
+        let mut failed = response_object(reply, "failed");
+        failed["output"] = json!([]);
+        failed["usage"] = Value::Null;
+        failed
+    };
+    reply::assemble(transcript, reply, malformed, |failure| {
+        let code = failure.code.unwrap_or("server_error");
+        if failure.failed {
+            let mut response = failed;
+            response["error"] = json!({ "code": code, "message": failure.message });
+            let data = json!({ "type": "response.failed", "sequence_number": sequence, "response": response });
+            return vec![Step::now(Some("response.failed"), data.to_string())];
+        }
+        let error = json!({ "type": "error", "code": code, "message": failure.message, "param": null });
         vec![Step::now(Some("error"), error.to_string())]
     })
 }
@@ -235,5 +258,26 @@ mod tests {
             {"role": "assistant", "content": "ok"},
             {"role": "user", "content": [{"type": "input_text", "text": "second"}]}
         ]}))
+    }
+
+    #[test]
+    fn a_cut_reply_ends_incomplete_with_its_reason_and_a_failure_is_response_failed() {
+        for (finish, expected) in [(Finish::Length, "max_output_tokens"), (Finish::ContentFilter, "content_filter")] {
+            let steps = stream_steps(&reply(Script::text(["Hi"]).with_finish(finish)));
+            let last: Value = serde_json::from_str(frames(&steps).last().unwrap()).unwrap();
+            assert_eq!(last["type"], "response.incomplete");
+            assert_eq!(last["response"]["status"], "incomplete");
+            assert_eq!(last["response"]["incomplete_details"]["reason"], expected);
+        }
+        let script = Script::text(["a", "b"])
+            .with_fault(crate::script::Fault::Failed { after: 1, message: "model gave up".into() })
+            .with_error_code("server_error");
+        let steps = stream_steps(&reply(script));
+        let texts: Vec<Value> = frames(&steps).iter().map(|f| serde_json::from_str(f).unwrap()).collect();
+        assert_eq!(texts.iter().filter(|v| v["type"] == "response.output_text.delta").count(), 1);
+        let last = texts.last().unwrap();
+        assert_eq!(last["type"], "response.failed");
+        assert_eq!(last["response"]["status"], "failed");
+        assert_eq!(last["response"]["error"], json!({"code": "server_error", "message": "model gave up"}));
     }
 }

@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::default_reply::default_reply;
-use crate::script::{Fault, Framing, Script, ScriptToolCall, ScriptUsage};
+use crate::script::{Fault, Finish, Framing, Script, ScriptToolCall, ScriptUsage};
 use crate::server::{OpenStream, Shared};
 
 /// What the request asked, as far as the mock cares, in any format.
@@ -76,6 +76,7 @@ pub(crate) struct Reply {
     /// The type of a scripted in-stream error.
     pub error_code: Option<String>,
     pub framing: Framing,
+    pub finish: Finish,
 }
 
 impl Reply {
@@ -101,6 +102,7 @@ impl Reply {
             fault: script.fault,
             error_code: script.error_code,
             framing: script.framing,
+            finish: script.finish,
             chunks,
         }
     }
@@ -154,14 +156,25 @@ pub(crate) struct Transcript {
     pub tail: Vec<Step>,
 }
 
+/// An error a format reports inside a successful (200) stream.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StreamFailure<'a> {
+    pub message: &'a str,
+    /// The script's `errorCode`: the error's type in the format's vocabulary.
+    pub code: Option<&'a str>,
+    /// The model failed the reply (`failed` fault) rather than the stream reporting an
+    /// error (`errorFrame`); only Responses tells the two apart (`response.failed`).
+    pub failed: bool,
+}
+
 /// The frames of the `Transcript` with `fault` placed after its `after` text chunks
 /// (clamped to the number of chunks). A malformed frame is inserted and the reply goes
-/// on; an error frame, a reset or a stall ends it.
+/// on; an error frame, a failure, a reset or a stall ends it.
 pub(crate) fn assemble(
     transcript: Transcript,
     reply: &Reply,
     malformed: Step,
-    error_frames: impl FnOnce(&str, Option<&str>) -> Vec<Step>,
+    error_frames: impl FnOnce(StreamFailure<'_>) -> Vec<Step>,
 ) -> Vec<Step> {
     let fault = reply.fault.as_ref();
     let Transcript { head, chunks, tail } = transcript;
@@ -170,6 +183,7 @@ pub(crate) fn assemble(
             Fault::MalformedFrame { after }
             | Fault::Reset { after }
             | Fault::ErrorFrame { after, .. }
+            | Fault::Failed { after, .. }
             | Fault::Stall { after },
         ) => Some((*after).min(chunks.len())),
         Some(Fault::Status { .. }) | None => None,
@@ -183,9 +197,10 @@ pub(crate) fn assemble(
                 steps.extend(malformed.take());
                 true
             }
-            Some(Fault::ErrorFrame { message, .. }) => {
+            Some(Fault::ErrorFrame { message, .. } | Fault::Failed { message, .. }) => {
+                let failed = matches!(fault, Some(Fault::Failed { .. }));
                 if let Some(frames) = error_frames.take() {
-                    steps.extend(frames(message, reply.error_code.as_deref()));
+                    steps.extend(frames(StreamFailure { message, code: reply.error_code.as_deref(), failed }));
                 }
                 false
             }
@@ -357,6 +372,7 @@ pub(crate) fn test_reply(number: u64, model: &str, script: Script) -> Reply {
         fault: script.fault,
         error_code: script.error_code,
         framing: script.framing,
+        finish: script.finish,
     }
 }
 
@@ -387,8 +403,8 @@ mod tests {
 
     fn run(fault: Fault) -> Vec<String> {
         let reply = test_reply(1, "m", Script::default().with_fault(fault).with_error_code("c"));
-        let steps = assemble(transcript(), &reply, Step::now(None, "{not json"), |message, code| {
-            vec![Step::now(None, format!("ERROR {message} {code:?}"))]
+        let steps = assemble(transcript(), &reply, Step::now(None, "{not json"), |failure| {
+            vec![Step::now(None, format!("ERROR {} {:?} failed={}", failure.message, failure.code, failure.failed))]
         });
         frames(&steps)
     }
@@ -400,7 +416,11 @@ mod tests {
         assert_eq!(run(Fault::Stall { after: 2 }), ["head", "a", "b1", "b2", "STALL"]);
         assert_eq!(
             run(Fault::ErrorFrame { after: 9, message: "x".into() }),
-            ["head", "a", "b1", "b2", "ERROR x Some(\"c\")"]
+            ["head", "a", "b1", "b2", "ERROR x Some(\"c\") failed=false"]
+        );
+        assert_eq!(
+            run(Fault::Failed { after: 1, message: "y".into() }),
+            ["head", "a", "ERROR y Some(\"c\") failed=true"]
         );
     }
 

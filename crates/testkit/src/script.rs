@@ -41,6 +41,30 @@ pub struct Script {
     /// How the event stream is written: legal variations a client must read the same.
     #[serde(default, skip_serializing_if = "Framing::is_plain")]
     pub framing: Framing,
+    /// Why the model stops, when it is not the natural end of the answer.
+    #[serde(default, skip_serializing_if = "Finish::is_natural")]
+    pub finish: Finish,
+}
+
+/// Why the scripted model stops, each format saying it its own way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Finish {
+    /// The answer is complete (or, with tool calls, the model wants the tools run).
+    #[default]
+    Natural,
+    /// The output limit cut the answer: Chat Completions `length`, Responses
+    /// `response.incomplete` (`max_output_tokens`), Anthropic `max_tokens`, Gemini `MAX_TOKENS`.
+    Length,
+    /// The provider's filter stopped the answer: Chat Completions `content_filter`,
+    /// Responses `response.incomplete` (`content_filter`), Anthropic `refusal`, Gemini `SAFETY`.
+    ContentFilter,
+}
+
+impl Finish {
+    pub fn is_natural(&self) -> bool {
+        *self == Finish::Natural
+    }
 }
 
 /// Legal ways to write the same event stream, each a thing a client must cope with.
@@ -131,6 +155,14 @@ pub enum Fault {
         after: usize,
         message: String,
     },
+    /// After a 200, the model gives up on the reply and says so in the stream: Responses
+    /// sends `response.failed` with the error in the response object; the other formats
+    /// have no separate way to say it and send their error frame, as `errorFrame` does.
+    Failed {
+        #[serde(default)]
+        after: usize,
+        message: String,
+    },
     /// Stop sending but keep the connection open until the client goes away.
     Stall {
         #[serde(default)]
@@ -207,6 +239,13 @@ impl Script {
         self
     }
 
+    /// Ends the reply the way `finish` says instead of naturally.
+    #[must_use]
+    pub fn with_finish(mut self, finish: Finish) -> Self {
+        self.finish = finish;
+        self
+    }
+
     /// The type (or status) of a scripted in-stream error, e.g. `overloaded_error`.
     #[must_use]
     pub fn with_error_code(mut self, code: impl Into<String>) -> Self {
@@ -246,7 +285,8 @@ mod tests {
             "toolCalls": [{"name": "weather", "arguments": "{\"city\":\"Paris\"}"}, {"name": "now", "id": "c2"}],
             "tokenDelayMs": 1,
             "fault": {"kind": "errorFrame", "after": 1, "message": "boom"},
-            "errorCode": "overloaded_error"
+            "errorCode": "overloaded_error",
+            "finish": "length"
         }))
         .unwrap();
         let mut expected = Script::text(["Hel", "lo"])
@@ -255,7 +295,8 @@ mod tests {
             .with_usage(3, 2)
             .with_token_delay(Duration::from_millis(1))
             .with_fault(Fault::ErrorFrame { after: 1, message: "boom".into() })
-            .with_error_code("overloaded_error");
+            .with_error_code("overloaded_error")
+            .with_finish(Finish::Length);
         expected.tool_calls.push(ScriptToolCall { name: "now".into(), arguments: "{}".into(), id: Some("c2".into()) });
         assert_eq!(script, expected);
     }
@@ -268,6 +309,7 @@ mod tests {
 
             {"kind": "malformedFrame", "after": 2},
             {"kind": "reset"},
+            {"kind": "failed", "after": 1, "message": "gave up"},
             {"kind": "stall", "after": 1}
         ]);
         let faults: Vec<Fault> = serde_json::from_value(faults).unwrap();
@@ -282,6 +324,7 @@ mod tests {
                 Fault::Status { status: 429, body: None, content_type: None },
                 Fault::MalformedFrame { after: 2 },
                 Fault::Reset { after: 0 },
+                Fault::Failed { after: 1, message: "gave up".into() },
                 Fault::Stall { after: 1 },
             ]
         );

@@ -50,10 +50,28 @@ export function isAwaitingApproval(message: ChatMessage, isLive: boolean): boole
   return pauseReason(message, isLive) === 'awaiting_approval';
 }
 
-/** Continue can pick this reply up: it was paused for any reason but a pending approval. */
-export function canContinue(message: ChatMessage, isLive: boolean): boolean {
+/**
+ * The model's output limit (max tokens) cut this reply short. It is stored as finished
+ * (`success`) with reason `length`: what it has is kept, and Continue can go on from it.
+ */
+export function cutAtLength(message: ChatMessage, isLive: boolean): boolean {
+  return messageStatus(message, isLive) === 'success' && message.metadata?.statusReason === 'length';
+}
+
+/**
+ * Why a reply ended before its natural end, for the marker under it: a paused reply's
+ * reason (but a pending approval, which has its own card), or `length` for one the
+ * output limit cut. Undefined for a reply that ended normally.
+ */
+export function endedEarlyReason(message: ChatMessage, isLive: boolean): string | undefined {
+  if (cutAtLength(message, isLive)) return 'length';
   const reason = pauseReason(message, isLive);
-  return reason !== undefined && reason !== 'awaiting_approval';
+  return reason === 'awaiting_approval' ? undefined : reason;
+}
+
+/** Continue can pick this reply up: it ended early for any reason but a pending approval. */
+export function canContinue(message: ChatMessage, isLive: boolean): boolean {
+  return endedEarlyReason(message, isLive) !== undefined;
 }
 
 /** The reply ended early to let the user's steering message go next. */
@@ -70,6 +88,8 @@ export function stoppedLabel(reason: string | undefined): string {
       return 'Stalled';
     case 'tool_limit':
       return 'Tool-call limit reached — continue?';
+    case 'length':
+      return 'Cut off at the length limit';
     default:
       return 'Stopped';
   }
@@ -84,6 +104,8 @@ export function stoppedHint(reason: string | undefined): string {
       return 'The model stopped sending text. Continue it, or retry it from the start.';
     case 'tool_limit':
       return 'The reply made as many tool calls as it may in one go. Continue lets it go on with a fresh allowance.';
+    case 'length':
+      return 'The model reached its output limit (max tokens) before it finished. Continue picks up where it ended, or ask for a shorter answer.';
     default:
       return 'You stopped this reply. The text so far is kept; Continue picks up where it ended.';
   }

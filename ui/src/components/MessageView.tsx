@@ -4,9 +4,9 @@ import { Streamdown } from 'streamdown';
 import { isApiError } from '../backend/backend';
 import { errorHint, errorTitle } from '../backend/describe';
 import {
+  endedEarlyReason,
   isAwaitingApproval,
   messageStatus,
-  pauseReason,
   replyBlocks,
   stoppedHint,
   stoppedLabel,
@@ -86,7 +86,7 @@ function AssistantBody({ message, status, isLive, retrying, progress }: Assistan
   const errors = parts.filter((part) => part.type === 'data-error').map((part) => ('data' in part ? part.data : undefined));
   const metadata = message.metadata;
   const waiting = isLive && blocks.length === 0;
-  const reason = pauseReason(message, isLive);
+  const endedEarly = endedEarlyReason(message, isLive);
   const cost = isLive ? undefined : replyCost(metadata);
 
   return (
@@ -112,7 +112,7 @@ function AssistantBody({ message, status, isLive, retrying, progress }: Assistan
       ))}
       {status === 'error' && errors.length === 0 && <ErrorCard error={undefined} reason={metadata?.statusReason} />}
       {isAwaitingApproval(message, isLive) && <PendingApprovals approvalIds={waitingApprovalIds(message)} />}
-      {reason !== undefined && reason !== 'awaiting_approval' && <StoppedMarker reason={reason} />}
+      {endedEarly !== undefined && <StoppedMarker reason={endedEarly} />}
       {yieldedToSteering(message, isLive) && (
         <div className="steered-note small muted" data-testid="message-steered">
           Yielded to your steering message.
@@ -269,6 +269,7 @@ function CompactionMarkerView({ marker }: { marker: CompactionMarker }) {
   );
 }
 
+/** Under a reply that ended before its natural end: why, and what the user can do. */
 function StoppedMarker({ reason }: { reason: string | undefined }) {
   return (
     <div className="stopped" data-testid="message-stopped" data-reason={reason ?? 'user_stop'}>

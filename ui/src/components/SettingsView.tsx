@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { Provider, Topic } from '../protocol.gen';
 import { AssistantsSettings } from './AssistantsSettings';
 import { AuditLog } from './AuditLog';
+import { GeneralSettings } from './GeneralSettings';
 import { McpSettings } from './McpSettings';
 import { ProvidersSettings } from './ProvidersSettings';
 import { RulesSettings } from './RulesSettings';
@@ -15,7 +16,7 @@ interface SettingsViewProps {
   onClose: () => void;
 }
 
-type Section = 'providers' | 'assistants' | 'tools' | 'mcp' | 'rules' | 'audit';
+type Section = 'providers' | 'assistants' | 'tools' | 'mcp' | 'rules' | 'audit' | 'general';
 
 const SECTIONS: readonly { id: Section; label: string }[] = [
   { id: 'providers', label: 'Providers' },
@@ -24,9 +25,10 @@ const SECTIONS: readonly { id: Section; label: string }[] = [
   { id: 'mcp', label: 'MCP servers' },
   { id: 'rules', label: 'Approval rules' },
   { id: 'audit', label: 'Audit log' },
+  { id: 'general', label: 'General' },
 ];
 
-/** Settings, one section at a time: providers, assistants, tools, MCP servers, approval rules and the audit log. */
+/** Settings, one section at a time: providers, assistants, tools, MCP servers, approval rules, the audit log and app-wide settings. */
 export function SettingsView({ providers, topics, onProvidersChanged, onAssistantsChanged, onClose }: SettingsViewProps) {
   const [section, setSection] = useState<Section>('providers');
   return (
@@ -60,6 +62,7 @@ export function SettingsView({ providers, topics, onProvidersChanged, onAssistan
         {section === 'mcp' && <McpSettings />}
         {section === 'rules' && <RulesSettings topics={topics} />}
         {section === 'audit' && <AuditLog topics={topics} />}
+        {section === 'general' && <GeneralSettings />}
       </div>
     </section>
   );

@@ -122,9 +122,19 @@ fn content(message: &ChatMessage) -> Option<Content> {
     (!parts.is_empty()).then_some(Content { role: Some(role), parts })
 }
 
+/// An attachment as Gemini takes it: text documents as text (named), the media types
+/// Gemini reads (images, PDFs, audio, video, text it could not decode) as inline data or a
+/// file reference with their MIME type, anything else as a note the model can read
+/// (Gemini refuses the whole request over a MIME type it does not know).
 fn media_part(media: &Media) -> Value {
     if let Some(text) = media.inline_text() {
         return json!({ "text": crate::attachment_text(media, &text) });
+    }
+    let kind = media.media_type.as_str();
+    let readable = ["image/", "audio/", "video/", "text/"].iter().any(|prefix| kind.starts_with(prefix))
+        || matches!(kind, "application/pdf" | "application/json");
+    if !readable {
+        return json!({ "text": crate::unsupported_attachment(media) });
     }
     match &media.source {
         MediaSource::Base64(data) => json!({ "inlineData": { "mimeType": media.media_type, "data": data } }),
@@ -272,6 +282,41 @@ mod tests {
         assert_eq!(
             body["contents"][0]["parts"],
             json!([{"text": "What is this?"}, {"inlineData": {"mimeType": "image/png", "data": "iVBO"}}])
+        );
+    }
+
+    #[test]
+    fn pdfs_and_other_files_go_as_gemini_takes_them() {
+        let media = |media_type: &str, source: MediaSource, filename: &str| {
+            ContentPart::Media(Media { media_type: media_type.into(), source, filename: Some(filename.into()) })
+        };
+        let base64 = |data: &str| MediaSource::Base64(data.into());
+        let request = CompletionRequest {
+            messages: vec![ChatMessage::new(
+                ChatRole::User,
+                vec![
+                    ContentPart::text("Summarise these"),
+                    media("application/pdf", base64("JVBERi0xLjQ="), "report.pdf"),
+                    media("application/pdf", MediaSource::Url("https://example.com/spec.pdf".into()), "spec.pdf"),
+                    // "hi" in UTF-8, and a Latin-1 "é" that is no UTF-8 text.
+                    media("text/markdown", base64("aGk="), "notes.md"),
+                    media("text/csv", base64("6Q=="), "legacy.csv"),
+                    media("application/zip", base64("UEsDBA=="), "bundle.zip"),
+                ],
+            )],
+            ..CompletionRequest::default()
+        };
+        let body = serde_json::to_value(GenerateContentRequest::new(&request)).unwrap();
+        assert_eq!(
+            body["contents"][0]["parts"],
+            json!([
+                {"text": "Summarise these"},
+                {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0xLjQ="}},
+                {"fileData": {"mimeType": "application/pdf", "fileUri": "https://example.com/spec.pdf"}},
+                {"text": "<file name=\"notes.md\">\nhi\n</file>"},
+                {"inlineData": {"mimeType": "text/csv", "data": "6Q=="}},
+                {"text": "[bundle.zip (application/zip) was attached but cannot be sent to this model]"}
+            ])
         );
     }
 }

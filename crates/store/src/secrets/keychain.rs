@@ -1,6 +1,10 @@
 //! [`KeychainSecretStore`]: keys in the operating system's keychain (the Secret Service
 //! on Linux, the Keychain on macOS, the Credential Manager on Windows).
 
+use std::sync::Arc;
+
+use keyring::credential::CredentialBuilder;
+
 use super::{SecretError, SecretStore};
 
 /// The keychain "service" Colloquy's entries are filed under.
@@ -8,12 +12,26 @@ const SERVICE: &str = "dev.colloquy.app";
 
 pub struct KeychainSecretStore {
     service: String,
+    /// Where entries are made: `None` is the platform's keychain; tests pass an in-memory
+    /// backend written against `keyring`'s own credential API.
+    backend: Option<Arc<CredentialBuilder>>,
 }
 
 impl KeychainSecretStore {
-    /// The keychain, if one answers: a probe entry is written, read back and removed.
+    /// The platform's keychain, if one answers: a probe entry is written, read back and
+    /// removed.
     pub fn probe() -> Result<Self, String> {
-        let store = Self { service: SERVICE.to_owned() };
+        Self { service: SERVICE.to_owned(), backend: None }.checked()
+    }
+
+    /// A keychain on another `keyring` backend (an in-memory one in tests), probed the
+    /// same way.
+    pub fn probe_backend(backend: Arc<CredentialBuilder>) -> Result<Self, String> {
+        Self { service: SERVICE.to_owned(), backend: Some(backend) }.checked()
+    }
+
+    fn checked(self) -> Result<Self, String> {
+        let store = self;
         let key = "colloquy-probe";
         store.set(key, "probe").map_err(|e| e.message)?;
         let read = store.get(key).map_err(|e| e.message)?;
@@ -25,7 +43,13 @@ impl KeychainSecretStore {
     }
 
     fn entry(&self, key: &str) -> Result<keyring::Entry, SecretError> {
-        keyring::Entry::new(&self.service, key).map_err(|e| self.error(e))
+        match &self.backend {
+            None => keyring::Entry::new(&self.service, key).map_err(|e| self.error(e)),
+            Some(backend) => {
+                let credential = backend.build(None, &self.service, key).map_err(|e| self.error(e))?;
+                Ok(keyring::Entry::new_with_credential(credential))
+            }
+        }
     }
 
     fn error(&self, error: impl std::fmt::Display) -> SecretError {
@@ -61,5 +85,137 @@ impl SecretStore for KeychainSecretStore {
         } else {
             "the system keychain (Secret Service)".to_owned()
         }
+    }
+}
+
+/// An in-memory keychain written against `keyring`'s own credential API, so tests run the
+/// real [`KeychainSecretStore`] (entries, `NoEntry`, errors) without an OS keychain.
+/// Unlike `keyring::mock`, entries with the same service and key share their secret, as in
+/// a real keychain.
+#[cfg(test)]
+pub(crate) mod memory {
+    use std::any::Any;
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use keyring::credential::{Credential, CredentialApi, CredentialBuilderApi, CredentialPersistence};
+
+    type Entries = Arc<Mutex<BTreeMap<(String, String), Vec<u8>>>>;
+
+    #[derive(Clone, Default)]
+    pub struct MemoryKeychain {
+        entries: Entries,
+        /// While set, every call fails the way a locked keychain does.
+        locked: Arc<AtomicBool>,
+    }
+
+    impl MemoryKeychain {
+        /// The secret stored for `(service, key)`.
+        pub fn secret(&self, service: &str, key: &str) -> Option<String> {
+            let entries = self.entries.lock().unwrap();
+            entries.get(&(service.to_owned(), key.to_owned())).map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+        }
+
+        pub fn count(&self) -> usize {
+            self.entries.lock().unwrap().len()
+        }
+
+        pub fn lock(&self, locked: bool) {
+            self.locked.store(locked, Ordering::SeqCst);
+        }
+    }
+
+    struct MemoryCredential {
+        keychain: MemoryKeychain,
+        id: (String, String),
+    }
+
+    impl MemoryCredential {
+        fn check(&self) -> keyring::Result<()> {
+            if self.keychain.locked.load(Ordering::SeqCst) {
+                return Err(keyring::Error::NoStorageAccess("the keychain is locked".into()));
+            }
+            Ok(())
+        }
+    }
+
+    impl CredentialApi for MemoryCredential {
+        fn set_secret(&self, secret: &[u8]) -> keyring::Result<()> {
+            self.check()?;
+            self.keychain.entries.lock().unwrap().insert(self.id.clone(), secret.to_vec());
+            Ok(())
+        }
+
+        fn get_secret(&self) -> keyring::Result<Vec<u8>> {
+            self.check()?;
+            self.keychain.entries.lock().unwrap().get(&self.id).cloned().ok_or(keyring::Error::NoEntry)
+        }
+
+        fn delete_credential(&self) -> keyring::Result<()> {
+            self.check()?;
+            self.keychain.entries.lock().unwrap().remove(&self.id).map(|_| ()).ok_or(keyring::Error::NoEntry)
+        }
+
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    impl CredentialBuilderApi for MemoryKeychain {
+        fn build(&self, _target: Option<&str>, service: &str, user: &str) -> keyring::Result<Box<Credential>> {
+            Ok(Box::new(MemoryCredential { keychain: self.clone(), id: (service.to_owned(), user.to_owned()) }))
+        }
+
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+
+        fn persistence(&self) -> CredentialPersistence {
+            CredentialPersistence::ProcessOnly
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::memory::MemoryKeychain;
+    use super::*;
+
+    #[test]
+    fn keys_round_trip_through_the_keychain() {
+        let keychain = MemoryKeychain::default();
+        let store = KeychainSecretStore::probe_backend(Arc::new(keychain.clone())).expect("the keychain answers");
+        assert_eq!(keychain.count(), 0, "the probe entry is removed again");
+        assert_eq!(store.get("provider-1").unwrap(), None);
+        store.set("provider-1", "sk-first").unwrap();
+        store.set("provider-1", "sk-second").unwrap();
+        store.set("provider-2", "sk-other").unwrap();
+        assert_eq!(store.get("provider-1").unwrap().as_deref(), Some("sk-second"));
+        // Filed under the app's service, one entry per provider.
+        assert_eq!(keychain.secret(SERVICE, "provider-2").as_deref(), Some("sk-other"));
+        store.delete("provider-1").unwrap();
+        store.delete("provider-1").unwrap();
+        assert_eq!(store.get("provider-1").unwrap(), None);
+        assert_eq!(keychain.count(), 1);
+    }
+
+    #[test]
+    fn a_locked_keychain_fails_the_probe_and_later_calls_say_why() {
+        let keychain = MemoryKeychain::default();
+        keychain.lock(true);
+        let why = KeychainSecretStore::probe_backend(Arc::new(keychain.clone())).err().expect("the probe fails");
+        assert!(why.contains("locked"), "{why}");
+
+        keychain.lock(false);
+        let store = KeychainSecretStore::probe_backend(Arc::new(keychain.clone())).unwrap();
+        store.set("p", "sk").unwrap();
+        keychain.lock(true);
+        let err = store.get("p").unwrap_err();
+        assert_eq!(err.path, store.describe());
+        assert!(err.message.contains("locked"), "{err}");
+        assert!(store.set("p", "sk-new").is_err());
+        keychain.lock(false);
+        assert_eq!(store.get("p").unwrap().as_deref(), Some("sk"), "a failed write changes nothing");
     }
 }

@@ -1,0 +1,77 @@
+//! App settings: what the user chose in Settings → General, validated, stored in the
+//! database, and read when a turn starts.
+//!
+//! The stream idle timeout (`stalled`): the user's choice when there is one, else the
+//! default — `COLLOQUY_IDLE_TIMEOUT_SECONDS` when the app was started with it, else 120 s.
+//! The environment variable is the default, not an override, so the value Settings shows
+//! is always the value a turn gets.
+
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+use protocol::ApiError;
+use protocol::api::{AppSettings, UpdateAppSettings};
+
+use crate::{Engine, store_error};
+
+/// The key the idle timeout is stored under.
+const IDLE_TIMEOUT_KEY: &str = "idle_timeout_seconds";
+/// The idle timeouts a user may choose: shorter cuts off models that think before their
+/// first token; longer and a dead connection goes unnoticed for more than an hour.
+pub(crate) const IDLE_TIMEOUT_SECONDS: RangeInclusive<u32> = 10..=3600;
+
+impl Engine {
+    pub(crate) async fn settings(&self) -> Result<AppSettings, ApiError> {
+        let chosen = self.stored_idle_timeout().await.map_err(store_error)?;
+        Ok(AppSettings {
+            idle_timeout_seconds: chosen,
+            default_idle_timeout_seconds: u32::try_from(self.inner.config.streams.idle_timeout.as_secs())
+                .unwrap_or(u32::MAX),
+            min_idle_timeout_seconds: *IDLE_TIMEOUT_SECONDS.start(),
+            max_idle_timeout_seconds: *IDLE_TIMEOUT_SECONDS.end(),
+        })
+    }
+
+    /// Replaces the settings; nothing is stored when a value is out of bounds.
+    pub(crate) async fn update_settings(&self, update: UpdateAppSettings) -> Result<AppSettings, ApiError> {
+        if let Some(seconds) = update.idle_timeout_seconds
+            && !IDLE_TIMEOUT_SECONDS.contains(&seconds)
+        {
+            return Err(ApiError::bad_request(
+                "idleTimeoutSeconds",
+                format!(
+                    "must be between {} and {} seconds (was {seconds})",
+                    IDLE_TIMEOUT_SECONDS.start(),
+                    IDLE_TIMEOUT_SECONDS.end()
+                ),
+            ));
+        }
+        let value = update.idle_timeout_seconds.map(serde_json::Value::from);
+        self.inner.store.set_setting(IDLE_TIMEOUT_KEY, value.as_ref()).await.map_err(store_error)?;
+        tracing::info!(idle_timeout_seconds = ?update.idle_timeout_seconds, "settings changed");
+        self.settings().await
+    }
+
+    /// How long a reply of a turn starting now may stay silent. A setting that cannot be
+    /// read does not stop the turn: the default applies, and the log says why.
+    pub(crate) async fn idle_timeout(&self) -> Duration {
+        match self.stored_idle_timeout().await {
+            Ok(Some(seconds)) => Duration::from_secs(u64::from(seconds)),
+            Ok(None) => self.inner.config.streams.idle_timeout,
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot read the idle timeout setting; using the default");
+                self.inner.config.streams.idle_timeout
+            }
+        }
+    }
+
+    /// The user's idle timeout, if they chose one that is still within bounds (a value a
+    /// newer or damaged database holds outside them reads as no choice).
+    async fn stored_idle_timeout(&self) -> Result<Option<u32>, store::StoreError> {
+        let value = self.inner.store.setting(IDLE_TIMEOUT_KEY).await?;
+        Ok(value
+            .and_then(|v| v.as_u64())
+            .and_then(|seconds| u32::try_from(seconds).ok())
+            .filter(|seconds| IDLE_TIMEOUT_SECONDS.contains(seconds)))
+    }
+}
