@@ -353,7 +353,7 @@ impl Engine {
         // A retried or continued reply's earlier calls keep their ids to themselves.
         let used_call_ids = match &slot {
             ReplySlot::New => Vec::new(),
-            ReplySlot::Restart | ReplySlot::Continue(_) => {
+            ReplySlot::Restart { .. } | ReplySlot::Continue { .. } => {
                 let ledger = self.inner.store.calls_of_message(message_id.as_str()).await.map_err(store_error)?;
                 let stored = open.into_iter().flat_map(|m| m.parts.iter()).filter_map(|part| match part {
                     UiPart::DynamicTool { tool_call_id, .. } => Some(tool_call_id.clone()),

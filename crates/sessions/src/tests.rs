@@ -35,8 +35,8 @@ impl ToolGate for AskingGate {
         Ok(GateDecision::Ask { approval_id: format!("approval-{}", call.call_id) })
     }
 
-    async fn begin(&self, _call_id: &str) -> Result<bool, GateError> {
-        Ok(true)
+    async fn begin(&self, _call_id: &str) -> Result<Option<agent::Allowed>, GateError> {
+        Ok(Some(agent::Allowed::ByUser))
     }
 
     async fn finish(&self, _call_id: &str, _record: &CallRecord) -> Result<(), GateError> {

@@ -199,6 +199,7 @@ async fn a_live_reply_that_waits_for_approval_goes_awaiting_approval_then_stream
             provider_name: "Claude Code".into(),
             runner: Runner::Custom(Box::new(AsksForApproval { answered })),
             slot: ReplySlot::New,
+            idle_timeout: None,
         }],
     };
     let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
