@@ -199,6 +199,7 @@ impl Engine {
         };
         let waiting = reply.status == MessageStatus::Paused
             && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL);
+        let mut seen = reply.revision;
         match mode {
             Continuation::Continue if waiting => {
                 return Err(ApiError::conflict(
@@ -215,18 +216,20 @@ impl Engine {
                 return Err(ApiError::conflict("this reply is not waiting for an approval any more"));
             }
             Continuation::None if waiting => {
-                // Retrying drops the open question: it is answered "no" first.
+                // Retrying drops the open question: it is answered "no" first. That writes
+                // the reply, so the retry starts from the row as it is now.
                 self.stop_waiting_replies(&request.topic_id).await?;
+                seen = store.get_message(&reply.id).await.map_err(store_error)?.revision;
             }
             _ => {}
         }
         let setup = self.turn_setup(topic).await?;
         let mut conversation: Vec<&UiMessage> = prompt_messages(&history, Some(&turn_id)).collect();
         let slot = if mode == Continuation::None {
-            ReplySlot::Restart { seen: reply.revision }
+            ReplySlot::Restart { seen }
         } else {
             conversation.push(&reply.message);
-            ReplySlot::Continue { message: reply.message.clone(), seen: reply.revision }
+            ReplySlot::Continue { message: reply.message.clone(), seen }
         };
         let execution = self.execution(&setup, reply.id.clone(), model, &conversation, slot, mode).await?;
         Ok(PreparedTurn { topic_id: request.topic_id, turn_id, user: None, executions: vec![execution] })
