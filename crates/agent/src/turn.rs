@@ -96,7 +96,7 @@ impl TurnRequest {
             tool_calling: ToolCalling::Native,
             gate: Arc::new(AllowAll),
             workspace: None,
-            http: reqwest::Client::new(),
+            http: shared_http_client(),
             vision: true,
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             tool_calls_used: 0,
@@ -111,6 +111,13 @@ impl TurnRequest {
             context_rounds_left: HashMap::new(),
         }
     }
+}
+
+/// One HTTP client for the tools of turns whose caller brings none. Building a client
+/// sets up a TLS context and a connection pool: too much to do per turn.
+fn shared_http_client() -> reqwest::Client {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    CLIENT.get_or_init(reqwest::Client::new).clone()
 }
 
 /// How a turn ended.
