@@ -22,11 +22,16 @@ pub mod settings;
 pub mod tools;
 pub mod topics;
 
+use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use tokio::sync::{Mutex, OwnedMutexGuard};
 
 pub use messages::{AssistantSlot, Checkpoint, NewTurn};
 
@@ -53,6 +58,8 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: SqlitePool,
+    /// Write transactions take turns here before they ask SQLite for its write lock.
+    writers: Arc<Mutex<()>>,
 }
 
 impl Store {
@@ -71,7 +78,7 @@ impl Store {
             .busy_timeout(Duration::from_secs(5));
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self { pool, writers: Arc::new(Mutex::new(())) })
     }
 
     pub fn pool(&self) -> &SqlitePool {
@@ -88,15 +95,47 @@ impl Store {
         Ok(())
     }
 
-    /// A write transaction. It takes SQLite's write lock at `BEGIN`, so it waits for
-    /// other writers (up to the busy timeout) instead of failing with "database is locked"
-    /// when a read inside it would later have to be upgraded to a write.
-    pub(crate) async fn write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
-        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    /// A write transaction. It takes SQLite's write lock at `BEGIN`, so a read inside it
+    /// never has to be upgraded to a write (which fails at once with "database is locked"
+    /// when another connection wrote meanwhile). Write transactions queue in order on an
+    /// async lock first: SQLite's own wait for a busy lock sleeps in steps of up to 100 ms
+    /// while holding a pooled connection, which starves everyone when many turns open at
+    /// once.
+    pub(crate) async fn write(&self) -> Result<WriteTransaction> {
+        let turn = self.writers.clone().lock_owned().await;
+        let transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        Ok(WriteTransaction { transaction, _turn: turn })
     }
 
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+/// A write transaction holding this process's turn to write. Used like sqlx's
+/// `Transaction` (`&mut *tx` is the connection); dropped without `commit`, it rolls back.
+pub(crate) struct WriteTransaction {
+    transaction: sqlx::Transaction<'static, sqlx::Sqlite>,
+    _turn: OwnedMutexGuard<()>,
+}
+
+impl WriteTransaction {
+    pub(crate) async fn commit(self) -> Result<()> {
+        Ok(self.transaction.commit().await?)
+    }
+}
+
+impl Deref for WriteTransaction {
+    type Target = SqliteConnection;
+
+    fn deref(&self) -> &SqliteConnection {
+        &self.transaction
+    }
+}
+
+impl DerefMut for WriteTransaction {
+    fn deref_mut(&mut self) -> &mut SqliteConnection {
+        &mut self.transaction
     }
 }
 
