@@ -75,11 +75,13 @@ url: string, filename?: string, } | DataPart;
 
 export type UiMessage = { id: string, role: MessageRole, parts: Array<UiPart>, metadata?: MessageMetadata, };
 
-export type StreamEvent = { topicId: TopicId, turnId: TurnId, executionId: ExecutionId, model: ModelRef, messageId: MessageId, 
+export type ExecutionRef = { topicId: TopicId, turnId: TurnId, executionId: ExecutionId, model: ModelRef, messageId: MessageId, };
+
+export type StreamEvent = { 
 /**
  * 1-based, contiguous per execution.
  */
-seq: number, chunk: UiChunk, };
+seq: number, chunk: UiChunk, topicId: TopicId, turnId: TurnId, executionId: ExecutionId, model: ModelRef, messageId: MessageId, };
 
 export type ExecutionSnapshot = { topicId: TopicId, turnId: TurnId, executionId: ExecutionId, model: ModelRef, messageId: MessageId, seq: number, message: UiMessage, };
 

@@ -6,6 +6,8 @@
 //! and the `seq` it covers), then every later chunk, so it never sees a chunk twice or
 //! misses one.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -13,14 +15,24 @@ use crate::chunk::UiChunk;
 use crate::ids::{ExecutionId, MessageId, ModelRef, TopicId, TurnId};
 use crate::message::UiMessage;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+/// Which reply a chunk belongs to. One per execution, shared by all of its chunks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
-pub struct StreamEvent {
+pub struct ExecutionRef {
     pub topic_id: TopicId,
     pub turn_id: TurnId,
     pub execution_id: ExecutionId,
     pub model: ModelRef,
     pub message_id: MessageId,
+}
+
+/// One numbered chunk of one reply. On the wire the [`ExecutionRef`]'s fields sit beside
+/// `seq` and `chunk`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamEvent {
+    #[serde(flatten)]
+    pub execution: Arc<ExecutionRef>,
     /// 1-based, contiguous per execution.
     #[ts(type = "number")]
     pub seq: u64,
@@ -68,9 +80,10 @@ pub struct ExecutionTerminal {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StreamMessage {
     /// The execution's message so far; replaces whatever the subscriber had for it.
-    Snapshot(ExecutionSnapshot),
-    Chunk(StreamEvent),
-    Terminal(ExecutionTerminal),
+    Snapshot(Box<ExecutionSnapshot>),
+    /// Shared by every subscriber it goes to.
+    Chunk(Arc<StreamEvent>),
+    Terminal(Box<ExecutionTerminal>),
     /// The subscriber fell too far behind and was dropped. Nothing more arrives on this
     /// subscription: attach again with the last `seq` seen per execution to catch up.
     Lagged(LaggedNotice),

@@ -39,6 +39,7 @@ pub fn declarations() -> String {
         DataPart::decl(&cfg),
         UiPart::decl(&cfg),
         UiMessage::decl(&cfg),
+        ExecutionRef::decl(&cfg),
         StreamEvent::decl(&cfg),
         ExecutionSnapshot::decl(&cfg),
         TerminalStatus::decl(&cfg),

@@ -29,7 +29,7 @@ pub(crate) fn event_stream(reply: AttachReply, rx: Subscription, shutdown: Cance
     .map(|message| {
         let mut event = Event::default();
         if let StreamMessage::Chunk(chunk) = &message {
-            event = event.id(format!("{}:{}", chunk.execution_id, chunk.seq));
+            event = event.id(format!("{}:{}", chunk.execution.execution_id, chunk.seq));
         }
         Ok::<_, Infallible>(event.json_data(&message).unwrap_or_default())
     });

@@ -224,6 +224,8 @@ impl TopicActor {
         let mut placed = Vec::with_capacity(prepared.executions.len());
         for prepared_execution in &prepared.executions {
             let mut execution = Execution::new(
+                self.topic_id.clone(),
+                turn.id.clone(),
                 prepared_execution.message_id.clone(),
                 prepared_execution.model_ref.clone(),
                 self.config.replay_capacity,
@@ -231,7 +233,7 @@ impl TopicActor {
             if let ReplySlot::Continue { message, .. } = &prepared_execution.slot {
                 execution.message = protocol::MessageAccumulator::resume(message.clone());
             }
-            let index = match turn.executions.iter().position(|e| e.message_id == prepared_execution.message_id) {
+            let index = match turn.executions.iter().position(|e| *e.message_id() == prepared_execution.message_id) {
                 Some(index) => {
                     turn.executions[index] = execution;
                     index
@@ -334,28 +336,26 @@ impl TopicActor {
     /// the ring still has them all (continuous), else a snapshot (rebase); then the
     /// terminal if the execution is done. False if the listener could not keep up.
     fn catch_up(&self, listener: &Listener, turn: &LiveTurn, execution: &Execution, after: &[ExecutionCursor]) -> bool {
-        let cursor = after.iter().find(|c| c.execution_id == execution.id).map(|c| c.seq);
+        let cursor = after.iter().find(|c| c.execution_id == *execution.id()).map(|c| c.seq);
         // A replay longer than the listener's free buffer would only drop it again: one
         // snapshot is the cheaper catch-up then.
-        let replay = cursor
-            .and_then(|seq| execution.replay_after(seq))
-            .map(|events| events.collect::<Vec<_>>())
-            .filter(|events| events.len() < listener.room());
+        let replay = cursor.and_then(|seq| execution.replay_after(seq)).filter(|events| events.len() < listener.room());
         let delivered = match replay {
             Some(events) => {
-                events.into_iter().cloned().all(|event| listener.deliver(StreamMessage::Chunk(event)) == Delivery::Sent)
+                events.into_iter().all(|event| listener.deliver(StreamMessage::Chunk(event)) == Delivery::Sent)
             }
             None => {
+                let header = &execution.header;
                 let snapshot = ExecutionSnapshot {
-                    topic_id: self.topic_id.clone(),
-                    turn_id: turn.id.clone(),
-                    execution_id: execution.id.clone(),
-                    model: execution.model.clone(),
-                    message_id: execution.message_id.clone(),
+                    topic_id: header.topic_id.clone(),
+                    turn_id: header.turn_id.clone(),
+                    execution_id: header.execution_id.clone(),
+                    model: header.model.clone(),
+                    message_id: header.message_id.clone(),
                     seq: execution.seq,
                     message: execution.message.message().clone(),
                 };
-                listener.deliver(StreamMessage::Snapshot(snapshot)) == Delivery::Sent
+                listener.deliver(StreamMessage::Snapshot(Box::new(snapshot))) == Delivery::Sent
             }
         };
         if delivered && let Phase::Done(status) = execution.phase {
@@ -413,16 +413,9 @@ impl TopicActor {
             _ => {}
         }
         execution.dirty = true;
-        let event = StreamEvent {
-            topic_id: self.topic_id.clone(),
-            turn_id: turn.id.clone(),
-            execution_id: execution.id.clone(),
-            model: execution.model.clone(),
-            message_id: execution.message_id.clone(),
-            seq: execution.seq,
-            chunk,
-        };
-        execution.remember(event.clone());
+        // One allocation per chunk, shared by the ring and every listener.
+        let event = Arc::new(StreamEvent { execution: execution.header.clone(), seq: execution.seq, chunk });
+        execution.remember(&event);
         self.broadcast(StreamMessage::Chunk(event));
     }
 
@@ -440,7 +433,7 @@ impl TopicActor {
         execution.phase = Phase::Finishing(terminal_status);
         execution.dirty = false;
         let _span = turn.span.enter();
-        tracing::info!(model = %execution.model, status = status.as_str(), seq = execution.seq, "reply finished");
+        tracing::info!(model = %execution.model(), status = status.as_str(), seq = execution.seq, "reply finished");
         let written = self.persister.finish(execution.checkpoint());
         let tx = self.reports_tx.clone();
         // Subscribers hear about the end only once it is on disk, so a window that
@@ -476,14 +469,14 @@ impl TopicActor {
         execution: &Execution,
         status: protocol::TerminalStatus,
     ) -> StreamMessage {
-        StreamMessage::Terminal(ExecutionTerminal {
+        StreamMessage::Terminal(Box::new(ExecutionTerminal {
             topic_id: self.topic_id.clone(),
             turn_id: turn.id.clone(),
-            execution_id: execution.id.clone(),
-            message_id: execution.message_id.clone(),
+            execution_id: execution.id().clone(),
+            message_id: execution.message_id().clone(),
             status,
             is_topic_done: !turn.is_running(),
-        })
+        }))
     }
 
     fn checkpoint(&mut self) {
@@ -526,12 +519,12 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
 /// Rules for adding executions to the live turn.
 fn check_additions(turn: &LiveTurn, additions: &[PreparedExecution]) -> Result<(), StreamError> {
     for addition in additions {
-        match turn.executions.iter().find(|e| e.message_id == addition.message_id) {
+        match turn.executions.iter().find(|e| *e.message_id() == addition.message_id) {
             Some(existing) if !existing.is_done() => return Err(StreamError::ReplyRunning),
             Some(_) => {}
             None => {
                 if matches!(addition.slot, ReplySlot::New)
-                    && turn.executions.iter().any(|e| e.model == addition.model_ref)
+                    && turn.executions.iter().any(|e| *e.model() == addition.model_ref)
                 {
                     return Err(StreamError::ModelInTurn(addition.model_ref.clone()));
                 }

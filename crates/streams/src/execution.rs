@@ -1,15 +1,17 @@
 //! One model's reply within a turn.
 
-use std::collections::VecDeque;
+use std::sync::Arc;
 
 use agent::{ChunkSink, SinkClosed, TurnOutcome};
 use protocol::{
-    ExecutionId, MessageAccumulator, MessageId, MessageStatus, ModelRef, StreamEvent, TerminalStatus, UiChunk,
+    ExecutionId, ExecutionRef, MessageAccumulator, MessageId, MessageStatus, ModelRef, StreamEvent, TerminalStatus,
+    TopicId, TurnId, UiChunk,
 };
 use store::Checkpoint;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::replay::ReplayRing;
 use crate::{RunContext, Runner};
 
 /// Where an execution is in its life. Transitions happen only in the topic actor.
@@ -24,9 +26,8 @@ pub(crate) enum Phase {
 }
 
 pub(crate) struct Execution {
-    pub id: ExecutionId,
-    pub message_id: MessageId,
-    pub model: ModelRef,
+    /// Topic, turn, execution, model and message: shared by every chunk it sends.
+    pub header: Arc<ExecutionRef>,
     /// Last `seq` handed out; chunks are numbered from 1.
     pub seq: u64,
     pub message: MessageAccumulator,
@@ -38,18 +39,21 @@ pub(crate) struct Execution {
     pub steer: CancellationToken,
     /// Changed since the last checkpoint.
     pub dirty: bool,
-    /// The most recent chunks, oldest first, for subscribers that reattach with a cursor.
-    ring: VecDeque<StreamEvent>,
-    ring_capacity: usize,
+    /// The most recent chunks, for subscribers that reattach with a cursor.
+    ring: ReplayRing,
 }
 
 impl Execution {
-    pub fn new(message_id: MessageId, model: ModelRef, ring_capacity: usize) -> Self {
+    pub fn new(
+        topic_id: TopicId,
+        turn_id: TurnId,
+        message_id: MessageId,
+        model: ModelRef,
+        ring_capacity: usize,
+    ) -> Self {
         Self {
-            id: ExecutionId::new(),
             message: MessageAccumulator::new(message_id.as_str()),
-            message_id,
-            model,
+            header: Arc::new(ExecutionRef { topic_id, turn_id, execution_id: ExecutionId::new(), model, message_id }),
             seq: 0,
             status: MessageStatus::Pending,
             status_reason: None,
@@ -57,40 +61,39 @@ impl Execution {
             cancel: CancellationToken::new(),
             steer: CancellationToken::new(),
             dirty: false,
-            ring: VecDeque::with_capacity(ring_capacity.min(64)),
-            ring_capacity,
+            ring: ReplayRing::new(ring_capacity),
         }
     }
 
-    /// Remembers an emitted chunk, forgetting the oldest when the ring is full.
-    pub fn remember(&mut self, event: StreamEvent) {
-        if self.ring_capacity == 0 {
-            return;
-        }
-        if self.ring.len() == self.ring_capacity {
-            self.ring.pop_front();
-        }
-        self.ring.push_back(event);
+    pub fn id(&self) -> &ExecutionId {
+        &self.header.execution_id
     }
 
-    /// The chunks after `seq`, if the ring still holds all of them (`Some(empty)` when the
+    pub fn message_id(&self) -> &MessageId {
+        &self.header.message_id
+    }
+
+    pub fn model(&self) -> &ModelRef {
+        &self.header.model
+    }
+
+    /// Remembers an emitted chunk for replay.
+    pub fn remember(&mut self, event: &Arc<StreamEvent>) {
+        self.ring.push(event);
+    }
+
+    /// The chunks after `seq`, if the ring still holds all of them (empty when the
     /// subscriber is up to date); `None` when it must rebase on a snapshot instead.
-    pub fn replay_after(&self, seq: u64) -> Option<impl Iterator<Item = &StreamEvent>> {
+    pub fn replay_after(&self, seq: u64) -> Option<Vec<Arc<StreamEvent>>> {
         if seq > self.seq {
             return None;
         }
-        if seq < self.seq {
-            let oldest = self.ring.front()?.seq;
-            if oldest > seq + 1 {
-                return None;
-            }
-        }
-        Some(self.ring.iter().filter(move |event| event.seq > seq))
+        self.ring.after(seq, self.seq, &self.header)
     }
 
     pub fn checkpoint(&self) -> Checkpoint {
         Checkpoint {
-            message_id: self.message_id.clone(),
+            message_id: self.header.message_id.clone(),
             status: self.status,
             status_reason: self.status_reason.clone(),
             message: self.message.message().clone(),

@@ -17,6 +17,7 @@ mod actor;
 mod execution;
 pub mod listener;
 mod persist;
+mod replay;
 mod status;
 
 use std::collections::HashMap;
@@ -55,9 +56,9 @@ impl Default for StreamConfig {
     fn default() -> Self {
         Self {
             grace_period: Duration::from_secs(30),
-            // Each remembered chunk costs ~570 bytes (it carries every id); 256 covers a
-            // reload or a short lag, and a longer gap rebases on a snapshot, which is exact too.
-            replay_capacity: 256,
+            // Deltas are remembered merged (their bytes plus 4 each): 1,024 covers a reload
+            // or a lag of several seconds; a longer gap rebases on a snapshot, exact too.
+            replay_capacity: 1024,
             checkpoint_interval: Duration::from_millis(500),
             idle_timeout: Duration::from_secs(120),
             listener_capacity: 4096,

@@ -307,7 +307,7 @@ fn cursor_of(messages: &[StreamMessage]) -> Vec<protocol::ExecutionCursor> {
     let mut cursors: Vec<protocol::ExecutionCursor> = Vec::new();
     for message in messages {
         let (id, seq) = match message {
-            StreamMessage::Chunk(e) => (e.execution_id.clone(), e.seq),
+            StreamMessage::Chunk(e) => (e.execution.execution_id.clone(), e.seq),
             StreamMessage::Snapshot(s) => (s.execution_id.clone(), s.seq),
             _ => continue,
         };
@@ -461,12 +461,12 @@ async fn a_multi_model_turn_streams_every_model_and_is_done_when_one_fails() {
     // Per-execution seq is contiguous for each model.
     for execution in messages
         .iter()
-        .filter_map(|m| if let StreamMessage::Chunk(e) = m { Some(e.execution_id.clone()) } else { None })
+        .filter_map(|m| if let StreamMessage::Chunk(e) = m { Some(e.execution.execution_id.clone()) } else { None })
     {
         let mine: Vec<u64> = messages
             .iter()
             .filter_map(|m| match m {
-                StreamMessage::Chunk(e) if e.execution_id == execution => Some(e.seq),
+                StreamMessage::Chunk(e) if e.execution.execution_id == execution => Some(e.seq),
                 _ => None,
             })
             .collect();
