@@ -1,7 +1,8 @@
 //! Crash recovery on a real process: `colloquy serve` is killed with SIGKILL while a reply
 //! streams, then started again on the same data folder. The reply must come back
 //! `paused`/`interrupted` holding the text streamed up to the last checkpoint before the
-//! kill (nothing invented, at most ~500 ms lost), and the topic must take a new message.
+//! kill (nothing invented, at most ~500 ms lost); Continue must resume it from that text,
+//! and the topic must take a new message.
 
 #[path = "support/server.rs"]
 mod server;
@@ -146,9 +147,49 @@ async fn a_reply_killed_mid_stream_comes_back_paused_with_its_checkpointed_text(
         lost_span(&received, stored.len(), killed_at).as_millis()
     );
 
+    // Continue picks the interrupted reply up after the text it kept: the model is shown
+    // that text as its own last message, and the same row grows and ends as a success.
+    let requests_before = mock.requests().len();
+    mock.push_script(Script::text(["<continued>"]));
+    let reply_id = reply["message"]["id"].clone();
+    let events =
+        second.stream_op(&client, "stream_continue", json!({ "topicId": topic_id, "messageId": reply_id })).await;
+    let (text, terminal) = read_reply(events).await;
+    assert_eq!(terminal["status"], "success", "{terminal}");
+    assert_eq!(text, "<continued>", "only the continuation streams");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), requests_before + 1, "one request continues the reply");
+    let prompt = requests.last().unwrap().body["messages"].as_array().unwrap().clone();
+    let last = prompt.last().unwrap();
+    assert_eq!(last["role"], "assistant", "the kept text is the model's own last message: {last}");
+    assert!(
+        last["content"].to_string().contains(stored.trim_end()),
+        "the model sees the text kept before the crash: {last}"
+    );
+    let rows = second.call(&client, "messages_list", json!({ "topicId": topic_id })).await;
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "Continue grows the same reply: {rows:#?}");
+    assert_eq!(rows[1]["message"]["id"], reply_id);
+    assert_eq!(rows[1]["status"], "success", "{:#}", rows[1]);
+    assert_eq!(message_text(&rows[1]["message"]), format!("{stored}<continued>"));
+
     // The topic is usable after the restart: a new message streams to success.
     mock.push_script(Script::text(["Back ", "again."]));
-    let mut events = second.stream(&client, json!({ "topicId": topic_id, "text": "still there?" })).await;
+    let events = second.stream(&client, json!({ "topicId": topic_id, "text": "still there?" })).await;
+    let (text, terminal) = read_reply(events).await;
+    assert_eq!(terminal["status"], "success", "{terminal}");
+    assert_eq!(terminal["isTopicDone"], true);
+    assert_eq!(text, "Back again.");
+    let rows = second.call(&client, "messages_list", json!({ "topicId": topic_id })).await;
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{rows:#?}");
+    assert_eq!(message_text(&rows[1]["message"]), format!("{stored}<continued>"));
+    assert_eq!(rows[3]["status"], "success");
+    assert_eq!(message_text(&rows[3]["message"]), "Back again.");
+}
+
+/// Reads a reply stream to its end: the text deltas joined, and the terminal event.
+async fn read_reply(mut events: server::Events) -> (String, Value) {
     let mut text = String::new();
     let mut terminal = Value::Null;
     while let Some((_, event)) = events.next_event().await {
@@ -160,16 +201,7 @@ async fn a_reply_killed_mid_stream_comes_back_paused_with_its_checkpointed_text(
             _ => {}
         }
     }
-    assert_eq!(terminal["status"], "success", "{terminal}");
-    assert_eq!(terminal["isTopicDone"], true);
-    assert_eq!(text, "Back again.");
-    let rows = second.call(&client, "messages_list", json!({ "topicId": topic_id })).await;
-    let rows = rows.as_array().unwrap();
-    assert_eq!(rows.len(), 4, "{rows:#?}");
-    assert_eq!(rows[1]["status"], "paused", "the interrupted reply stays as it was");
-    assert_eq!(message_text(&rows[1]["message"]), stored);
-    assert_eq!(rows[3]["status"], "success");
-    assert_eq!(message_text(&rows[3]["message"]), "Back again.");
+    (text, terminal)
 }
 
 /// A random offset within one checkpoint interval. The actor's checkpoint clock starts

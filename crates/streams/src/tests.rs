@@ -594,32 +594,3 @@ async fn a_retry_prepared_from_an_older_read_of_the_reply_is_refused_and_changes
     let row = h.store.get_message(&message_id).await.unwrap();
     assert_eq!((row.status, row.message.text().as_str()), (MessageStatus::Success, "second"));
 }
-
-#[tokio::test]
-async fn a_reply_given_its_own_idle_timeout_is_cut_off_after_it_not_the_default() {
-    // The default would wait two minutes; this reply was given 50 ms (the user's setting).
-    let h = harness(StreamConfig::default()).await;
-    let message_id = MessageId::new();
-    let (feed, mut execution) = gated("m", message_id.clone(), ReplySlot::New);
-    execution.idle_timeout = Some(Duration::from_millis(50));
-    // Queued before the turn starts, so only the silence after it can trip the timeout.
-    feed.send(token("before the silence")).unwrap();
-    let turn = PreparedTurn {
-        topic_id: h.topic.clone(),
-        turn_id: TurnId::new(),
-        user: Some(user("hi")),
-        executions: vec![execution],
-    };
-    let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
-    h.manager.open(turn, l).await.unwrap();
-    // Far less than the default's two minutes: had the default applied, this fails.
-    let messages = tokio::time::timeout(Duration::from_secs(60), read_until(&mut rx, is_topic_done))
-        .await
-        .expect("cut off after the reply's own timeout");
-    let StreamMessage::Terminal(terminal) = messages.last().unwrap() else { panic!() };
-    assert_eq!(terminal.status, TerminalStatus::Paused);
-    let row = h.store.get_message(&message_id).await.unwrap();
-    assert_eq!((row.status, row.status_reason.as_deref()), (MessageStatus::Paused, Some("stalled")));
-    assert_eq!(row.message.text(), "before the silence");
-    drop(feed);
-}

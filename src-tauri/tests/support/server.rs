@@ -87,8 +87,14 @@ impl Server {
 
     /// `stream_open`, checked up to its `reply` event.
     pub async fn stream(&self, client: &reqwest::Client, body: Value) -> Events {
-        let request = client.post(format!("{}/api/stream_open", self.base)).bearer_auth(TOKEN).json(&body);
-        let response = within(REQUEST_TIMEOUT, "stream_open", request.send()).await.unwrap();
+        self.stream_op(client, "stream_open", body).await
+    }
+
+    /// A streaming operation (`stream_open`, `stream_continue`, …): its reply event has
+    /// been read and was live.
+    pub async fn stream_op(&self, client: &reqwest::Client, operation: &str, body: Value) -> Events {
+        let request = client.post(format!("{}/api/{operation}", self.base)).bearer_auth(TOKEN).json(&body);
+        let response = within(REQUEST_TIMEOUT, operation, request.send()).await.unwrap();
         assert_eq!(response.status().as_u16(), 200);
         let mut events = Events {
             body: response.bytes_stream().map(|read| read.map(Vec::from)).boxed(),

@@ -199,6 +199,41 @@ async fn a_reply_silent_for_the_idle_timeout_is_paused_as_stalled_and_each_chunk
 }
 
 #[tokio::test]
+async fn a_reply_given_its_own_idle_timeout_is_cut_off_after_it_not_the_default() {
+    // The manager's default waits two minutes; this reply was given 10 s (the user's setting).
+    let (h, recorder) =
+        recorded(StreamConfig { idle_timeout: Duration::from_secs(120), ..StreamConfig::default() }).await;
+    let own = Duration::from_secs(10);
+    let message_id = MessageId::new();
+    let (feed, mut execution) = gated("m", message_id.clone(), ReplySlot::New);
+    execution.idle_timeout = Some(own);
+    let turn = PreparedTurn {
+        topic_id: h.topic.clone(),
+        turn_id: TurnId::new(),
+        user: Some(user("hi")),
+        executions: vec![execution],
+    };
+    let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
+    h.manager.open(turn, l).await.unwrap();
+    tokio::time::pause();
+
+    feed.send(token("before the silence")).unwrap();
+    read_until(&mut rx, is_delta("before the silence")).await;
+    let last_chunk = Instant::now();
+    let messages = read_until(&mut rx, is_topic_done).await;
+    let silence = Instant::now() - last_chunk;
+    assert!(silence >= own && silence <= own + TIMER_ROUNDING, "cut off after the reply's own 10 s, not {silence:?}");
+    let StreamMessage::Terminal(terminal) = messages.last().unwrap() else { panic!() };
+    assert_eq!(terminal.status, TerminalStatus::Paused);
+    let (_, text, status, reason) = recorder.states_of(&message_id).pop().unwrap();
+    assert_eq!(
+        (text.as_str(), status, reason.as_deref()),
+        ("before the silence", MessageStatus::Paused, Some("stalled"))
+    );
+    drop(feed);
+}
+
+#[tokio::test]
 async fn a_finished_turn_stays_attachable_for_the_grace_period_and_its_status_outlives_it() {
     let (h, _recorder) = recorded(StreamConfig { grace_period: Duration::from_secs(30), ..patient() }).await;
     let (feed, mut rx, _) = h.open("w1").await;
