@@ -211,8 +211,10 @@ fn push_latency(table: &mut Table, input: &str, latency: &Latencies) {
         "provider byte → listener under load, p50 / p99 (max)",
         format!("{input} ({} samples)", latency.count),
         format!("{} / {} (max {})", millis(latency.p50_ms), millis(latency.p99_ms), millis(latency.max_ms)),
-        "target p99 < 1 ms",
-        Verdict::of(latency.p99_ms < 1.0),
+        // Item 3 asks for p99 under load as a figure; the < 1 ms target is item 2's, for
+        // one stream (see `latency.rs`).
+        "",
+        Verdict::Info,
     );
 }
 
