@@ -2,8 +2,12 @@
 //!
 //! Every operation on a topic goes through the actor's mailbox, so open, attach, abort
 //! and the executions' reports are applied one at a time, in order. The actor never
-//! waits on the network or the database: model calls run in execution tasks and writes
-//! in the persister; both report back through the actor's own channel.
+//! waits on the network. It waits on the database in one place only: admitting a turn
+//! (`open` → `admit`: the user row and pending replies, or a reply reopened at the
+//! revision it was prepared from), so a turn that cannot be written is refused before
+//! anything streams; meanwhile its mailbox and its executions' reports queue. Model calls
+//! run in execution tasks; checkpoints and final writes go to the persister, and a final
+//! write's completion comes back as a report, so the actor never waits on those.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
