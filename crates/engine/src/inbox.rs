@@ -122,27 +122,46 @@ impl Engine {
 
     /// Follows the status feed until shutdown: the next queued item runs after a turn
     /// that finished well; after a failed or stopped one, the queue is held.
+    ///
+    /// A feed that fell behind gets a snapshot instead of the changes it missed; every
+    /// finished topic in it is settled again, so a `done` lost that way cannot strand a
+    /// queue. Settling twice is harmless: an idle topic never keeps queued items (adding
+    /// one to an idle topic sends it), and holding is idempotent.
     pub(crate) async fn run_dispatcher(self, stop: CancellationToken) {
         let mut feed = self.status_subscribe();
+        // The feed opens with the picture as it is; nothing in it is news.
+        let mut first = true;
         loop {
             let message = tokio::select! {
                 _ = stop.cancelled() => return,
                 message = feed.recv() => message,
             };
-            let Some(StatusMessage::Changed(event)) = message else {
-                if message.is_none() {
-                    return;
+            match message {
+                None => return,
+                Some(StatusMessage::Changed(event)) if event.unseen => {
+                    self.settle(&event.topic_id, event.status).await;
                 }
-                continue;
-            };
-            if event.unseen {
-                match event.status {
-                    TopicStatus::Done => self.after_done(&event.topic_id).await,
-                    TopicStatus::Error => self.hold(&event.topic_id, HELD_AFTER_ERROR).await,
-                    TopicStatus::Aborted => self.hold(&event.topic_id, HELD_AFTER_STOP).await,
-                    _ => {}
+                Some(StatusMessage::Changed(_)) => {}
+                Some(StatusMessage::Snapshot(snapshot)) => {
+                    if !std::mem::take(&mut first) {
+                        tracing::warn!(topics = snapshot.statuses.len(), "the inbox fell behind the status feed");
+                        for event in snapshot.statuses {
+                            self.settle(&event.topic_id, event.status).await;
+                        }
+                    }
                 }
             }
+            first = false;
+        }
+    }
+
+    /// What a topic's queue does once its turn has ended this way.
+    async fn settle(&self, topic_id: &TopicId, status: TopicStatus) {
+        match status {
+            TopicStatus::Done => self.after_done(topic_id).await,
+            TopicStatus::Error => self.hold(topic_id, HELD_AFTER_ERROR).await,
+            TopicStatus::Aborted => self.hold(topic_id, HELD_AFTER_STOP).await,
+            _ => {}
         }
     }
 

@@ -248,6 +248,10 @@ async fn unknown_topics_are_not_found() {
     let err = f.engine.stream_open(open_request(missing.clone(), "hi"), listener).await.unwrap_err();
     assert_eq!(err.kind, ErrorKind::NotFound);
     assert_eq!(f.engine.stream_abort(&missing).await.unwrap_err().kind, ErrorKind::NotFound);
+    for operation in ["topic_mark_seen", "inbox_list", "topic_delete"] {
+        let err = f.engine.call(operation, json!({ "topicId": missing })).await.unwrap_err();
+        assert_eq!(err.kind, ErrorKind::NotFound, "{operation}");
+    }
 }
 
 #[tokio::test]
@@ -497,6 +501,33 @@ async fn queued_messages_are_held_not_lost_across_a_restart() {
     assert_eq!(inbox[0].text, "later");
     assert_eq!(inbox[0].state, protocol::api::InboxState::Held);
     assert!(inbox[0].note.is_some());
+}
+
+#[tokio::test]
+async fn a_queue_whose_done_the_dispatcher_missed_still_runs_after_the_feed_catches_up() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    f.provider(&server, "").await;
+    let topic = f.topic().await;
+    server.push_script(Script { chunks: Some(vec!["sent".into()]), ..Script::default() });
+    // An item queued behind a turn (added straight to the store, as if a turn were live).
+    f.engine.inner.store.add_inbox_item(&topic.id, "stranded", protocol::api::InboxMode::Queue).await.unwrap();
+    // The turn ends, then a burst of other topics' changes overflows the dispatcher's
+    // feed before it runs (this test's runtime has one thread): the `done` is dropped and
+    // the feed hands it a snapshot instead.
+    let hub = f.engine.inner.streams.status();
+    hub.publish(&topic.id, protocol::TopicStatus::Done);
+    for i in 0..2_000 {
+        hub.publish(&TopicId::from(format!("other-{i}").as_str()), protocol::TopicStatus::Streaming);
+    }
+    let rows = wait_for(&f, &topic, "the queued item to run", |rows| {
+        rows.len() == 2 && rows[1].status == MessageStatus::Success
+    })
+    .await;
+    assert_eq!(rows[0].message.text(), "stranded");
+    assert_eq!(rows[1].message.text(), "sent");
+    let inbox: Vec<protocol::api::InboxItem> = f.call("inbox_list", json!({ "topicId": topic.id })).await;
+    assert!(inbox.is_empty(), "{inbox:?}");
 }
 
 #[tokio::test]

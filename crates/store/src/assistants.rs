@@ -74,7 +74,7 @@ impl Store {
         .bind(fields.workspace)
         .bind(&now)
         .bind(&now)
-        .execute(self.pool())
+        .execute(&mut *self.writer().await?)
         .await?;
         self.get_assistant(id).await
     }

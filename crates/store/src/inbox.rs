@@ -80,7 +80,7 @@ impl Store {
             .bind(text)
             .bind(mode_text(mode))
             .bind(&now)
-            .execute(self.pool())
+            .execute(&mut *self.writer().await?)
             .await?;
         self.get_inbox_item(&id).await
     }
@@ -128,7 +128,7 @@ impl Store {
     }
 
     pub async fn remove_inbox_item(&self, id: &str) -> Result<()> {
-        let result = sqlx::query("DELETE FROM inbox WHERE id = ?").bind(id).execute(self.pool()).await?;
+        let result = sqlx::query("DELETE FROM inbox WHERE id = ?").bind(id).execute(&mut *self.writer().await?).await?;
         if result.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "inbox item", id: id.to_owned() });
         }
@@ -144,7 +144,7 @@ impl Store {
         .bind(now())
         .bind(topic_id.map(TopicId::as_str))
         .bind(topic_id.map(TopicId::as_str))
-        .execute(self.pool())
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(result.rows_affected())
     }
@@ -154,7 +154,7 @@ impl Store {
         let result = sqlx::query("UPDATE inbox SET state = 'queued', note = NULL, updated_at = ? WHERE id = ?")
             .bind(now())
             .bind(id)
-            .execute(self.pool())
+            .execute(&mut *self.writer().await?)
             .await?;
         if result.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "inbox item", id: id.to_owned() });

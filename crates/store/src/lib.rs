@@ -28,6 +28,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use sqlx::Sqlite;
+use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -107,6 +109,17 @@ impl Store {
         Ok(WriteTransaction { transaction, _turn: turn })
     }
 
+    /// This process's turn to write, on a pooled connection in autocommit mode: for a
+    /// single statement, which then never competes with a write transaction for SQLite's
+    /// lock (see `write`). Use it as a temporary, `.execute(&mut *self.writer().await?)`,
+    /// so the turn ends with the statement. Never call it while holding a
+    /// `WriteTransaction`: the turn is not reentrant.
+    pub(crate) async fn writer(&self) -> Result<Writer> {
+        let turn = self.writers.clone().lock_owned().await;
+        let connection = self.pool.acquire().await?;
+        Ok(Writer { connection, _turn: turn })
+    }
+
     pub async fn close(&self) {
         self.pool.close().await;
     }
@@ -136,6 +149,26 @@ impl Deref for WriteTransaction {
 impl DerefMut for WriteTransaction {
     fn deref_mut(&mut self) -> &mut SqliteConnection {
         &mut self.transaction
+    }
+}
+
+/// A pooled connection holding this process's turn to write (see `Store::writer`).
+pub(crate) struct Writer {
+    connection: PoolConnection<Sqlite>,
+    _turn: OwnedMutexGuard<()>,
+}
+
+impl Deref for Writer {
+    type Target = SqliteConnection;
+
+    fn deref(&self) -> &SqliteConnection {
+        &self.connection
+    }
+}
+
+impl DerefMut for Writer {
+    fn deref_mut(&mut self) -> &mut SqliteConnection {
+        &mut self.connection
     }
 }
 

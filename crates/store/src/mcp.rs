@@ -202,7 +202,7 @@ impl Store {
         .bind(i64::from(server.timeout_secs))
         .bind(now())
         .bind(&server.id)
-        .execute(self.pool())
+        .execute(&mut *self.writer().await?)
         .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "MCP server", id: server.id.to_owned() });

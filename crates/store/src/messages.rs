@@ -311,7 +311,7 @@ impl Store {
             "UPDATE messages SET status = 'paused', status_reason = 'interrupted', updated_at = ? WHERE status IN ('pending', 'streaming')",
         )
         .bind(now())
-        .execute(self.pool())
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(result.rows_affected())
     }

@@ -161,13 +161,16 @@ impl Store {
             .bind(base_url)
             .bind(now())
             .bind(id.as_str())
-            .execute(self.pool())
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
     }
 
     pub async fn delete_provider(&self, id: &ProviderId) -> Result<()> {
-        let result = sqlx::query("DELETE FROM providers WHERE id = ?").bind(id.as_str()).execute(self.pool()).await?;
+        let result = sqlx::query("DELETE FROM providers WHERE id = ?")
+            .bind(id.as_str())
+            .execute(&mut *self.writer().await?)
+            .await?;
         if result.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "provider", id: id.to_string() });
         }

@@ -129,7 +129,7 @@ impl Store {
         .bind(permission_mode)
         .bind(now())
         .bind(id)
-        .execute(self.pool())
+        .execute(&mut *self.writer().await?)
         .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "agent session", id: id.to_owned() });
@@ -143,7 +143,7 @@ impl Store {
             .bind(token)
             .bind(now())
             .bind(id)
-            .execute(self.pool())
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
     }
@@ -151,7 +151,10 @@ impl Store {
     /// Deletes the session with its topic and messages.
     pub async fn delete_session(&self, id: &str) -> Result<TopicId> {
         let session = self.get_session(id).await?;
-        sqlx::query("DELETE FROM topics WHERE id = ?").bind(session.topic_id.as_str()).execute(self.pool()).await?;
+        sqlx::query("DELETE FROM topics WHERE id = ?")
+            .bind(session.topic_id.as_str())
+            .execute(&mut *self.writer().await?)
+            .await?;
         Ok(session.topic_id)
     }
 }

@@ -35,11 +35,14 @@ impl Store {
                 .bind(key)
                 .bind(text)
                 .bind(now())
-                .execute(self.pool())
+                .execute(&mut *self.writer().await?)
                 .await?;
             }
             None => {
-                sqlx::query("DELETE FROM app_settings WHERE key = ?").bind(key).execute(self.pool()).await?;
+                sqlx::query("DELETE FROM app_settings WHERE key = ?")
+                    .bind(key)
+                    .execute(&mut *self.writer().await?)
+                    .await?;
             }
         }
         Ok(())

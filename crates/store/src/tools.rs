@@ -223,7 +223,7 @@ impl Store {
         .bind(topic)
         .bind(&rule.expires_at)
         .bind(&rule.created_at)
-        .execute(self.pool())
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(())
     }
@@ -237,7 +237,8 @@ impl Store {
     }
 
     pub async fn delete_rule(&self, id: &str) -> Result<()> {
-        let done = sqlx::query("DELETE FROM tool_rules WHERE id = ?").bind(id).execute(self.pool()).await?;
+        let done =
+            sqlx::query("DELETE FROM tool_rules WHERE id = ?").bind(id).execute(&mut *self.writer().await?).await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "rule", id: id.to_owned() });
         }
@@ -258,7 +259,7 @@ impl Store {
         )
         .bind(name)
         .bind(enabled)
-        .execute(self.pool())
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(())
     }
@@ -387,7 +388,7 @@ impl Store {
         .bind(now())
         .bind(message_id)
         .bind(call_id)
-        .execute(self.pool())
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(())
     }
@@ -427,7 +428,7 @@ impl Store {
              updated_at = ? WHERE state = 'running'",
         )
         .bind(now())
-        .execute(self.pool())
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(done.rows_affected())
     }
@@ -577,7 +578,7 @@ impl Store {
         )
         .bind(now())
         .bind(message_id)
-        .execute(self.pool())
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(())
     }

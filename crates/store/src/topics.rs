@@ -77,7 +77,7 @@ impl Store {
         .bind(model.map(|m| m.model.as_str()))
         .bind(&now)
         .bind(&now)
-        .execute(self.pool())
+        .execute(&mut *self.writer().await?)
         .await?;
         self.get_topic(&id).await
     }
@@ -104,7 +104,7 @@ impl Store {
         .bind(changes.assistant_id.flatten())
         .bind(now())
         .bind(id.as_str())
-        .execute(self.pool())
+        .execute(&mut *self.writer().await?)
         .await?;
         if result.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "topic", id: id.to_string() });
@@ -117,14 +117,17 @@ impl Store {
         sqlx::query("UPDATE topics SET updated_at = ? WHERE id = ?")
             .bind(now())
             .bind(id.as_str())
-            .execute(self.pool())
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
     }
 
     /// Deletes the topic and its messages.
     pub async fn delete_topic(&self, id: &TopicId) -> Result<()> {
-        let result = sqlx::query("DELETE FROM topics WHERE id = ?").bind(id.as_str()).execute(self.pool()).await?;
+        let result = sqlx::query("DELETE FROM topics WHERE id = ?")
+            .bind(id.as_str())
+            .execute(&mut *self.writer().await?)
+            .await?;
         if result.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "topic", id: id.to_string() });
         }

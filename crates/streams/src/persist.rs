@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use protocol::MessageId;
 use store::{Checkpoint, Store, StoreError};
@@ -88,11 +89,30 @@ async fn run(writer: Arc<dyn ReplyWriter>, mut rx: mpsc::UnboundedReceiver<Job>,
     }
 }
 
+/// Waits before each new attempt at a batch holding a final state. A failed checkpoint
+/// is not retried (the next one supersedes it), but a final state is the reply's last
+/// word: a busy or briefly failing database gets these chances before it is given up.
+const FINAL_RETRY_DELAYS: [Duration; 3] =
+    [Duration::from_millis(100), Duration::from_millis(500), Duration::from_secs(2)];
+
 async fn write(writer: &dyn ReplyWriter, jobs: Vec<Job>) {
     let mut waiters = Vec::new();
     let rows = newest_per_reply(jobs, &mut waiters);
-    if let Err(err) = writer.write_replies(&rows).await {
-        tracing::error!(error = %err, rows = rows.len(), "could not persist replies");
+    let mut delays = FINAL_RETRY_DELAYS.iter();
+    loop {
+        let Err(err) = writer.write_replies(&rows).await else { break };
+        match delays.next() {
+            Some(delay) if !waiters.is_empty() => {
+                tracing::warn!(error = %err, rows = rows.len(), retry_in = ?delay, "could not persist final reply states");
+                tokio::time::sleep(*delay).await;
+            }
+            // Given up: the rows keep their last checkpoint, and the next start marks
+            // replies left `streaming` as interrupted, so nothing stored is lost.
+            _ => {
+                tracing::error!(error = %err, rows = rows.len(), "could not persist replies");
+                break;
+            }
+        }
     }
     for waiter in waiters {
         let _ = waiter.send(());
@@ -158,5 +178,59 @@ mod tests {
             [(a, "Hello!".to_owned(), MessageStatus::Success), (b, "xy".to_owned(), MessageStatus::Streaming)]
         );
         assert_eq!(waiters.len(), 1, "the final write's waiter is told once the batch is written");
+    }
+
+    /// Fails its first `failures` writes, then records what it is given.
+    struct Flaky {
+        failures: std::sync::Mutex<usize>,
+        written: std::sync::Mutex<Vec<(tokio::time::Instant, Vec<Checkpoint>)>>,
+    }
+
+    #[async_trait::async_trait]
+    impl ReplyWriter for Flaky {
+        async fn write_replies(&self, rows: &[Checkpoint]) -> Result<(), StoreError> {
+            let mut failures = self.failures.lock().unwrap();
+            if *failures > 0 {
+                *failures -= 1;
+                return Err(StoreError::Encode("a failing disk".into()));
+            }
+            self.written.lock().unwrap().push((tokio::time::Instant::now(), rows.to_vec()));
+            Ok(())
+        }
+    }
+
+    fn flaky(failures: usize) -> Arc<Flaky> {
+        Arc::new(Flaky { failures: std::sync::Mutex::new(failures), written: Default::default() })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_final_state_that_fails_to_write_is_retried_before_its_waiter_is_told() {
+        let writer = flaky(2);
+        let tracker = TaskTracker::new();
+        let persister = Persister::spawn(writer.clone(), &tracker);
+        let id = MessageId::new();
+        let start = tokio::time::Instant::now();
+        persister.finish(state(&id, "Hello!", MessageStatus::Success)).await.unwrap();
+        let written = writer.written.lock().unwrap().clone();
+        assert_eq!(written.len(), 1, "written on the third attempt");
+        assert_eq!(written[0].1[0].status, MessageStatus::Success);
+        assert_eq!(written[0].0 - start, FINAL_RETRY_DELAYS[0] + FINAL_RETRY_DELAYS[1]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_checkpoint_is_not_retried_and_a_final_state_is_given_up_after_its_retries() {
+        let writer = flaky(1);
+        let tracker = TaskTracker::new();
+        let persister = Persister::spawn(writer.clone(), &tracker);
+        let id = MessageId::new();
+        persister.checkpoint(state(&id, "Hel", MessageStatus::Streaming));
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        assert!(writer.written.lock().unwrap().is_empty(), "the next checkpoint supersedes a failed one");
+
+        *writer.failures.lock().unwrap() = usize::MAX;
+        let start = tokio::time::Instant::now();
+        persister.finish(state(&id, "Hello!", MessageStatus::Success)).await.unwrap();
+        assert_eq!(tokio::time::Instant::now() - start, FINAL_RETRY_DELAYS.iter().sum::<Duration>());
+        assert!(writer.written.lock().unwrap().is_empty());
     }
 }
