@@ -8,6 +8,10 @@ use futures::StreamExt;
 use providers::{CompletionEvent, CompletionRequest, CompletionStream, LanguageModel, ProviderError, StopReason};
 use tokio::sync::Notify;
 
+/// Deltas handed over between yields: about what one 16 KiB socket read holds of 7-byte
+/// chunks in SSE frames.
+const YIELD_EVERY: usize = 256;
+
 pub struct FakeModel {
     deltas: Arc<Vec<String>>,
     /// Notified once every delta has been handed to the agent loop.
@@ -35,7 +39,17 @@ impl LanguageModel for FakeModel {
         let deltas = Arc::clone(&self.deltas);
         let emitted = Arc::clone(&self.emitted);
         let finish = self.finish;
-        let events = (0..deltas.len()).map(move |i| Ok(CompletionEvent::TextDelta(deltas[i].clone())));
+        // Yield now and then, as a socket read's worth of chunks would: a producer that never
+        // awaits can keep its worker thread from the listeners until they lag.
+        let events = futures::stream::iter(0..deltas.len()).then(move |i| {
+            let delta = deltas[i].clone();
+            async move {
+                if i % YIELD_EVERY == YIELD_EVERY - 1 {
+                    tokio::task::yield_now().await;
+                }
+                Ok(CompletionEvent::TextDelta(delta))
+            }
+        });
         let hold = futures::stream::once(async move {
             emitted.notify_one();
             if !finish {
@@ -43,6 +57,6 @@ impl LanguageModel for FakeModel {
             }
             Ok::<_, ProviderError>(CompletionEvent::Finish { reason: StopReason::Stop })
         });
-        futures::stream::iter(events).chain(hold).boxed()
+        events.chain(hold).boxed()
     }
 }

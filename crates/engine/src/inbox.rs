@@ -151,7 +151,6 @@ impl Engine {
                     }
                 }
             }
-            first = false;
         }
     }
 

@@ -21,6 +21,11 @@ const RUN_LENGTH: usize = 64;
 /// count: a few huge chunks must not pin a lot of memory per reply.
 const MAX_BYTES: usize = 64 * 1024;
 
+/// Text per merged run at most. Eviction drops whole runs, so this bounds what it drops
+/// at once: the ring always covers the latest `MAX_BYTES - MAX_RUN_BYTES` or so of text,
+/// even when the chunks are large.
+const MAX_RUN_BYTES: usize = MAX_BYTES / 8;
+
 pub(crate) struct ReplayRing {
     /// Keep at least this many of the latest chunks (0: remember nothing).
     capacity: usize,
@@ -99,7 +104,7 @@ impl Entry {
             && run_id == id
             && *first_seq + ends.len() as u64 == seq
             && ends.len() < run_length
-            && text.len() + delta.len() <= u32::MAX as usize;
+            && text.len() + delta.len() <= MAX_RUN_BYTES;
         if continues {
             text.push_str(delta);
             ends.push(text.len() as u32);
@@ -316,6 +321,29 @@ mod tests {
         assert_eq!(ring.entries.len(), 1, "only the latest huge chunk stays");
         assert!(ring.after(2, 4, &header).is_none());
         assert_eq!(ring.after(3, 4, &header).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn large_deltas_still_leave_most_of_the_byte_budget_replayable() {
+        // 1,000-byte deltas: a run of 64 would be the whole budget, and evicting it would
+        // leave almost nothing to replay. Runs are cut by size too.
+        let header = header();
+        let delta = "y".repeat(1000);
+        let sent: Vec<Arc<StreamEvent>> = (1..=500)
+            .map(|seq| {
+                let chunk = UiChunk::TextDelta { id: "t".into(), delta: delta.clone() };
+                Arc::new(StreamEvent { execution: header.clone(), seq, chunk })
+            })
+            .collect();
+        let mut ring = ReplayRing::new(1024);
+        let covered = (MAX_BYTES - MAX_RUN_BYTES) / (delta.len() + 4);
+        for event in &sent {
+            ring.push(event);
+            assert!(ring.bytes <= MAX_BYTES + MAX_RUN_BYTES, "{}", ring.bytes);
+            let back = (covered as u64).min(event.seq);
+            let replayed = ring.after(event.seq - back, event.seq, &header).expect("the latest text is covered");
+            assert_eq!(replayed.len() as u64, back);
+        }
     }
 
     #[test]
