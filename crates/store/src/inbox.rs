@@ -112,10 +112,18 @@ impl Store {
     /// Moves an item to a 0-based position among its topic's items.
     pub async fn move_inbox_item(&self, id: &str, position: usize) -> Result<Vec<InboxItem>> {
         let item = self.get_inbox_item(id).await?;
-        let mut ids: Vec<String> = self.list_inbox(&item.topic_id).await?.into_iter().map(|i| i.id).collect();
+        // Read the order inside the transaction: an item added or sent meanwhile is kept.
+        let mut tx = self.write().await?;
+        let mut ids: Vec<String> =
+            sqlx::query_scalar("SELECT id FROM inbox WHERE topic_id = ? ORDER BY position, created_at")
+                .bind(item.topic_id.as_str())
+                .fetch_all(&mut *tx)
+                .await?;
+        if !ids.iter().any(|other| other == id) {
+            return Err(StoreError::NotFound { what: "inbox item", id: id.to_owned() });
+        }
         ids.retain(|other| other != id);
         ids.insert(position.min(ids.len()), id.to_owned());
-        let mut tx = self.write().await?;
         for (index, id) in ids.iter().enumerate() {
             sqlx::query("UPDATE inbox SET position = ? WHERE id = ?")
                 .bind(index as i64)

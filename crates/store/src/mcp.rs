@@ -243,8 +243,9 @@ impl Store {
     }
 
     /// Removes a server with its cached tools, and the settings made for its tools: their
-    /// on/off switches and the approval rules whose pattern is within its namespace (a
-    /// server added later may get the namespace again and must start clean).
+    /// on/off switches, the approval rules whose pattern is within its namespace and its
+    /// tools in assistants' lists (a server added later may get the namespace again and
+    /// must start clean).
     pub async fn delete_mcp_server(&self, id: &str) -> Result<()> {
         let mut tx = self.write().await?;
         let namespace: Option<Option<String>> = sqlx::query_scalar("SELECT namespace FROM mcp_servers WHERE id = ?")
@@ -265,6 +266,21 @@ impl Store {
                 .bind(&prefix)
                 .execute(&mut *tx)
                 .await?;
+            // Assistants that had its tools switched on lose them.
+            let lists: Vec<(String, String)> =
+                sqlx::query_as("SELECT id, tools FROM assistants WHERE tools IS NOT NULL").fetch_all(&mut *tx).await?;
+            for (assistant, tools) in lists {
+                // A list that cannot be read is read as no list (see assistants.rs); left alone.
+                let Ok(tools) = serde_json::from_str::<Vec<String>>(&tools) else { continue };
+                let kept: Vec<&String> = tools.iter().filter(|tool| !tool.starts_with(&prefix)).collect();
+                if kept.len() < tools.len() {
+                    sqlx::query("UPDATE assistants SET tools = ? WHERE id = ?")
+                        .bind(encode(&kept)?)
+                        .bind(&assistant)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+            }
         }
         tx.commit().await?;
         Ok(())
@@ -419,6 +435,29 @@ mod tests {
         assert_eq!(rules.len(), 2);
         assert!(rules.contains(&"files_2__write".to_owned()) && rules.contains(&"*".to_owned()), "{rules:?}");
         assert_eq!(store.get_mcp_server("b").await.unwrap().namespace.as_deref(), Some("files_2"), "kept");
+    }
+
+    #[tokio::test]
+    async fn a_deleted_servers_tools_leave_the_assistants_that_used_them() {
+        let (store, _dir) = store().await;
+        store.create_mcp_server(&stdio_row("a", "Files"), first_free("files")).await.unwrap();
+        store.create_mcp_server(&stdio_row("b", "Files"), first_free("files")).await.unwrap();
+        let tools = ["read_file", "files__write", "files_2__write"].map(str::to_owned);
+        let fields = crate::assistants::AssistantFields {
+            name: "Coder",
+            system_prompt: "",
+            models: &[],
+            tools: Some(&tools),
+            max_tool_calls: 20,
+            workspace: None,
+        };
+        let coder = store.save_assistant("coder", &fields).await.unwrap();
+        let all_tools =
+            store.save_assistant("any", &crate::assistants::AssistantFields { tools: None, ..fields }).await.unwrap();
+        store.delete_mcp_server("a").await.unwrap();
+        let coder = store.get_assistant(&coder.id).await.unwrap();
+        assert_eq!(coder.tools.as_deref(), Some(&["read_file".to_owned(), "files_2__write".to_owned()][..]));
+        assert_eq!(store.get_assistant(&all_tools.id).await.unwrap().tools, None, "no list: every tool, still");
     }
 
     #[tokio::test]
