@@ -32,8 +32,14 @@ pub fn watch(app: AppHandle, engine: Engine) {
             if !look {
                 continue;
             }
-            let pending = match engine.call("approvals_list", serde_json::json!({})).await {
-                Ok(list) => serde_json::from_value::<Vec<Approval>>(list).unwrap_or_default(),
+            let listed = engine.call("approvals_list", serde_json::json!({})).await;
+            // A list that cannot be read says nothing about what waits: what was told stays told.
+            let pending = match listed.map(serde_json::from_value::<Vec<Approval>>) {
+                Ok(Ok(pending)) => pending,
+                Ok(Err(err)) => {
+                    tracing::warn!(error = %err, "could not read the waiting approvals");
+                    continue;
+                }
                 Err(err) => {
                     tracing::debug!(error = %err.message, "could not list the waiting approvals");
                     continue;

@@ -26,14 +26,8 @@ impl Engine {
         }
         self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
         let item = self.inner.store.add_inbox_item(&request.topic_id, text, request.mode).await.map_err(store_error)?;
-        // A steer asks the running turn to yield at its next step boundary; the message
-        // then goes first (steered items lead the queue).
-        if request.mode == protocol::api::InboxMode::Steer && crate::sessions::is_session(&request.topic_id) {
-            let session = self.inner.store.session_of_topic(&request.topic_id).await.map_err(store_error)?;
-            self.inner.sessions.steer(&session.id, text.to_owned());
-        }
-        if request.mode == protocol::api::InboxMode::Steer && self.inner.streams.steer(&request.topic_id).await {
-            tracing::info!(topic_id = %request.topic_id, "the running turn will yield to a steering message");
+        if request.mode == protocol::api::InboxMode::Steer {
+            self.steer(&request.topic_id, text).await?;
         }
         self.dispatch_next(&request.topic_id).await;
         self.inner.store.get_inbox_item(&item.id).await.or(Ok(item))
@@ -54,8 +48,25 @@ impl Engine {
         {
             let now = (item.mode == protocol::api::InboxMode::Steer).then(|| item.text.clone());
             self.inner.sessions.replace_steer(&session.id, &was.text, now);
+        } else if was.mode != protocol::api::InboxMode::Steer && item.mode == protocol::api::InboxMode::Steer {
+            // A queued message made a steering one steers now.
+            self.steer(&item.topic_id, &item.text).await?;
         }
         Ok(item)
+    }
+
+    /// Asks the topic's running turn to yield to `text`: a chat turn at its next step
+    /// boundary (the message then goes first: steering items lead the queue), an agent
+    /// session's at its next tool boundary.
+    async fn steer(&self, topic_id: &TopicId, text: &str) -> Result<(), ApiError> {
+        if crate::sessions::is_session(topic_id) {
+            let session = self.inner.store.session_of_topic(topic_id).await.map_err(store_error)?;
+            self.inner.sessions.steer(&session.id, text.to_owned());
+        }
+        if self.inner.streams.steer(topic_id).await {
+            tracing::info!(%topic_id, "the running turn will yield to a steering message");
+        }
+        Ok(())
     }
 
     pub(crate) async fn inbox_move(&self, request: InboxMoveRequest) -> Result<Vec<InboxItem>, ApiError> {
@@ -146,7 +157,11 @@ impl Engine {
                     if !std::mem::take(&mut first) {
                         tracing::warn!(topics = snapshot.statuses.len(), "the inbox fell behind the status feed");
                         for event in snapshot.statuses {
-                            self.settle(&event.topic_id, event.status).await;
+                            // A topic that has started another turn since is settled when
+                            // that one ends.
+                            if !self.inner.streams.is_streaming(&event.topic_id).await {
+                                self.settle(&event.topic_id, event.status).await;
+                            }
                         }
                     }
                 }

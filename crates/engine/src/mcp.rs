@@ -291,7 +291,9 @@ impl Engine {
     }
 
     /// Writes the values given for the server's variables or headers to the secret store.
-    /// A name given without a value keeps the one stored for it, which must exist.
+    /// A name given without a value keeps the one stored for it, which must exist for a
+    /// server that is switched on; one being switched off may lack it (so the switch works
+    /// on a server that shows exactly that error), and switching it on asks for it again.
     fn store_values(
         &self,
         row: &McpServerRow,
@@ -317,6 +319,7 @@ impl Engine {
                         Ok(Some(_)) => continue,
                         // An earlier version left it in the database: it moves now.
                         _ if old.transport.plain_values().contains_key(name) => &old.transport.plain_values()[name],
+                        Ok(None) if !row.enabled => continue,
                         Ok(None) => {
                             return Err(ApiError::bad_request(
                                 field,

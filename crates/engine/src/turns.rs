@@ -353,18 +353,26 @@ impl Engine {
             _ => (Vec::new(), 0, providers::TokenUsage::default()),
         };
 
-        // A retried or continued reply's earlier calls keep their ids to themselves.
-        let used_call_ids = match &slot {
-            ReplySlot::New => Vec::new(),
-            ReplySlot::Restart { .. } | ReplySlot::Continue { .. } => {
-                let ledger = self.inner.store.calls_of_message(message_id.as_str()).await.map_err(store_error)?;
-                let stored = open.into_iter().flat_map(|m| m.parts.iter()).filter_map(|part| match part {
+        // A new call never takes an id the conversation already has (some servers number
+        // their calls afresh in every reply): results are matched to calls, and their
+        // context rounds counted, by id. A retried or continued reply's earlier calls
+        // (its ledger rows, its stored parts) keep their ids to themselves too.
+        let call_ids_of = |message: &UiMessage| -> Vec<String> {
+            message
+                .parts
+                .iter()
+                .filter_map(|part| match part {
                     UiPart::DynamicTool { tool_call_id, .. } => Some(tool_call_id.clone()),
                     _ => None,
-                });
-                ledger.into_iter().map(|row| row.call_id).chain(stored).collect()
-            }
+                })
+                .collect()
         };
+        let mut used_call_ids: Vec<String> = conversation.iter().flat_map(|m| call_ids_of(m)).collect();
+        if !matches!(slot, ReplySlot::New) {
+            let ledger = self.inner.store.calls_of_message(message_id.as_str()).await.map_err(store_error)?;
+            used_call_ids.extend(ledger.into_iter().map(|row| row.call_id));
+            used_call_ids.extend(open.into_iter().flat_map(call_ids_of));
+        }
 
         let completion = CompletionRequest {
             model: model_ref.model.clone(),

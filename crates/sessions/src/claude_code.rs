@@ -282,7 +282,7 @@ impl ClaudeConnection {
                                 let _ = write_line(&stdin, &answer).await;
                             }
                             Line::NotJson(text) => {
-                                tracing::warn!(line = %text, "Claude Code wrote a line that is not stream-json");
+                                tracing::debug!(line = %text, "Claude Code wrote a line that is not stream-json");
                                 if let Ok(mut printed) = printed.lock()
                                     && printed.len() < PRINTED_LINES
                                 {

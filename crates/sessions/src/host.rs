@@ -123,7 +123,7 @@ impl SessionHost {
 
     /// The runner for one turn: `prompt` goes to the session (`resume_token` is the
     /// stored token, for the first turn after a restart); `gate` decides tool calls;
-    /// `on_token` stores each new resume token.
+    /// `tokens` stores each new resume token.
     pub fn turn(
         &self,
         spec: SessionSpec,

@@ -6,6 +6,7 @@ import type { Approval } from '../protocol.gen';
 import { useApprovals, useApprovalsState } from './ApprovalsContext';
 import { DiffView } from './DiffView';
 import { ErrorNotice } from './ErrorNotice';
+import { fieldErrorsFrom } from '../settings/fieldErrors';
 
 interface ApprovalCardProps {
   /** A call in state `approval-requested`. */
@@ -29,7 +30,7 @@ export function ApprovalCard({ part, approvalId }: ApprovalCardProps) {
   const answering = state.answering.has(approvalId);
   const failure = state.failures.get(approvalId);
   // Edited arguments the tool's schema refused: shown at the editor, to be fixed there.
-  const editProblem = failure?.field === 'updatedInput' ? failure.message.replace('updatedInput: ', '') : undefined;
+  const editProblem = failure ? fieldErrorsFrom(failure, ['updatedInput']).updatedInput : undefined;
   const input = pending?.input ?? part.input;
 
   if (answer) {
@@ -114,7 +115,7 @@ export function ApprovalCard({ part, approvalId }: ApprovalCardProps) {
           </button>
         </div>
       )}
-      {failure && editProblem === undefined && <ErrorNotice error={failure} hint="Your answer was not recorded. Try again; if the topic was stopped, there is nothing left to answer." />}
+      {failure && !(editProblem !== undefined && mode === 'edit') && <ErrorNotice error={failure} hint="Your answer was not recorded. Try again; if the topic was stopped, there is nothing left to answer." />}
     </div>
   );
 }

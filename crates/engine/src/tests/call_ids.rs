@@ -78,7 +78,7 @@ async fn retry(t: &ToolFixture, message_id: &protocol::MessageId) {
 #[tokio::test]
 async fn a_server_that_sends_no_call_ids_gets_every_call_of_two_steps_run() {
     let t = tool_fixture().await;
-    std::fs::write(t.workspace.path().join("x.txt"), "x").unwrap();
+    std::fs::write(t.workspace.path().join("x.txt"), "contents of x-7c1").unwrap();
     t.server.push_script(without_ids(call("list_dir", json!({}))));
     t.server.push_script(without_ids(call("read_file", json!({ "path": "x.txt" }))));
     t.server.push_script(Script::text(["Read it."]));
@@ -90,7 +90,7 @@ async fn a_server_that_sends_no_call_ids_gets_every_call_of_two_steps_run() {
     let results = tool_messages(&chats[2]);
     assert_eq!(results.len(), 2);
     assert!(results[0].contains("x.txt") && !results[0].contains("already run"), "{results:?}");
-    assert!(results[1].contains('x') && !results[1].contains("already run"), "{results:?}");
+    assert!(results[1].contains("contents of x-7c1") && !results[1].contains("already run"), "{results:?}");
     // What the model is sent back pairs each result with its own call.
     let messages = chats[2]["messages"].as_array().unwrap();
     let call_ids: Vec<&str> = messages
@@ -108,6 +108,40 @@ async fn a_server_that_sends_no_call_ids_gets_every_call_of_two_steps_run() {
     let parts = tool_parts(&rows[1]);
     assert!(distinct_ids(&parts), "{parts:?}");
     assert!(parts.iter().all(|(_, state)| state == "output-available"), "{parts:?}");
+}
+
+/// The reply, as a server that numbers its calls afresh in every answer would write it.
+fn numbered_from_zero(mut script: Script) -> Script {
+    for (i, call) in script.tool_calls.iter_mut().enumerate() {
+        call.id = Some(format!("call_{i}"));
+    }
+    script
+}
+
+#[tokio::test]
+async fn a_server_that_reuses_call_ids_in_every_reply_gets_a_fresh_id_in_the_later_one() {
+    let t = tool_fixture().await;
+    std::fs::write(t.workspace.path().join("a.txt"), "first file").unwrap();
+    std::fs::write(t.workspace.path().join("b.txt"), "second file").unwrap();
+    for (file, text) in [("a.txt", "look at a"), ("b.txt", "now b")] {
+        t.server.push_script(numbered_from_zero(call("read_file", json!({ "path": file }))));
+        t.server.push_script(Script::text(["Read it."]));
+        assert_eq!(terminal_status(&t.f.send(&t.topic, text).await), TerminalStatus::Success);
+    }
+    let rows = t.f.messages(&t.topic).await;
+    let (first, second) = (tool_parts(&rows[1]), tool_parts(&rows[3]));
+    assert_eq!(first[0].0, "call_0");
+    assert_ne!(second[0].0, "call_0", "the conversation already has a call_0: {second:?}");
+    // Each result still answers its own call in what the model is sent.
+    let messages = t.chat_requests().last().unwrap()["messages"].as_array().unwrap().clone();
+    let results: Vec<(&str, &str)> = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (m["tool_call_id"].as_str().unwrap(), m["content"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results[0].0 == "call_0" && results[0].1.contains("first file"), "{results:?}");
+    assert!(results[1].0 == second[0].0 && results[1].1.contains("second file"), "{results:?}");
 }
 
 #[tokio::test]

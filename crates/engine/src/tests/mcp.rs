@@ -349,6 +349,14 @@ async fn a_value_the_secret_store_lost_is_an_error_that_says_what_to_do() {
     assert!(said.contains("API_TOKEN") && said.contains("type it again"), "{said}");
     let McpTransport::Stdio { env, .. } = &servers[0].transport else { panic!("stdio") };
     assert!(env.contains(&McpSecretName { name: "API_TOKEN".into(), set: false }), "{env:?}");
+
+    // Switching it off still works (the settings switch sends the server as it is, every
+    // value kept); switching it back on asks for the value again.
+    let update = |enabled: bool| json!({ "id": server.id, "server": { "name": "Rec", "transport": keep.clone(), "enabled": enabled } });
+    let off: McpServer = t.f.call("mcp_server_update", update(false)).await;
+    assert!(!off.enabled);
+    let err = t.f.engine.call("mcp_server_update", update(true)).await.unwrap_err();
+    assert!(err.message.contains("API_TOKEN") && err.message.contains("type it again"), "{err:?}");
     t.f.engine.shutdown().await;
 }
 

@@ -350,13 +350,27 @@ async fn models_without_native_tools_call_them_through_the_prompt() {
 
 #[tokio::test]
 async fn a_steer_during_a_tool_using_turn_yields_and_goes_next() {
+    steer_during_a_tool_using_turn(false).await;
+}
+
+#[tokio::test]
+async fn a_queued_message_made_a_steer_during_a_tool_using_turn_yields_and_goes_next() {
+    steer_during_a_tool_using_turn(true).await;
+}
+
+/// `edited`: the message is queued first, then changed into a steering one.
+async fn steer_during_a_tool_using_turn(edited: bool) {
     let t = tool_fixture().await;
     t.server.push_script(call("current_time", json!({})).with_token_delay(Duration::from_millis(400)));
     t.server.push_script(Script::text(["Switching to your new question."]));
     let (listener, _rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
     t.f.engine.stream_open(open_request(t.topic.id.clone(), "first"), listener).await.unwrap();
-    let _: protocol::api::InboxItem =
-        t.f.call("inbox_add", json!({ "topicId": t.topic.id, "text": "actually, this", "mode": "steer" })).await;
+    let mode = if edited { "queue" } else { "steer" };
+    let item: protocol::api::InboxItem =
+        t.f.call("inbox_add", json!({ "topicId": t.topic.id, "text": "actually, this", "mode": mode })).await;
+    if edited {
+        let _: protocol::api::InboxItem = t.f.call("inbox_update", json!({ "id": item.id, "mode": "steer" })).await;
+    }
     let rows =
         wait_for(&t.f, &t.topic, "the steer runs", |rows| rows.len() == 4 && rows[3].status == MessageStatus::Success)
             .await;
