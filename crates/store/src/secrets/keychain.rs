@@ -21,17 +21,17 @@ impl KeychainSecretStore {
     /// The platform's keychain, if one answers: a probe entry is written, read back and
     /// removed.
     pub fn probe() -> Result<Self, String> {
-        Self { service: SERVICE.to_owned(), backend: None }.checked()
+        Self::checked(Self { service: SERVICE.to_owned(), backend: None })
     }
 
     /// A keychain on another `keyring` backend (an in-memory one in tests), probed the
     /// same way.
-    pub fn probe_backend(backend: Arc<CredentialBuilder>) -> Result<Self, String> {
-        Self { service: SERVICE.to_owned(), backend: Some(backend) }.checked()
+    #[cfg(test)]
+    pub(crate) fn probe_backend(backend: Arc<CredentialBuilder>) -> Result<Self, String> {
+        Self::checked(Self { service: SERVICE.to_owned(), backend: Some(backend) })
     }
 
-    fn checked(self) -> Result<Self, String> {
-        let store = self;
+    fn checked(store: Self) -> Result<Self, String> {
         let key = "colloquy-probe";
         store.set(key, "probe").map_err(|e| e.message)?;
         let read = store.get(key).map_err(|e| e.message)?;
