@@ -7,9 +7,10 @@
 //! - before the call, [`Tool::caution`] resolves the host; a private address makes the call
 //!   ask (unless a rule of the user's decides it);
 //! - while it runs, a call only the default allowed uses a client whose DNS resolver refuses
-//!   private addresses and whose redirect policy refuses private address hops, so neither a
+//!   private addresses, and follows redirects itself, checking each hop, so neither a
 //!   redirect nor a name that resolves differently the second time gets through. Such a
-//!   refusal tells the model to fetch that URL itself, which asks the user.
+//!   refusal names the refused URL and tells the model to fetch it itself, which asks the
+//!   user.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, OnceLock};
@@ -80,21 +81,10 @@ impl FetchUrl {
             return Ok(client.clone());
         }
         let private = self.private;
-        let redirects = reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= MAX_REDIRECTS {
-                return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
-            }
-            match literal_ip(attempt.url()).filter(|ip| private(*ip)) {
-                Some(ip) => {
-                    let error = PrivateDestination { url: attempt.url().to_string(), ip, redirected: true };
-                    attempt.error(error)
-                }
-                None => attempt.follow(),
-            }
-        });
         let client = reqwest::Client::builder()
             .dns_resolver(Arc::new(PublicOnly { private }))
-            .redirect(redirects)
+            // Redirects are followed by hand (`fetch_guarded`), each hop checked and named.
+            .redirect(reqwest::redirect::Policy::none())
             // A proxy would resolve the name itself, out of the resolver's sight.
             .no_proxy()
             .connect_timeout(Duration::from_secs(15))
@@ -103,6 +93,43 @@ impl FetchUrl {
             .map_err(|e| ToolError::Failed(format!("cannot start the HTTP client: {e}")))?;
         Ok(self.guarded.get_or_init(|| client).clone())
     }
+}
+
+impl FetchUrl {
+    /// GETs `url` with the guarded client, following redirects hop by hop: a hop to a
+    /// private address (written as one, or a name that resolves to one) is refused, and
+    /// the refusal names that hop's URL so the model can ask for it.
+    async fn fetch_guarded(&self, url: &url::Url) -> Result<reqwest::Response, ToolError> {
+        let client = self.guarded_client()?;
+        let mut current = url.clone();
+        for hop in 0..=MAX_REDIRECTS {
+            let refused = |ip| {
+                ToolError::Refused(PrivateDestination { url: current.to_string(), ip, redirected: hop > 0 }.to_string())
+            };
+            if let Some(ip) = literal_ip(&current).filter(|ip| (self.private)(*ip)) {
+                return Err(refused(ip));
+            }
+            let response = get(&client, &current).await.map_err(|e| match refused_ip(&e) {
+                Some(ip) => refused(ip),
+                None => ToolError::Failed(format!("could not fetch {current}: {e}")),
+            })?;
+            let location = response.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok());
+            let next = match location {
+                Some(location) if response.status().is_redirection() => current
+                    .join(location)
+                    .map_err(|e| ToolError::Failed(format!("{current} redirected to an invalid URL: {e}")))?,
+                _ => return Ok(response),
+            };
+            parse_url(next.as_str())
+                .map_err(|_| ToolError::Failed(format!("{current} redirected to {next}, which cannot be fetched")))?;
+            current = next;
+        }
+        Err(ToolError::Failed(format!("{url}: more than {MAX_REDIRECTS} redirects")))
+    }
+}
+
+async fn get(client: &reqwest::Client, url: &url::Url) -> reqwest::Result<reqwest::Response> {
+    client.get(url.clone()).timeout(Duration::from_secs(30)).send().await
 }
 
 /// A destination the guarded client refused; the message goes to the model.
@@ -211,12 +238,12 @@ async fn private_address(url: &url::Url, private: Classifier) -> Option<IpAddr> 
     addrs.into_iter().map(|addr| addr.ip()).find(|ip| private(*ip))
 }
 
-/// A guarded refusal found anywhere in an error's causes.
-fn refusal(error: &reqwest::Error) -> Option<String> {
+/// The private address a guarded request was refused for, found anywhere in its causes.
+fn refused_ip(error: &reqwest::Error) -> Option<IpAddr> {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(current) = cause {
         if let Some(private) = current.downcast_ref::<PrivateDestination>() {
-            return Some(private.to_string());
+            return Some(private.ip);
         }
         cause = current.source();
     }
@@ -255,21 +282,11 @@ impl Tool for FetchUrl {
         let cap = input.max_bytes.unwrap_or(DEFAULT_MAX_BYTES).min(MAX_BYTES);
         // The user allowed this very call (or a rule of theirs did): it may go anywhere.
         // Otherwise no step of it may reach a private address.
-        let client = if ctx.allowed_by_user {
-            ctx.http.clone()
+        let response = if ctx.allowed_by_user {
+            get(&ctx.http, &url).await.map_err(|e| ToolError::Failed(format!("could not fetch {url}: {e}")))?
         } else {
-            if let Some(ip) = literal_ip(&url).filter(|ip| (self.private)(*ip)) {
-                return Err(ToolError::Refused(
-                    PrivateDestination { url: url.to_string(), ip, redirected: false }.to_string(),
-                ));
-            }
-            self.guarded_client()?
+            self.fetch_guarded(&url).await?
         };
-        let response =
-            client.get(url.clone()).timeout(Duration::from_secs(30)).send().await.map_err(|e| match refusal(&e) {
-                Some(refused) => ToolError::Refused(refused),
-                None => ToolError::Failed(format!("could not fetch {url}: {e}")),
-            })?;
         let status = response.status();
         let content_type = response
             .headers()
@@ -362,21 +379,27 @@ mod tests {
         server.shutdown().await;
     }
 
-    /// A one-shot HTTP server answering every request with a redirect to `location`.
-    async fn redirecting_to(location: &'static str) -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// An HTTP server on `ip` answering every request with a redirect to `location(port)`;
+    /// gives the URL of its `/start`.
+    async fn redirecting(ip: &str, location: impl Fn(u16) -> String + Send + 'static) -> String {
+        let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
         let address = listener.local_addr().unwrap();
         tokio::spawn(async move {
             while let Ok((mut socket, _)) = listener.accept().await {
                 let mut buf = [0u8; 4096];
                 let _ = socket.read(&mut buf).await;
                 let reply = format!(
-                    "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    "HTTP/1.1 302 Found\r\nLocation: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    location(address.port())
                 );
                 let _ = socket.write_all(reply.as_bytes()).await;
             }
         });
         format!("http://{address}/start")
+    }
+
+    async fn redirecting_to(location: &'static str) -> String {
+        redirecting("127.0.0.1", |_| location.to_owned()).await
     }
 
     #[tokio::test]
@@ -390,6 +413,25 @@ mod tests {
             message.starts_with("the page redirected to http://10.255.255.1/admin, which leads to 10.255.255.1"),
             "{message}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_redirect_to_a_name_with_a_private_address_says_where_it_led() {
+        // Here 127.0.0.2 stands for a public site and 127.0.0.1 (`localhost`) for a private one.
+        let fetch = FetchUrl::with_classifier(|ip| ip == IpAddr::from([127, 0, 0, 1]));
+        let start = redirecting("127.0.0.2", |port| format!("http://localhost:{port}/admin")).await;
+        let port = url::Url::parse(&start).unwrap().port().unwrap();
+        let err = fetch.execute(json!({ "url": start }), &ToolContext::detached(None)).await.unwrap_err();
+        let ToolError::Refused(message) = err else { panic!("{err:?}") };
+        let expected = format!("the page redirected to http://localhost:{port}/admin, which leads to 127.0.0.1");
+        assert!(message.starts_with(&expected), "{message}");
+
+        // Hops to public places are followed, up to a limit.
+        let fetch = FetchUrl::with_classifier(|_| false);
+        let start = redirecting("127.0.0.1", |port| format!("http://127.0.0.1:{port}/again")).await;
+        let err = fetch.execute(json!({ "url": start }), &ToolContext::detached(None)).await.unwrap_err();
+        let ToolError::Failed(message) = err else { panic!("{err:?}") };
+        assert!(message.contains(&format!("more than {MAX_REDIRECTS} redirects")), "{message}");
     }
 
     #[test]
