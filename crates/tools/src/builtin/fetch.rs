@@ -37,12 +37,15 @@ pub struct FetchUrl {
     definition: ToolDefinition,
     private: Classifier,
     /// The client for calls only the default allowed (built on first use).
-    guarded: OnceLock<reqwest::Client>,
+    guarded: Arc<OnceLock<reqwest::Client>>,
 }
 
 impl FetchUrl {
     pub fn new() -> Self {
-        Self::with_classifier(is_private)
+        // A tool catalog is built per turn; its `fetch_url`s share one guarded client (a
+        // client sets up a TLS context and a connection pool).
+        static GUARDED: OnceLock<Arc<OnceLock<reqwest::Client>>> = OnceLock::new();
+        Self { guarded: GUARDED.get_or_init(Arc::default).clone(), ..Self::with_classifier(is_private) }
     }
 
     fn with_classifier(private: Classifier) -> Self {
@@ -71,7 +74,7 @@ impl FetchUrl {
                 },
             },
             private,
-            guarded: OnceLock::new(),
+            guarded: Arc::default(),
         }
     }
 
