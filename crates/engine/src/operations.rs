@@ -330,7 +330,7 @@ impl Engine {
             (None, None) => ApiFormat::OpenaiChat,
         };
         let format = crate::turns::wire_format(format);
-        let models = providers::list_models_for(format, &self.inner.http, base_url.as_str(), key.as_deref())
+        let models = providers::list_models_for(format, &self.inner.provider_http, base_url.as_str(), key.as_deref())
             .await
             .map_err(|e| ApiError {
                 kind: ErrorKind::Provider,
