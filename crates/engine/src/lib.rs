@@ -126,7 +126,11 @@ struct Inner {
     store: Store,
     secrets: Arc<dyn SecretStore>,
     streams: StreamManager,
+    /// For tools and MCP servers.
     http: reqwest::Client,
+    /// For model providers: never follows a redirect to another origin (the API key
+    /// would go along).
+    provider_http: providers::ProviderHttp,
     demo: demo::DemoProvider,
     /// MCP servers, kept connected; their tools come from its cache.
     mcp: ::tools::mcp::McpHub,
@@ -167,11 +171,14 @@ impl Engine {
         for approval in store.list_approvals(None, true).await.map_err(store_error)? {
             streams.status().seed(&approval.topic_id, protocol::TopicStatus::AwaitingApproval);
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(15))
-            .user_agent(concat!("Colloquy/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ApiError::internal(format!("cannot start the HTTP client: {e}")))?;
+        let client = || {
+            reqwest::Client::builder()
+                .connect_timeout(std::time::Duration::from_secs(15))
+                .user_agent(concat!("Colloquy/", env!("CARGO_PKG_VERSION")))
+        };
+        let cannot_start = |e: reqwest::Error| ApiError::internal(format!("cannot start the HTTP client: {e}"));
+        let http = client().build().map_err(cannot_start)?;
+        let provider_http = providers::ProviderHttp::from_builder(client()).map_err(cannot_start)?;
         let held = store.hold_inbox(None, inbox::HELD_AFTER_RESTART).await.map_err(store_error)?;
         if held > 0 {
             tracing::info!(held, "queued messages from the last run are held until released");
@@ -190,6 +197,7 @@ impl Engine {
                 secrets,
                 streams,
                 http,
+                provider_http,
                 demo,
                 mcp,
                 sessions,

@@ -320,7 +320,7 @@ impl Engine {
             .map_err(|message| ApiError::bad_request("baseUrl", message))?;
         let key = match (request.api_key.as_deref().map(str::trim).filter(|k| !k.is_empty()), &request.provider_id) {
             (Some(key), _) => Some(key.to_owned()),
-            (None, Some(id)) => self.api_key(id)?,
+            (None, Some(id)) => self.saved_key_for(id, &base_url).await?,
             (None, None) => None,
         };
         // The form's format; else the saved provider's; else Chat Completions.
@@ -330,7 +330,7 @@ impl Engine {
             (None, None) => ApiFormat::OpenaiChat,
         };
         let format = crate::turns::wire_format(format);
-        let models = providers::list_models_for(format, &self.inner.http, base_url.as_str(), key.as_deref())
+        let models = providers::list_models_for(format, &self.inner.provider_http, base_url.as_str(), key.as_deref())
             .await
             .map_err(|e| ApiError {
                 kind: ErrorKind::Provider,
@@ -340,6 +340,27 @@ impl Engine {
                 code: Some(e.kind.as_str().to_owned()),
             })?;
         Ok(ModelList { models })
+    }
+
+    /// The saved API key of provider `id`, to be sent to `base_url`: only where the
+    /// provider is saved to live (its base URL's origin). Listing another address's models
+    /// with it is refused: whoever answers there would get the key.
+    async fn saved_key_for(&self, id: &ProviderId, base_url: &url::Url) -> Result<Option<String>, ApiError> {
+        let Some(key) = self.api_key(id)? else { return Ok(None) };
+        let provider = self.inner.store.get_provider(id).await.map_err(store_error)?;
+        let saved = url::Url::parse(&provider.base_url).map(|url| url.origin());
+        if saved.as_ref().is_ok_and(|origin| *origin == base_url.origin()) {
+            return Ok(Some(key));
+        }
+        let saved = saved.map(|origin| origin.ascii_serialization()).unwrap_or(provider.base_url);
+        Err(ApiError::bad_request(
+            "baseUrl",
+            format!(
+                "the saved API key of {} is sent only to {saved}; to list the models at {}, enter the API key again",
+                provider.name,
+                base_url.origin().ascii_serialization()
+            ),
+        ))
     }
 
     /// Creates (once) and starts the demo provider.
