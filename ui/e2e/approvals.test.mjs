@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
+  TOKEN,
   addTestkitProvider,
   byTestId,
   currentTopicId,
@@ -162,7 +163,7 @@ e2eTest(stack, 'after a server restart the card is still there and answering it 
   await page.context().close();
 
   const server = await stack.restartServer();
-  const fresh = await stack.openApp(`${server.origin}/#token=test-token&topic=${topicId}`);
+  const fresh = await stack.openApp(`${server.origin}/#token=${TOKEN}&topic=${topicId}`);
   const card = fresh.locator('[data-testid="approval-card"]');
   await card.locator('[data-testid="approval-diff"]').waitFor();
   await topicItem(fresh, topicId).locator('[data-testid="topic-approval"]').waitFor();

@@ -26,7 +26,7 @@ const CHROMIUM_ARGS = [
   '--no-first-run',
   '--disable-sync',
 ];
-export const TOKEN = 'test-token';
+export const TOKEN = 'test-token-0123456789';
 const STARTUP_TIMEOUT_MS = 30_000;
 
 /** Every child still running; killed on exit even if a test file crashes. */

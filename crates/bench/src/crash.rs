@@ -20,7 +20,7 @@ use crate::children::{ChildProcess, Testkit};
 use crate::report::{Table, Verdict, millis};
 use crate::stats::median;
 
-const TOKEN: &str = "bench";
+const TOKEN: &str = "bench-token-0123456789";
 const DELAY: Duration = Duration::from_millis(20);
 const CHUNK_BYTES: usize = 7;
 

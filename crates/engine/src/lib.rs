@@ -38,6 +38,7 @@ use streams::{StreamConfig, StreamManager};
 pub use error::store_error;
 pub use operations::OPERATIONS;
 pub use streams::{Listener, ListenerId, StatusFeed, Subscription};
+pub use turns::{MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES};
 
 /// Where the engine keeps its data and how it presents itself.
 #[derive(Clone, Debug)]

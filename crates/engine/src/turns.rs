@@ -32,10 +32,10 @@ use crate::{Engine, store_error};
 const TITLE_CHARS: usize = 60;
 /// Most models one turn may ask at once.
 const MAX_MODELS: usize = 8;
-/// Attachments: how many per message, and how large.
+/// Attachments: how many per message, and how large (decoded bytes).
 const MAX_ATTACHMENTS: usize = 10;
-const MAX_ATTACHMENT_BYTES: usize = 20 * 1024 * 1024;
-const MAX_TOTAL_ATTACHMENT_BYTES: usize = 40 * 1024 * 1024;
+pub const MAX_ATTACHMENT_BYTES: usize = 20 * 1024 * 1024;
+pub const MAX_TOTAL_ATTACHMENT_BYTES: usize = 40 * 1024 * 1024;
 
 /// What every reply of a turn shares: the topic's assistant, workspace and tools.
 struct TurnSetup {

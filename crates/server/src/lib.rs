@@ -5,8 +5,11 @@
 //! - Everything else is the built UI (`--ui-dir`), with `index.html` for unknown paths.
 //!
 //! Every `/api` route requires `Authorization: Bearer <token>`. The server binds
-//! 127.0.0.1 unless told otherwise. See `docs/api.md` for the wire contract.
+//! 127.0.0.1 unless told otherwise, and then answers only to loopback `Host` names.
+//! Every answer carries [`CONTENT_SECURITY_POLICY`]. See `docs/api.md` for the wire
+//! contract.
 
+mod guard;
 mod routes;
 mod sse;
 
@@ -17,7 +20,11 @@ use anyhow::Context;
 use engine::{Engine, EngineConfig};
 use tokio_util::sync::CancellationToken;
 
-pub use routes::router;
+pub use guard::{AllowedHosts, CONTENT_SECURITY_POLICY};
+pub use routes::{MAX_REQUEST_BYTES, router};
+
+/// The shortest token `--token` accepts: shorter ones can be guessed.
+pub const MIN_TOKEN_CHARS: usize = 16;
 
 #[derive(Clone, Debug, clap::Args)]
 pub struct ServeArgs {
@@ -33,9 +40,22 @@ pub struct ServeArgs {
     /// The built UI to serve.
     #[arg(long, default_value = "ui/dist")]
     pub ui_dir: PathBuf,
-    /// Bearer token clients must send (default: a new random one each start).
-    #[arg(long, env = "COLLOQUY_TOKEN")]
+    /// Bearer token clients must send, at least 16 characters (default: a new random
+    /// one each start).
+    #[arg(long, env = "COLLOQUY_TOKEN", value_parser = parse_token)]
     pub token: Option<String>,
+}
+
+/// `--token`: empty means "make one up"; anything shorter than [`MIN_TOKEN_CHARS`] is
+/// refused rather than silently weakening the server.
+fn parse_token(value: &str) -> Result<String, String> {
+    let chars = value.chars().count();
+    if chars > 0 && chars < MIN_TOKEN_CHARS {
+        return Err(format!(
+            "the token has {chars} characters; use at least {MIN_TOKEN_CHARS} (or leave it out for a random one)"
+        ));
+    }
+    Ok(value.to_owned())
 }
 
 /// Shared by every request.
@@ -43,6 +63,8 @@ pub struct ServeArgs {
 pub struct AppState {
     pub engine: Engine,
     pub token: String,
+    /// The `Host` names answered (see [`AllowedHosts::for_bind_address`]).
+    pub hosts: AllowedHosts,
     /// Cancelled at shutdown so open event streams end and the server can stop.
     pub shutdown: CancellationToken,
 }
@@ -59,7 +81,15 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         tracing::warn!(ui_dir = %args.ui_dir.display(), "no built UI here; only the API is served (build it with `npm run build` in ui/)");
     }
     let shutdown = CancellationToken::new();
-    let state = AppState { engine: engine.clone(), token: token.clone(), shutdown: shutdown.clone() };
+    if !args.host.is_loopback() {
+        tracing::warn!(
+            host = %args.host,
+            "binding a non-loopback address: anyone who can reach it and has the token can read and write your \
+             conversations; the HTTP traffic (token included) is not encrypted"
+        );
+    }
+    let hosts = AllowedHosts::for_bind_address(args.host);
+    let state = AppState { engine: engine.clone(), token: token.clone(), hosts, shutdown: shutdown.clone() };
     let listener = tokio::net::TcpListener::bind(SocketAddr::new(args.host, args.port))
         .await
         .with_context(|| format!("binding {}:{}", args.host, args.port))?;

@@ -4,11 +4,12 @@ use std::path::Path;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path as UrlPath, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{any, post};
 use engine::Engine;
 use protocol::api::{AddModelRequest, ReplyRequest, StreamAttachRequest, StreamOpenRequest, TopicRequest};
 use protocol::{ApiError, AttachReply, ErrorKind, ExecutionCursor, ExecutionId, TopicId};
@@ -17,21 +18,36 @@ use serde_json::Value;
 use tower_http::services::{ServeDir, ServeFile};
 
 use crate::AppState;
-use crate::sse::{event_stream, status_stream};
+use crate::sse::{Resume, event_stream, status_stream};
+
+/// The largest request body: every attachment at its documented limit (40 MB in all),
+/// base64-encoded as JSON carries it, plus 1 MiB for the text and the JSON around it.
+pub const MAX_REQUEST_BYTES: usize = engine::MAX_TOTAL_ATTACHMENT_BYTES.div_ceil(3) * 4 + 1024 * 1024;
 
 pub fn router(state: AppState, ui_dir: &Path) -> Router {
+    // Nested, so its fallback answers every unknown `/api/...` path (with the token
+    // checked first) instead of the UI's `index.html`.
     let api = Router::new()
-        .route("/api/{operation}", post(operation))
-        .fallback(|| async { error_response(ApiError::not_found("route", "(use POST /api/<operation>)")) })
+        .route("/{operation}", post(operation).fallback(method_not_allowed))
+        .fallback(unknown_route)
+        .layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+        .with_state(state.clone());
+    // `/api/` is neither the nested router's root (`/api`) nor under it.
+    let api_root = Router::new()
+        .route("/api/", any(unknown_route))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
-        .with_state(state);
+        .with_state(state.clone());
     let ui = ServeDir::new(ui_dir).fallback(ServeFile::new(ui_dir.join("index.html")));
-    api.fallback_service(ui)
+    crate::guard::protect(Router::new().nest("/api", api).merge(api_root).fallback_service(ui), state.hosts)
+}
+
+async fn unknown_route() -> Response {
+    error_response(ApiError::not_found("route", "(use POST /api/<operation>)"))
 }
 
 async fn require_token(State(state): State<AppState>, headers: HeaderMap, request: Request, next: Next) -> Response {
-    let presented =
-        headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+    let presented = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
     if presented.is_some_and(|token| constant_time_eq(token.as_bytes(), state.token.as_bytes())) {
         next.run(request).await
     } else {
@@ -42,16 +58,58 @@ async fn require_token(State(state): State<AppState>, headers: HeaderMap, reques
     }
 }
 
+/// The credentials of `Authorization: Bearer <token>`; the scheme is case-insensitive
+/// (RFC 9110 §11.1), so `bearer` works too.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim_start())
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn method_not_allowed() -> Response {
+    let mut response = error_with_status(
+        StatusCode::METHOD_NOT_ALLOWED,
+        ApiError::bad_request("method", "operations are called with POST /api/<operation>"),
+    );
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
+/// A body that could not be read: too large (413) or cut off.
+fn body_rejection(rejection: BytesRejection) -> Response {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        let limit = MAX_REQUEST_BYTES / (1024 * 1024);
+        error_with_status(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::bad_request(
+                "body",
+                format!(
+                    "the request is larger than {limit} MB; attachments may add up to {} MB",
+                    engine::MAX_TOTAL_ATTACHMENT_BYTES / (1024 * 1024)
+                ),
+            ),
+        )
+    } else {
+        error_response(ApiError::bad_request(
+            "body",
+            format!("could not read the request body: {}", rejection.body_text()),
+        ))
+    }
 }
 
 async fn operation(
     State(state): State<AppState>,
     UrlPath(name): UrlPath<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return body_rejection(rejection),
+    };
     let request = match parse_body(&body) {
         Ok(request) => request,
         Err(err) => return error_response(err),
@@ -141,9 +199,11 @@ async fn stream<R>(
     start: impl for<'a> FnOnce(&'a Engine, R, engine::Listener) -> Started<'a>,
 ) -> Result<Response, ApiError> {
     let request = request?;
-    let (listener, subscription) = state.engine.listener(engine::ListenerId::unique(), &topic(&request));
+    let topic_id = topic(&request);
+    let (listener, subscription) = state.engine.listener(engine::ListenerId::unique(), &topic_id);
     let reply = start(&state.engine, request, listener).await?;
-    Ok(event_stream(reply, subscription, state.shutdown.clone()))
+    let resume = Resume { engine: state.engine.clone(), topic_id };
+    Ok(event_stream(reply, subscription, resume, state.shutdown.clone()))
 }
 
 /// `Last-Event-ID: <executionId>:<seq>`, as a browser's EventSource resends it.
@@ -165,13 +225,21 @@ fn typed<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
 }
 
 pub(crate) fn error_response(error: ApiError) -> Response {
-    let status = match error.kind {
+    let status = status_of(error.kind);
+    error_with_status(status, error)
+}
+
+fn error_with_status(status: StatusCode, error: ApiError) -> Response {
+    (status, axum::Json(error)).into_response()
+}
+
+fn status_of(kind: ErrorKind) -> StatusCode {
+    match kind {
         ErrorKind::BadRequest => StatusCode::BAD_REQUEST,
         ErrorKind::NotFound => StatusCode::NOT_FOUND,
         ErrorKind::Conflict => StatusCode::CONFLICT,
         ErrorKind::Unauthorized => StatusCode::UNAUTHORIZED,
         ErrorKind::Provider => StatusCode::BAD_GATEWAY,
         ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    (status, axum::Json(error)).into_response()
+    }
 }

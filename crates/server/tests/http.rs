@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use colloquy_server::{AppState, router};
+use colloquy_server::{AllowedHosts, AppState, router};
 use engine::{Engine, EngineConfig};
 use serde_json::{Value, json};
 use testkit::{MockConfig, MockServer, Script};
@@ -16,9 +16,16 @@ struct Running {
 }
 
 async fn start() -> Running {
+    start_with(|_| {}).await
+}
+
+async fn start_with(configure: impl FnOnce(&mut EngineConfig)) -> Running {
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::open(EngineConfig::new(dir.path().to_path_buf(), "server")).await.unwrap();
-    let state = AppState { engine, token: "secret".into(), shutdown: CancellationToken::new() };
+    let mut config = EngineConfig::new(dir.path().to_path_buf(), "server");
+    configure(&mut config);
+    let engine = Engine::open(config).await.unwrap();
+    let state =
+        AppState { engine, token: "secret".into(), hosts: AllowedHosts::Loopback, shutdown: CancellationToken::new() };
     let ui = dir.path().join("ui");
     std::fs::create_dir_all(&ui).unwrap();
     std::fs::write(ui.join("index.html"), "<!doctype html><title>Colloquy</title>").unwrap();
@@ -224,4 +231,236 @@ async fn interrupt_stops_the_live_reply_and_sends_the_new_message() {
     assert_eq!(messages[2]["message"]["parts"][0]["text"], "stop and do this");
     assert_eq!(messages[3]["status"], "success");
     drop(first);
+}
+
+/// Base64 of `bytes` zero bytes (`bytes` a multiple of 3), as an attachment's `data`.
+fn zeros_base64(bytes: usize) -> String {
+    "AAAA".repeat(bytes / 3)
+}
+
+#[tokio::test]
+async fn audit_08_attachments_up_to_the_documented_limit_reach_the_engine_and_a_larger_body_is_json() {
+    let r = start().await;
+    let (_, topic) = r.post("topic_create", json!({})).await;
+    // 19 MB is allowed: the request passes the body limit and attachment checks, and
+    // fails only for the missing provider.
+    let file = |mb: usize| json!({ "mediaType": "image/png", "filename": "big.png", "data": zeros_base64(mb * 1024 * 1024 / 3 * 3) });
+    let (status, body) =
+        r.post("stream_open", json!({ "topicId": topic["id"], "text": "", "attachments": [file(19)] })).await;
+    assert_eq!((status, body["field"].as_str()), (400, Some("model")), "{body}");
+    // Over 20 MB, the engine's own limit answers, naming the file.
+    let (status, body) =
+        r.post("stream_open", json!({ "topicId": topic["id"], "text": "", "attachments": [file(21)] })).await;
+    assert_eq!((status, body["field"].as_str()), (400, Some("attachments.0.data")), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("big.png is larger than 20 MB"), "{body}");
+    // Two 19 MB files are 38 MB in all: still within the documented 40 MB.
+    let (status, body) =
+        r.post("stream_open", json!({ "topicId": topic["id"], "text": "", "attachments": [file(19), file(19)] })).await;
+    assert_eq!((status, body["field"].as_str()), (400, Some("model")), "{body}");
+    // A body past any allowed message is refused before parsing, as ApiError JSON.
+    let response = r
+        .client
+        .post(format!("{}/api/stream_open", r.base))
+        .bearer_auth("secret")
+        .header("content-type", "application/json")
+        .body(vec![b' '; colloquy_server::MAX_REQUEST_BYTES + 1])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 413);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!((body["kind"].as_str(), body["field"].as_str()), (Some("bad_request"), Some("body")), "{body}");
+}
+
+#[tokio::test]
+async fn audit_24_every_api_answer_is_json_and_unknown_paths_are_not_found() {
+    let r = start().await;
+    // A deeper path under /api is not the UI page: without the token 401, with it 404.
+    let response = r.client.get(format!("{}/api/x/y", r.base)).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 401);
+    assert_eq!(response.json::<Value>().await.unwrap()["kind"], "unauthorized");
+    for path in ["/api/x/y", "/api", "/api/"] {
+        let response = r.client.get(format!("{}{path}", r.base)).bearer_auth("secret").send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 404, "{path}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["kind"], "not_found", "{path}");
+    }
+    // The wrong method on an operation says which one to use.
+    let response = r.client.get(format!("{}/api/topics_list", r.base)).bearer_auth("secret").send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 405);
+    assert_eq!(response.headers()["allow"], "POST");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!((body["kind"].as_str(), body["field"].as_str()), (Some("bad_request"), Some("method")), "{body}");
+}
+
+#[tokio::test]
+async fn audit_12_the_server_answers_only_loopback_names_refuses_framing_and_takes_any_bearer_case() {
+    let r = start().await;
+    // A page on another name that resolves to 127.0.0.1 (DNS rebinding) gets nothing.
+    let response = r.client.get(format!("{}/", r.base)).header("host", "rebind.attacker.example").send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 400);
+    assert_eq!(response.json::<Value>().await.unwrap()["field"], "host");
+    let response = r
+        .client
+        .post(format!("{}/api/topics_list", r.base))
+        .header("host", "localhost:1234")
+        .bearer_auth("secret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+
+    // The UI may not be framed, and loads nothing from other origins.
+    let page = r.client.get(format!("{}/", r.base)).send().await.unwrap();
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains("frame-ancestors 'none'") && csp.contains("img-src 'self' data: blob:;"), "{csp}");
+
+    // The auth scheme is case-insensitive.
+    for scheme in ["bearer", "BEARER", "Bearer"] {
+        let response = r
+            .client
+            .post(format!("{}/api/topics_list", r.base))
+            .header("authorization", format!("{scheme} secret"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{scheme}");
+    }
+    let response = r
+        .client
+        .post(format!("{}/api/topics_list", r.base))
+        .header("authorization", "Basic secret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 401);
+}
+
+#[test]
+fn audit_12_a_short_token_is_refused_when_the_flags_are_parsed() {
+    use clap::Parser;
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: colloquy_server::ServeArgs,
+    }
+    let error = Cli::try_parse_from(["colloquy", "--token", "short"]).err().expect("a 5-character token is refused");
+    assert!(error.to_string().contains("use at least 16"), "{error}");
+    let ok = Cli::try_parse_from(["colloquy", "--token", "0123456789abcdef"]).unwrap();
+    assert_eq!(ok.serve.token.as_deref(), Some("0123456789abcdef"));
+}
+
+#[test]
+fn audit_03_the_desktop_csp_has_the_servers_directives_plus_tauris_ipc() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tauri.conf.json");
+    let config: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let desktop = config["app"]["security"]["csp"].as_str().expect("tauri.conf.json sets a CSP");
+    let directives = |csp: &str| -> Vec<(String, String)> {
+        csp.split(';')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| {
+                let (name, value) = d.split_once(' ').unwrap_or((d, ""));
+                (name.to_owned(), value.trim().to_owned())
+            })
+            .collect()
+    };
+    let server = directives(colloquy_server::CONTENT_SECURITY_POLICY);
+    let desktop = directives(desktop);
+    let expected: Vec<(String, String)> = server
+        .into_iter()
+        .map(|(name, value)| {
+            let value = if name == "connect-src" { format!("{value} ipc: http://ipc.localhost") } else { value };
+            (name, value)
+        })
+        .collect();
+    assert_eq!(desktop, expected);
+}
+
+/// Reads a status feed until `topic` is done.
+async fn wait_until_done(r: &Running, topic: &str) {
+    let mut feed =
+        r.client.post(format!("{}/api/status_subscribe", r.base)).bearer_auth("secret").send().await.unwrap();
+    let mut seen = String::new();
+    while let Some(bytes) = feed.chunk().await.unwrap() {
+        seen.push_str(&String::from_utf8_lossy(&bytes));
+        // One topic: a snapshot or a change naming it as done.
+        let done = seen.split("\n\n").any(|frame| frame.contains(topic) && frame.contains("\"status\":\"done\""));
+        if done {
+            return;
+        }
+    }
+    panic!("the status feed ended before {topic} was done");
+}
+
+#[tokio::test]
+async fn audit_21_a_reader_that_falls_behind_still_gets_the_whole_reply_once() {
+    // A listener buffer of 4 messages: a reader that does not read while the reply
+    // streams is dropped by the topic many times over.
+    let r = start_with(|config| config.streams.listener_capacity = 4).await;
+    r.post("provider_create", json!({ "name": "Mock", "baseUrl": r.mock.base_url(), "defaultModel": "scripted" }))
+        .await;
+    let (_, topic) = r.post("topic_create", json!({})).await;
+    let topic_id = topic["id"].as_str().unwrap().to_owned();
+    // 16 MB in 1,000 deltas: more than the sockets between us buffer.
+    let chunks: Vec<String> = (0..1000).map(|i| format!("<{i}>{}", "x".repeat(16 * 1024))).collect();
+    let expected: String = chunks.concat();
+    r.mock.push_script(serde_json::from_value(json!({ "chunks": chunks, "tokenDelayMs": 0 })).unwrap());
+    let response = r
+        .client
+        .post(format!("{}/api/stream_open", r.base))
+        .bearer_auth("secret")
+        .json(&json!({ "topicId": topic_id, "text": "long" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    // Read nothing until the whole reply is written.
+    wait_until_done(&r, &topic_id).await;
+    let text = response.text().await.unwrap();
+
+    // Fold it as a client does: a snapshot rebases the message, a chunk continues it.
+    let mut message = String::new();
+    let mut last_seq = 0;
+    let mut snapshots = 0;
+    let mut terminals = Vec::new();
+    for frame in text.split("\n\n").filter(|frame| frame.contains("data:") && !frame.contains("event: reply")) {
+        let data: String = frame.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
+        let event: Value = serde_json::from_str(&data).unwrap();
+        match event["kind"].as_str() {
+            Some("chunk") => {
+                let seq = event["seq"].as_u64().unwrap();
+                assert_eq!(seq, last_seq + 1, "no chunk lost or sent twice");
+                last_seq = seq;
+                if event["chunk"]["type"] == "text-delta" {
+                    message.push_str(event["chunk"]["delta"].as_str().unwrap());
+                }
+            }
+            Some("snapshot") => {
+                snapshots += 1;
+                let seq = event["seq"].as_u64().unwrap();
+                assert!(seq > last_seq, "a snapshot only moves forward");
+                last_seq = seq;
+                message = event["message"]["parts"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|p| p["type"] == "text")
+                    .map(|p| p["text"].as_str().unwrap())
+                    .collect();
+            }
+            Some("terminal") => terminals.push(event),
+            other => panic!("unexpected {other:?} in {}", &data[..data.len().min(200)]),
+        }
+    }
+    assert_eq!(terminals.len(), 1, "one terminal");
+    assert_eq!(terminals[0]["isTopicDone"], true);
+    assert_eq!(terminals[0]["status"], "success");
+    assert!(
+        message == expected,
+        "the whole reply arrived ({} of {} bytes, {snapshots} snapshots)",
+        message.len(),
+        expected.len()
+    );
 }

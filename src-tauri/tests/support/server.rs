@@ -17,7 +17,7 @@ use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, timeout};
 
-pub const TOKEN: &str = "t";
+pub const TOKEN: &str = "test-token-0123456789";
 /// Start-up includes opening (and migrating) the database on a possibly loaded machine.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
