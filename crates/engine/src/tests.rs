@@ -11,6 +11,7 @@ use testkit::{Fault, Finish, MockConfig, MockServer, Script};
 use super::*;
 
 mod call_ids;
+mod data_folder;
 mod disk_full;
 mod mcp;
 mod secrets;
