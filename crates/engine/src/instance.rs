@@ -56,7 +56,7 @@ pub enum ClaimError {
 /// folder if needed; fails with [`ClaimError::Taken`] naming the process that holds it.
 pub fn claim(data_dir: &Path, mode: &str) -> Result<DataFolderLock, ClaimError> {
     let io = |source| ClaimError::Io { dir: data_dir.to_owned(), source };
-    std::fs::create_dir_all(data_dir).map_err(io)?;
+    crate::data_folder::prepare(data_dir).map_err(io)?;
     let mut file =
         OpenOptions::new().create(true).truncate(false).read(true).write(true).open(data_dir.join(LOCK_FILE)).map_err(io)?;
     match file.try_lock() {

@@ -15,6 +15,7 @@
 mod approvals;
 mod assistants;
 mod capabilities;
+mod data_folder;
 mod demo;
 mod error;
 mod inbox;

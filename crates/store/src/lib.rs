@@ -57,6 +57,8 @@ pub enum StoreError {
     Migration(#[from] sqlx::migrate::MigrateError),
     #[error("could not encode {0}")]
     Encode(String),
+    #[error("{0}")]
+    Io(String),
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -93,6 +95,10 @@ impl Store {
             // The pool would fail with an unhelpful "unable to open database file".
             let _ = std::fs::create_dir_all(dir);
         }
+        // Conversations are the user's alone. SQLite gives the WAL and shared-memory files
+        // the database file's mode, so creating it 0600 covers them; files an older
+        // version left readable by others are tightened.
+        private_files(path).map_err(|e| StoreError::Io(format!("cannot make {} private: {e}", path.display())))?;
         let options = SqliteConnectOptions::from_str("sqlite:")?
             .filename(path)
             .create_if_missing(true)
@@ -189,6 +195,32 @@ impl Store {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// Creates the database file readable by the user only, and takes away what others may
+/// do with it and its `-wal`/`-shm` files if they exist.
+fn private_files(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        std::fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(path)?;
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = path.as_os_str().to_owned();
+            file.push(suffix);
+            match std::fs::metadata(&file) {
+                Ok(meta) if meta.permissions().mode() & 0o077 != 0 => {
+                    let mode = meta.permissions().mode() & 0o600;
+                    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode))?;
+                }
+                Ok(_) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => return Err(err),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// The `max_page_count` every connection is held to: unset (the usual case: nothing is
