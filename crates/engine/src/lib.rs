@@ -19,6 +19,7 @@ mod data_folder;
 mod demo;
 mod error;
 mod inbox;
+mod limits;
 pub mod instance;
 mod mcp;
 mod operations;

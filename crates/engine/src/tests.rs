@@ -13,6 +13,7 @@ use super::*;
 mod call_ids;
 mod data_folder;
 mod disk_full;
+mod limits;
 mod mcp;
 mod secrets;
 mod sessions;
