@@ -15,9 +15,12 @@
 mod approvals;
 mod assistants;
 mod capabilities;
+mod data_folder;
 mod demo;
 mod error;
 mod inbox;
+mod limits;
+pub mod instance;
 mod mcp;
 mod operations;
 mod sessions;
@@ -143,15 +146,22 @@ struct Inner {
     /// The engine's own background tasks (the inbox dispatcher).
     tasks: tokio_util::task::TaskTracker,
     stop: tokio_util::sync::CancellationToken,
+    /// This process's hold on the data folder, let go at shutdown.
+    lock: std::sync::Mutex<Option<instance::DataFolderLock>>,
 }
 
 impl Engine {
-    /// Opens the database (running migrations), recovers replies a crash left behind,
-    /// and restarts the demo provider if one is configured.
+    /// Takes the data folder for this process ([`instance::claim`]; another process
+    /// holding it is an error naming it), then opens it as [`Engine::open_claimed`] does.
     pub async fn open(config: EngineConfig) -> Result<Self, ApiError> {
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
-            ApiError::internal(format!("cannot create the data folder {}: {e}", config.data_dir.display()))
-        })?;
+        let lock = instance::claim(&config.data_dir, &config.mode).map_err(|e| ApiError::internal(e.to_string()))?;
+        Self::open_claimed(config, lock).await
+    }
+
+    /// Opens the database of a data folder this process holds (running migrations),
+    /// recovers replies a crash left behind, and restarts the demo provider if one is
+    /// configured.
+    pub async fn open_claimed(config: EngineConfig, lock: instance::DataFolderLock) -> Result<Self, ApiError> {
         let store = Store::open(&config.data_dir.join("colloquy.db")).await.map_err(store_error)?;
         let recovered = store.recover_interrupted().await.map_err(store_error)?;
         if recovered > 0 {
@@ -205,6 +215,7 @@ impl Engine {
                 resuming: approvals::Resuming::default(),
                 tasks,
                 stop,
+                lock: std::sync::Mutex::new(Some(lock)),
             }),
         };
         engine.restart_demo().await?;
@@ -310,6 +321,10 @@ impl Engine {
         self.inner.mcp.shutdown().await;
         self.inner.demo.stop().await;
         self.inner.store.close().await;
+        // The database is closed: another process may take the folder now.
+        if let Ok(mut lock) = self.inner.lock.lock() {
+            lock.take();
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use serde_json::Value;
 use store::providers::{ProviderFields, ProviderRow};
 
 use crate::demo::{DEMO_MODEL, DEMO_NAME};
-use crate::{Engine, store_error};
+use crate::{Engine, limits, store_error};
 
 pub(crate) const DEFAULT_TOPIC_TITLE: &str = "New topic";
 
@@ -199,6 +199,7 @@ impl Engine {
 
     async fn create_topic(&self, request: CreateTopic) -> Result<Topic, ApiError> {
         let title = request.title.as_deref().map(str::trim).filter(|t| !t.is_empty()).unwrap_or(DEFAULT_TOPIC_TITLE);
+        limits::at_most("title", title, limits::TITLE)?;
         if let Some(model) = &request.model {
             self.check_model(model).await?;
         }
@@ -207,7 +208,7 @@ impl Engine {
 
     async fn update_topic(&self, request: UpdateTopic) -> Result<Topic, ApiError> {
         let title = match request.title.as_deref() {
-            Some(title) => Some(required("title", title)?),
+            Some(title) => Some(limits::at_most("title", required("title", title)?, limits::TITLE)?),
             None => None,
         };
         if let Some(model) = &request.model {
@@ -427,10 +428,17 @@ struct CheckedProvider<'a> {
 
 impl<'a> CheckedProvider<'a> {
     fn new(input: &'a ProviderInput) -> Result<Self, ApiError> {
-        let name = required("name", &input.name)?;
+        let name = limits::at_most("name", required("name", &input.name)?, limits::NAME)?;
         let base_url = providers::validate_base_url(&input.base_url)
             .map_err(|message| ApiError::bad_request("baseUrl", message))?;
-        let default_model = required("defaultModel", &input.default_model)?;
+        let default_model =
+            limits::at_most("defaultModel", required("defaultModel", &input.default_model)?, limits::MODEL_NAME)?;
+        if input.models.len() > limits::MODELS {
+            return Err(ApiError::bad_request("models", format!("at most {} models", limits::MODELS)));
+        }
+        for (index, model) in input.models.iter().enumerate() {
+            limits::at_most(&format!("models.{index}"), model.trim(), limits::MODEL_NAME)?;
+        }
         let mut models: Vec<String> =
             input.models.iter().map(|m| m.trim().to_owned()).filter(|m| !m.is_empty()).collect();
         if !models.iter().any(|m| m == default_model) {

@@ -77,6 +77,8 @@ impl Engine {
         let mode = input.permission_mode.as_deref().unwrap_or("default");
         permission_mode("permissionMode", mode)?;
         let title = input.title.as_deref().map(str::trim).filter(|t| !t.is_empty()).unwrap_or(DEFAULT_SESSION_TITLE);
+        crate::limits::at_most("title", title, crate::limits::TITLE)?;
+        crate::limits::at_most("model", input.model.trim(), crate::limits::MODEL_NAME)?;
         let id = uuid::Uuid::now_v7().to_string();
         let new = NewSession {
             id: &id,
@@ -95,11 +97,15 @@ impl Engine {
             Some(text) => Some((text, permission_mode("permissionMode", text)?)),
             None => None,
         };
+        if let Some(model) = request.model.as_deref() {
+            crate::limits::at_most("model", model.trim(), crate::limits::MODEL_NAME)?;
+        }
         let existing = self.inner.store.get_session(&request.id).await.map_err(store_error)?;
         if let Some(title) = request.title.as_deref().map(str::trim) {
             if title.is_empty() {
                 return Err(ApiError::bad_request("title", "must not be empty"));
             }
+            crate::limits::at_most("title", title, crate::limits::TITLE)?;
             self.inner.store.update_topic(&existing.topic_id, Some(title), None).await.map_err(store_error)?;
         }
         let row = self

@@ -11,6 +11,9 @@ use testkit::{Fault, Finish, MockConfig, MockServer, Script};
 use super::*;
 
 mod call_ids;
+mod data_folder;
+mod disk_full;
+mod limits;
 mod mcp;
 mod secrets;
 mod sessions;
