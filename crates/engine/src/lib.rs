@@ -196,7 +196,9 @@ impl Engine {
         }
         let mcp = ::tools::mcp::McpHub::new(mcp::hub_options(&config.data_dir, &store, http.clone()));
         mcp::load(&store, secrets.as_ref(), &mcp).await?;
-        let driver = Arc::new(::sessions::ClaudeCode::new(config.claude.clone()));
+        // Claude Code's process groups are recorded with the MCP servers' (reaped above, in
+        // `McpHub::new`, before any session can start one).
+        let driver = Arc::new(::sessions::ClaudeCode::new(config.claude.clone()).with_processes(mcp.processes()));
         let sessions = ::sessions::SessionHost::new(driver, config.agent_idle_timeout);
         let demo = demo::DemoProvider::new(config.demo_token_delay);
         let tasks = tokio_util::task::TaskTracker::new();

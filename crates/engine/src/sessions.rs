@@ -225,6 +225,7 @@ impl Engine {
     ) -> Result<PreparedExecution, ApiError> {
         let mode = permission_mode("permissionMode", &session.permission_mode)?;
         let mut env = Vec::new();
+        let chosen = session.model.trim();
         let model_ref = match &session.provider_id {
             Some(provider_id) => {
                 let provider = self.session_provider(provider_id, "providerId").await?;
@@ -235,14 +236,18 @@ impl Engine {
                 if let Some(key) = self.api_key(provider_id)? {
                     env.push(("ANTHROPIC_API_KEY".to_owned(), key));
                 }
-                ModelRef { provider_id: provider_id.clone(), model: session.model.clone() }
+                // No model chosen: the provider's default, as a chat with it would use (the
+                // CLI's own default may be a model this provider does not serve).
+                let model = if chosen.is_empty() { provider.default_model.trim() } else { chosen };
+                ModelRef { provider_id: provider_id.clone(), model: model.to_owned() }
             }
-            None => ModelRef { provider_id: ProviderId(OWN_LOGIN.into()), model: session.model.clone() },
+            // Claude Code's own login: an empty model lets the CLI choose.
+            None => ModelRef { provider_id: ProviderId(OWN_LOGIN.into()), model: chosen.to_owned() },
         };
         let spec = SessionSpec {
             session_id: session.id.clone(),
             workspace: PathBuf::from(&session.workspace),
-            model: session.model.clone(),
+            model: model_ref.model.clone(),
             permission_mode: mode,
             env,
         };

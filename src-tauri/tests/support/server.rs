@@ -44,8 +44,14 @@ pub struct Server {
 impl Server {
     /// Starts `colloquy serve` on `root/data` and waits for its "serving on" line.
     pub async fn start(root: &Path, name: &str) -> Server {
+        Self::start_with_env(root, name, &[]).await
+    }
+
+    /// [`Server::start`] with extra environment (`COLLOQUY_CLAUDE_PATH`, say).
+    pub async fn start_with_env(root: &Path, name: &str, env: &[(&str, &Path)]) -> Server {
         let log = root.join(format!("{name}.log"));
         let child = Command::new(env!("CARGO_BIN_EXE_colloquy"))
+            .envs(env.iter().copied())
             .args(["serve", "--port", "0", "--token", TOKEN])
             .arg("--data-dir")
             .arg(root.join("data"))
