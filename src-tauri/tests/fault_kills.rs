@@ -104,7 +104,11 @@ fn tool_step(counter: &str) -> Script {
     Script {
         chunks: Some((0..WORDS).map(|i| format!("t{i:02} ")).collect()),
         tool_calls: vec![
-            ScriptToolCall { name: "read_file".into(), arguments: json!({ "path": "notes.txt" }).to_string(), id: None },
+            ScriptToolCall {
+                name: "read_file".into(),
+                arguments: json!({ "path": "notes.txt" }).to_string(),
+                id: None,
+            },
             ScriptToolCall { name: "edit_file".into(), arguments: edit.to_string(), id: None },
         ],
         ..Script::default()
@@ -148,11 +152,7 @@ impl Rig {
         }
         let topic = server.call(&self.client, "topic_create", json!({})).await["id"].clone();
         server
-            .call(
-                &self.client,
-                "topic_update",
-                json!({ "id": topic, "workspace": self.workspace.to_str().unwrap() }),
-            )
+            .call(&self.client, "topic_update", json!({ "id": topic, "workspace": self.workspace.to_str().unwrap() }))
             .await;
         topic
     }
@@ -267,10 +267,9 @@ fn edits(path: &Path) -> usize {
 
 async fn run_kills(known: Known) {
     let kills = std::env::var("COLLOQUY_FAULT_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(KILLS);
-    let seed = std::env::var("COLLOQUY_FAULT_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64);
+    let seed = std::env::var("COLLOQUY_FAULT_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+    });
     eprintln!("fault_kills: seed {seed} (COLLOQUY_FAULT_SEED={seed} repeats this run), {kills} kills");
     let mut rng = fastrand::Rng::with_seed(seed);
     let started = Instant::now();

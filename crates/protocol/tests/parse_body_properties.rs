@@ -19,11 +19,54 @@ use serde_json::Value;
 
 /// Field names of the request types above, and a few of their values' shapes.
 const KEYS: &[&str] = &[
-    "topicId", "text", "messageId", "model", "models", "attachments", "providerId", "mediaType", "filename", "data",
-    "after", "executionId", "seq", "name", "format", "baseUrl", "apiKey", "defaultModel", "capabilities", "tools",
-    "reasoning", "vision", "approvalId", "decision", "scope", "reason", "updatedInput", "tool", "conditions",
-    "pointer", "op", "value", "kind", "expiresAt", "systemPrompt", "maxToolCalls", "workspace", "id", "title",
-    "assistantId", "transport", "command", "args", "env", "url", "headers", "enabled", "trustReadOnly",
+    "topicId",
+    "text",
+    "messageId",
+    "model",
+    "models",
+    "attachments",
+    "providerId",
+    "mediaType",
+    "filename",
+    "data",
+    "after",
+    "executionId",
+    "seq",
+    "name",
+    "format",
+    "baseUrl",
+    "apiKey",
+    "defaultModel",
+    "capabilities",
+    "tools",
+    "reasoning",
+    "vision",
+    "approvalId",
+    "decision",
+    "scope",
+    "reason",
+    "updatedInput",
+    "tool",
+    "conditions",
+    "pointer",
+    "op",
+    "value",
+    "kind",
+    "expiresAt",
+    "systemPrompt",
+    "maxToolCalls",
+    "workspace",
+    "id",
+    "title",
+    "assistantId",
+    "transport",
+    "command",
+    "args",
+    "env",
+    "url",
+    "headers",
+    "enabled",
+    "trustReadOnly",
 ];
 
 fn key() -> impl Strategy<Value = String> {
@@ -68,8 +111,8 @@ fn body() -> impl Strategy<Value = Vec<u8>> {
 
 /// What the server does with a body for one operation.
 fn parse_as<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::bad_request("body", format!("not valid JSON: {e}")))?;
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| ApiError::bad_request("body", format!("not valid JSON: {e}")))?;
     parse_body(value)
 }
 

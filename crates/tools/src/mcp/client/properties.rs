@@ -10,8 +10,20 @@ use serde_json::Value;
 use super::*;
 
 const KEYS: &[&str] = &[
-    "content", "type", "text", "data", "mimeType", "resource", "uri", "blob", "name", "description",
-    "structuredContent", "isError", "_meta", "annotations",
+    "content",
+    "type",
+    "text",
+    "data",
+    "mimeType",
+    "resource",
+    "uri",
+    "blob",
+    "name",
+    "description",
+    "structuredContent",
+    "isError",
+    "_meta",
+    "annotations",
 ];
 const WORDS: &[&str] = &["text", "image", "resource", "resource_link", "audio", "video", ""];
 
