@@ -313,6 +313,7 @@ async fn run_kills(known: Known) {
         assert!(seen.completed, "the rehearsal turn streamed to its end: {seen:?}");
         assert_eq!(seen.terminals.iter().filter(|s| *s == "awaiting_approval").count(), 2, "{seen:?}");
         assert_eq!(seen.terminals.iter().filter(|s| *s == "success").count(), 2, "{seen:?}");
+        assert_eq!(seen.text.len(), MODELS.len(), "one reply per model: {seen:?}");
         for text in seen.text.values() {
             assert_eq!(text, &full_reply);
         }
