@@ -313,6 +313,7 @@ async fn run_kills(known: Known) {
         assert!(seen.completed, "the rehearsal turn streamed to its end: {seen:?}");
         assert_eq!(seen.terminals.iter().filter(|s| *s == "awaiting_approval").count(), 2, "{seen:?}");
         assert_eq!(seen.terminals.iter().filter(|s| *s == "success").count(), 2, "{seen:?}");
+        assert_eq!(seen.text.len(), MODELS.len(), "one reply per model: {seen:?}");
         for text in seen.text.values() {
             assert_eq!(text, &full_reply);
         }
@@ -380,7 +381,8 @@ async fn run_kills(known: Known) {
                  resumes nothing): {orphans:#?}\nreplies: {replies:#?}"
             );
         }
-        let received = seen.lock().unwrap();
+        // The client has stopped: what it saw is final.
+        let received = std::mem::take(&mut *seen.lock().unwrap());
         for reply in &replies {
             let id = reply["message"]["id"].as_str().unwrap();
             let status = reply["status"].as_str().unwrap();
@@ -414,7 +416,6 @@ async fn run_kills(known: Known) {
             tally.note(status, reason, stored.len(), got.len());
         }
         let completed = received.completed;
-        drop(received);
 
         // A question left open survives the crash: answering it resumes the reply.
         if !answerable.is_empty() {
