@@ -57,8 +57,13 @@ pub enum ClaimError {
 pub fn claim(data_dir: &Path, mode: &str) -> Result<DataFolderLock, ClaimError> {
     let io = |source| ClaimError::Io { dir: data_dir.to_owned(), source };
     crate::data_folder::prepare(data_dir).map_err(io)?;
-    let mut file =
-        OpenOptions::new().create(true).truncate(false).read(true).write(true).open(data_dir.join(LOCK_FILE)).map_err(io)?;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(data_dir.join(LOCK_FILE))
+        .map_err(io)?;
     match file.try_lock() {
         Ok(()) => {
             // Who holds it, for the next process that tries.

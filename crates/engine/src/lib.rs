@@ -19,8 +19,8 @@ mod data_folder;
 mod demo;
 mod error;
 mod inbox;
-mod limits;
 pub mod instance;
+mod limits;
 mod mcp;
 mod operations;
 mod sessions;
@@ -169,8 +169,11 @@ impl Engine {
         let secrets: Arc<dyn SecretStore> = Arc::from(store::secrets::open(&config.data_dir));
         tracing::info!(store = %secrets.describe(), "API keys and MCP server secrets are kept in");
         let streams = StreamManager::new(store.clone(), config.streams.clone());
+        // A turn that finished while the user looked elsewhere stays unseen across restarts.
+        let unseen = store.unseen_topics().await.map_err(store_error)?;
         for (topic_id, statuses) in store.latest_turn_statuses().await.map_err(store_error)? {
-            streams.status().seed(&topic_id, settled_status(&statuses));
+            let was_unseen = unseen.contains(&topic_id);
+            streams.status().restore(&topic_id, settled_status(&statuses), was_unseen);
         }
         sessions::deny_orphaned_approvals(&store).await?;
         // Replies still waiting for approval wait across restarts, and say so.
