@@ -7,10 +7,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use engine::instance::ClaimError;
+use engine::instance::{ClaimError, DataFolderLock};
 use engine::{Engine, EngineConfig};
+use protocol::ApiError;
 use tauri::{AppHandle, Manager};
-use tauri_plugin_dialog::{DialogExt, MessageDialogKind};
+use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
 
 use crate::commands;
 use crate::single_instance;
@@ -56,15 +57,7 @@ pub fn run() -> std::process::ExitCode {
             };
             let handle = app.handle().clone();
             single_instance::listen(&data_dir, move || open_main_window(&handle));
-            let engine = tauri::async_runtime::block_on(Engine::open_claimed(
-                EngineConfig::new(data_dir.clone(), "desktop").with_env_overrides(),
-                lock,
-            ))
-            .map_err(|e| e.message)?;
-            tracing::info!(data_dir = %data_dir.display(), "engine ready");
-            crate::notify::watch(app.handle().clone(), engine.clone());
-            app.manage(engine);
-            open_main_window(app.handle());
+            start(app.handle().clone(), data_dir, lock)?;
             Ok(())
         })
         .build(tauri::generate_context!());
@@ -101,6 +94,68 @@ pub fn run() -> std::process::ExitCode {
         _ => {}
     });
     std::process::ExitCode::SUCCESS
+}
+
+/// Opens the engine on the data folder this process holds, then the window. A database
+/// this version cannot use (damaged, or from a newer version) is not a crash on stderr:
+/// a dialog names the file and offers to move it aside and start fresh.
+fn start(handle: AppHandle, data_dir: PathBuf, lock: DataFolderLock) -> Result<(), String> {
+    let config = EngineConfig::new(data_dir.clone(), "desktop").with_env_overrides();
+    match tauri::async_runtime::block_on(Engine::open_claimed(config, lock)) {
+        Ok(engine) => {
+            tracing::info!(data_dir = %data_dir.display(), "engine ready");
+            crate::notify::watch(handle.clone(), engine.clone());
+            handle.manage(engine);
+            open_main_window(&handle);
+            Ok(())
+        }
+        Err(err) if matches!(err.code.as_deref(), Some(engine::DATABASE_DAMAGED | engine::DATABASE_NEWER)) => {
+            eprintln!("colloquy: {}", err.message);
+            offer_fresh_start(handle, data_dir, &err.message);
+            Ok(())
+        }
+        Err(err) => Err(err.message),
+    }
+}
+
+/// Asks whether to move the unusable database aside (it is kept, renamed, next to where
+/// it was) and start with an empty one, or quit.
+fn offer_fresh_start(handle: AppHandle, data_dir: PathBuf, reason: &str) {
+    let message = format!(
+        "{reason}\n\nMove it aside and start with an empty database? The file is kept in the same folder, renamed."
+    );
+    handle
+        .dialog()
+        .message(message)
+        .title("Colloquy cannot open its database")
+        .kind(MessageDialogKind::Error)
+        .buttons(MessageDialogButtons::OkCancelCustom("Move it aside and start fresh".into(), "Quit".into()))
+        .show({
+            let handle = handle.clone();
+            move |fresh| {
+                if !fresh {
+                    handle.exit(1);
+                    return;
+                }
+                let started = engine::move_database_aside(&data_dir)
+                    .and_then(|kept| {
+                        tracing::info!(kept = %kept.display(), "moved the unusable database aside");
+                        engine::instance::claim(&data_dir, "desktop").map_err(|e| ApiError::internal(e.to_string()))
+                    })
+                    .map_err(|e| e.message)
+                    .and_then(|lock| start(handle.clone(), data_dir, lock));
+                if let Err(err) = started {
+                    eprintln!("colloquy: {err}");
+                    let quit = handle.clone();
+                    handle
+                        .dialog()
+                        .message(err)
+                        .title("Colloquy cannot start")
+                        .kind(MessageDialogKind::Error)
+                        .show(move |_| quit.exit(1));
+                }
+            }
+        });
 }
 
 /// Shows the main window, creating it if it was closed.

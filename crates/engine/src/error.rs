@@ -4,10 +4,25 @@ use protocol::{ApiError, ErrorKind};
 use store::StoreError;
 use streams::StreamError;
 
+/// `ApiError::code` when the database file is damaged.
+pub const DATABASE_DAMAGED: &str = "database_damaged";
+/// `ApiError::code` when the database file was written by a newer version.
+pub const DATABASE_NEWER: &str = "database_newer";
+
 pub fn store_error(err: StoreError) -> ApiError {
     match err {
         StoreError::NotFound { what, id } => ApiError::not_found(what, id),
         StoreError::Changed { .. } => ApiError::conflict(format!("{err}; look at it again")),
+        // The file itself cannot be used: the caller may offer to move it aside.
+        StoreError::Unusable { ref problem, .. } => {
+            let code = match problem {
+                store::Unusable::Damaged(_) => DATABASE_DAMAGED,
+                store::Unusable::Newer { .. } => DATABASE_NEWER,
+            };
+            tracing::error!(error = %err, "the database cannot be opened");
+            let message = format!("{err}. Nothing was changed in it; Colloquy never deletes it.");
+            ApiError { code: Some(code.to_owned()), ..ApiError::internal(message) }
+        }
         // Said in words, and worth trying again: writing works as soon as there is space.
         StoreError::DiskFull => {
             tracing::error!(error = %err, "storage failure");

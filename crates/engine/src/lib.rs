@@ -38,7 +38,7 @@ use store::Store;
 use store::secrets::SecretStore;
 use streams::{StreamConfig, StreamManager};
 
-pub use error::store_error;
+pub use error::{DATABASE_DAMAGED, DATABASE_NEWER, store_error};
 pub use operations::OPERATIONS;
 pub use streams::{Listener, ListenerId, StatusFeed, Subscription};
 pub use turns::{MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES};
@@ -162,7 +162,7 @@ impl Engine {
     /// recovers replies a crash left behind, and restarts the demo provider if one is
     /// configured.
     pub async fn open_claimed(config: EngineConfig, lock: instance::DataFolderLock) -> Result<Self, ApiError> {
-        let store = Store::open(&config.data_dir.join("colloquy.db")).await.map_err(store_error)?;
+        let store = Store::open(&database_path(&config.data_dir)).await.map_err(store_error)?;
         let recovered = store.recover_interrupted().await.map_err(store_error)?;
         if recovered > 0 {
             tracing::info!(recovered, "marked replies left unfinished by the last run as interrupted");
@@ -174,8 +174,11 @@ impl Engine {
         let secrets: Arc<dyn SecretStore> = Arc::from(store::secrets::open(&config.data_dir));
         tracing::info!(store = %secrets.describe(), "API keys and MCP server secrets are kept in");
         let streams = StreamManager::new(store.clone(), config.streams.clone());
+        // A turn that finished while the user looked elsewhere stays unseen across restarts.
+        let unseen = store.unseen_topics().await.map_err(store_error)?;
         for (topic_id, statuses) in store.latest_turn_statuses().await.map_err(store_error)? {
-            streams.status().seed(&topic_id, settled_status(&statuses));
+            let was_unseen = unseen.contains(&topic_id);
+            streams.status().restore(&topic_id, settled_status(&statuses), was_unseen);
         }
         sessions::deny_orphaned_approvals(&store).await?;
         // Replies still waiting for approval wait across restarts, and say so.
@@ -332,6 +335,20 @@ impl Engine {
 
 #[cfg(test)]
 mod tests;
+
+/// The database file in a data folder.
+pub fn database_path(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("colloquy.db")
+}
+
+/// Moves a database that [`Engine::open`] refused (`code` [`DATABASE_DAMAGED`] or
+/// [`DATABASE_NEWER`]) out of the way, keeping it next to where it was, so the next open
+/// starts fresh. Returns where it is now. Call it only while no engine has the folder
+/// open.
+pub fn move_database_aside(data_dir: &std::path::Path) -> Result<PathBuf, ApiError> {
+    let path = database_path(data_dir);
+    store::move_aside(&path).map_err(|e| ApiError::internal(format!("cannot move {} aside: {e}", path.display())))
+}
 
 /// The data folder when none is given: `COLLOQUY_DATA_DIR`, else the platform's user data
 /// folder for the app (the same one the desktop app uses).

@@ -103,7 +103,7 @@ impl Engine {
             }
             "topic_mark_seen" => {
                 let request: TopicRequest = parse(request)?;
-                self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
+                self.inner.store.mark_topic_seen(&request.topic_id).await.map_err(store_error)?;
                 self.inner.streams.status().mark_seen(&request.topic_id);
                 Ok(Value::Null)
             }

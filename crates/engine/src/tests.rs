@@ -15,6 +15,7 @@ mod data_folder;
 mod disk_full;
 mod limits;
 mod mcp;
+mod recovery;
 mod secrets;
 mod sessions;
 mod settings;
@@ -649,7 +650,8 @@ async fn stored_turns_still_refuse_a_second_copy_of_a_model_and_mixed_turns_hold
     let mut feed = engine.status_subscribe();
     let Some(protocol::StatusMessage::Snapshot(snapshot)) = feed.recv().await else { panic!("snapshot first") };
     let status = snapshot.statuses.iter().find(|s| s.topic_id == topic.id).expect("the topic has a status");
-    assert_eq!((status.status, status.unseen), (protocol::TopicStatus::Done, false));
+    // Nobody looked at the topic since the turn finished: it is still unseen (audit 17).
+    assert_eq!((status.status, status.unseen), (protocol::TopicStatus::Done, true));
 }
 
 #[tokio::test]

@@ -23,7 +23,7 @@ pub mod tools;
 pub mod topics;
 
 use std::ops::{Deref, DerefMut};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,6 +59,32 @@ pub enum StoreError {
     Encode(String),
     #[error("{0}")]
     Io(String),
+    /// The database file cannot be used by this version: damaged, or written by a newer
+    /// version. Nothing was changed in it; [`move_aside`] keeps it and makes room for a
+    /// fresh one.
+    #[error("the database {} {problem}", path.display())]
+    Unusable { path: PathBuf, problem: Unusable },
+}
+
+/// Why a database file cannot be opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unusable {
+    /// SQLite finds it damaged, or not a database at all (the reason as SQLite says it).
+    Damaged(String),
+    /// It has schema changes this version does not know (migration `version`).
+    Newer { version: i64 },
+}
+
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unusable::Damaged(reason) => write!(f, "is damaged ({reason})"),
+            Unusable::Newer { version } => write!(
+                f,
+                "was written by a newer version of Colloquy (it has schema change {version}, which this version does not know); update Colloquy to open it"
+            ),
+        }
+    }
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -67,13 +93,64 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
-/// SQLite's `SQLITE_FULL` (13), whatever extended code it came with.
+/// SQLite's primary result code of a database error (extended codes stripped).
+fn sqlite_code(err: &sqlx::Error) -> Option<i32> {
+    err.as_database_error().and_then(|e| e.code()).and_then(|code| code.parse::<i32>().ok()).map(|code| code & 0xff)
+}
+
+/// SQLite's `SQLITE_FULL`.
 fn is_disk_full(err: &sqlx::Error) -> bool {
-    const SQLITE_FULL: i32 = 13;
-    err.as_database_error()
-        .and_then(|e| e.code())
-        .and_then(|code| code.parse::<i32>().ok())
-        .is_some_and(|code| code & 0xff == SQLITE_FULL)
+    sqlite_code(err) == Some(13)
+}
+
+/// SQLite's `SQLITE_CORRUPT` or `SQLITE_NOTADB`.
+fn is_damage(err: &sqlx::Error) -> bool {
+    matches!(sqlite_code(err), Some(11 | 26))
+}
+
+/// An error opening the database at `path`, told as [`StoreError::Unusable`] when the
+/// file itself is the problem.
+fn opening_error(path: &Path, err: StoreError) -> StoreError {
+    let problem = match &err {
+        StoreError::Migration(sqlx::migrate::MigrateError::VersionMissing(version)) => {
+            Unusable::Newer { version: *version }
+        }
+        StoreError::Database(e)
+        | StoreError::Migration(
+            sqlx::migrate::MigrateError::Execute(e) | sqlx::migrate::MigrateError::ExecuteMigration(e, _),
+        ) if is_damage(e) => {
+            Unusable::Damaged(e.as_database_error().map(|d| d.message().to_owned()).unwrap_or_else(|| e.to_string()))
+        }
+        _ => return err,
+    };
+    StoreError::Unusable { path: path.to_owned(), problem }
+}
+
+/// Moves a database this version cannot use out of the way, never deleting it: the file
+/// (and its `-wal`/`-shm`, which belong to it) get the suffix `.unusable-<UTC time>`.
+/// Returns the file's new path; a fresh database can then be created at `path`.
+pub fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
+    let format = time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
+    let stamp = time::OffsetDateTime::now_utc().format(&format).unwrap_or_else(|_| "old".to_owned());
+    let with = |base: &Path, suffix: &str| {
+        let mut name = base.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    let mut target = with(path, &format!(".unusable-{stamp}"));
+    let mut n = 1;
+    while target.exists() {
+        n += 1;
+        target = with(path, &format!(".unusable-{stamp}-{n}"));
+    }
+    std::fs::rename(path, &target)?;
+    for suffix in ["-wal", "-shm"] {
+        let companion = with(path, suffix);
+        if companion.exists() {
+            std::fs::rename(&companion, with(&target, suffix))?;
+        }
+    }
+    Ok(target)
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -89,8 +166,13 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database file and brings its schema up to date.
+    /// Opens (creating if needed) the database file and brings its schema up to date. A
+    /// file that is damaged or from a newer version is [`StoreError::Unusable`].
     pub async fn open(path: &Path) -> Result<Self> {
+        Self::open_file(path).await.map_err(|err| opening_error(path, err))
+    }
+
+    async fn open_file(path: &Path) -> Result<Self> {
         if let Some(dir) = path.parent() {
             // The pool would fail with an unhelpful "unable to open database file".
             let _ = std::fs::create_dir_all(dir);
@@ -136,7 +218,11 @@ impl Store {
             })
             .connect_with(options)
             .await?;
-        MIGRATOR.run(&pool).await?;
+        if let Err(err) = MIGRATOR.run(&pool).await {
+            // Nothing of this file stays open: the caller may move it aside.
+            pool.close().await;
+            return Err(err.into());
+        }
         Ok(Self { pool, writers: Arc::new(Mutex::new(())), page_limit })
     }
 
@@ -329,6 +415,58 @@ mod tests {
                 metadata: serde_json::json!({}),
             }],
         }
+    }
+
+    #[tokio::test]
+    async fn audit_18_a_damaged_database_is_named_and_moved_aside_never_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("colloquy.db");
+        let garbage = b"this was never a database; ".repeat(400);
+        std::fs::write(&path, &garbage).unwrap();
+
+        let err = Store::open(&path).await.unwrap_err();
+        let StoreError::Unusable { path: named, problem: Unusable::Damaged(_) } = &err else { panic!("{err:?}") };
+        assert_eq!(named, &path);
+        assert!(err.to_string().contains(&format!("the database {} is damaged", path.display())), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), garbage, "the file was left as it was");
+
+        let kept = move_aside(&path).unwrap();
+        assert_eq!(std::fs::read(&kept).unwrap(), garbage, "moved, not deleted");
+        assert!(kept.file_name().unwrap().to_str().unwrap().starts_with("colloquy.db.unusable-"));
+        let store = Store::open(&path).await.unwrap();
+        assert!(store.list_topics().await.unwrap().is_empty(), "a fresh database");
+    }
+
+    #[tokio::test]
+    async fn audit_18_a_database_from_a_newer_version_is_named_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("colloquy.db");
+        let store = Store::open(&path).await.unwrap();
+        let topic = store.create_topic("from the future", None).await.unwrap();
+        sqlx::query(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+             VALUES (9999, 'a later version', 1, x'00', 0)",
+        )
+        .execute(store.pool())
+        .await
+        .unwrap();
+        store.close().await;
+
+        let err = Store::open(&path).await.unwrap_err();
+        assert!(matches!(&err, StoreError::Unusable { problem: Unusable::Newer { version: 9999 }, .. }), "{err:?}");
+        assert!(err.to_string().contains("newer version of Colloquy"), "{err}");
+
+        let kept = move_aside(&path).unwrap();
+        assert!(Store::open(&path).await.is_ok(), "a fresh database opens");
+        // The old file still holds the user's data, for the newer version to open.
+        std::fs::rename(&kept, dir.path().join("old.db")).unwrap();
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite:{}", dir.path().join("old.db").display())).await.unwrap();
+        let title: String = sqlx::query_scalar("SELECT title FROM topics WHERE id = ?")
+            .bind(topic.id.as_str())
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(title, "from the future");
     }
 
     #[tokio::test]

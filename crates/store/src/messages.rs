@@ -305,15 +305,62 @@ impl Store {
     }
 
     /// At start-up: replies left `pending`/`streaming` by a crash become `paused` with
-    /// reason `interrupted`, keeping whatever was checkpointed. Returns how many.
+    /// reason `interrupted`, keeping whatever was checkpointed, with the parts that were
+    /// still open closed (see [`close_open_parts`]). Returns how many.
     pub async fn recover_interrupted(&self) -> Result<u64> {
-        let result = sqlx::query(
-            "UPDATE messages SET status = 'paused', status_reason = 'interrupted', updated_at = ? WHERE status IN ('pending', 'streaming')",
-        )
-        .bind(now())
-        .execute(&mut *self.writer().await?)
-        .await?;
-        Ok(result.rows_affected())
+        let now = now();
+        let mut tx = self.write().await?;
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT id, parts FROM messages WHERE status IN ('pending', 'streaming')")
+                .fetch_all(&mut *tx)
+                .await?;
+        for (id, parts) in &rows {
+            // Parts that cannot be read are left as they are (they read as a `data-error`).
+            let parts = match serde_json::from_str::<Vec<Value>>(parts) {
+                Ok(mut parts) => {
+                    close_open_parts(&mut parts);
+                    encode(&parts)?
+                }
+                Err(_) => parts.clone(),
+            };
+            sqlx::query(
+                "UPDATE messages SET status = 'paused', status_reason = 'interrupted', parts = ?, \
+                 revision = revision + 1, updated_at = ? WHERE id = ?",
+            )
+            .bind(parts)
+            .bind(&now)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(rows.len() as u64)
+    }
+}
+
+/// The error a tool call whose input was still streaming when the app stopped ends with.
+pub const INTERRUPTED_TOOL_INPUT: &str =
+    "the app stopped while the model was still writing this tool call; it did not run";
+
+/// Closes the parts a reply cut off by a crash left open, as the agent loop does on every
+/// exit path it sees: text and reasoning still `streaming` are `done` (what was kept is
+/// all there is), and a tool call whose input was still streaming is an error that says
+/// so. Works on the stored JSON, so parts this version does not know pass through.
+pub(crate) fn close_open_parts(parts: &mut [Value]) {
+    for part in parts {
+        let Some(object) = part.as_object_mut() else { continue };
+        let kind = object.get("type").and_then(Value::as_str).unwrap_or_default();
+        let state = object.get("state").and_then(Value::as_str).unwrap_or_default();
+        match (kind, state) {
+            ("text" | "reasoning", "streaming") => {
+                object.insert("state".into(), json!("done"));
+            }
+            ("dynamic-tool", "input-streaming") => {
+                object.insert("state".into(), json!("output-error"));
+                object.insert("errorText".into(), json!(INTERRUPTED_TOOL_INPUT));
+            }
+            _ => {}
+        }
     }
 }
 
@@ -392,6 +439,52 @@ mod tests {
         assert_eq!(row.message.text(), "partial");
         assert_eq!(row.message.typed_metadata().status, Some(MessageStatus::Paused));
         assert_eq!(row.message.typed_metadata().status_reason.as_deref(), Some("interrupted"));
+    }
+
+    #[tokio::test]
+    async fn audit_17_recovery_closes_the_parts_a_crash_left_open() {
+        let (store, _dir) = store().await;
+        let topic = store.create_topic("t", None).await.unwrap();
+        let (_, reply) = turn(&store, &topic.id, "hello").await;
+        let open = vec![
+            UiPart::Reasoning {
+                id: Some("r0".into()),
+                text: "thinking".into(),
+                state: Some(PartState::Streaming),
+                provider_metadata: None,
+            },
+            UiPart::Text { text: "partial".into(), state: Some(PartState::Streaming) },
+            UiPart::DynamicTool {
+                tool_name: "write_file".into(),
+                tool_call_id: "c1".into(),
+                state: protocol::message::ToolState::InputStreaming,
+                input: None,
+                output: None,
+                error_text: None,
+                approval: None,
+            },
+        ];
+        let message = UiMessage { id: reply.to_string(), role: MessageRole::Assistant, parts: open, metadata: None };
+        let checkpoint =
+            Checkpoint { message_id: reply.clone(), status: MessageStatus::Streaming, status_reason: None, message };
+        store.write_checkpoints(&[checkpoint]).await.unwrap();
+
+        assert_eq!(store.recover_interrupted().await.unwrap(), 1);
+        let row = store.get_message(&reply).await.unwrap();
+        assert_eq!((row.status, row.status_reason.as_deref()), (MessageStatus::Paused, Some("interrupted")));
+        assert_eq!(row.message.text(), "partial");
+        match &row.message.parts[..] {
+            [
+                UiPart::Reasoning { state: reasoning, .. },
+                UiPart::Text { state: text, .. },
+                UiPart::DynamicTool { state: tool, error_text, .. },
+            ] => {
+                assert_eq!((*reasoning, *text), (Some(PartState::Done), Some(PartState::Done)));
+                assert_eq!(*tool, protocol::message::ToolState::OutputError);
+                assert_eq!(error_text.as_deref(), Some(INTERRUPTED_TOOL_INPUT));
+            }
+            other => panic!("unexpected parts {other:?}"),
+        }
     }
 
     #[tokio::test]

@@ -122,6 +122,34 @@ impl Store {
         Ok(())
     }
 
+    /// The user has looked at the topic now: what finished before is seen.
+    pub async fn mark_topic_seen(&self, id: &TopicId) -> Result<()> {
+        let result = sqlx::query("UPDATE topics SET seen_at = ? WHERE id = ?")
+            .bind(now())
+            .bind(id.as_str())
+            .execute(&mut *self.writer().await?)
+            .await?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound { what: "topic", id: id.to_string() });
+        }
+        Ok(())
+    }
+
+    /// Topics whose latest turn has a reply written since the user last looked at them
+    /// ([`Store::mark_topic_seen`]): their unseen-completion mark, as it was when the app
+    /// stopped.
+    pub async fn unseen_topics(&self) -> Result<Vec<TopicId>> {
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT t.id FROM topics t WHERE EXISTS (SELECT 1 FROM messages m \
+                 WHERE m.topic_id = t.id AND m.role = 'assistant' AND m.updated_at > COALESCE(t.seen_at, '') \
+                 AND m.turn_id = (SELECT turn_id FROM messages WHERE topic_id = t.id AND role = 'user' \
+                     ORDER BY rowid DESC LIMIT 1))",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(ids.into_iter().map(TopicId).collect())
+    }
+
     /// Deletes the topic and its messages.
     pub async fn delete_topic(&self, id: &TopicId) -> Result<()> {
         let result = sqlx::query("DELETE FROM topics WHERE id = ?")

@@ -47,6 +47,12 @@ impl StatusHub {
         self.set(TopicStatusEvent { topic_id: topic_id.clone(), status, unseen: false });
     }
 
+    /// Restores a topic's status and unseen mark as they were stored when the app stopped
+    /// (the store keeps when the user last looked at each topic).
+    pub fn restore(&self, topic_id: &TopicId, status: TopicStatus, unseen: bool) {
+        self.set(TopicStatusEvent { topic_id: topic_id.clone(), status, unseen });
+    }
+
     /// The user has looked at the topic: clears its unseen-completion mark.
     pub fn mark_seen(&self, topic_id: &TopicId) {
         let current = self.latest().into_iter().find(|e| &e.topic_id == topic_id);

@@ -58,3 +58,22 @@ async fn audit_15_the_data_folder_and_the_database_are_private_to_the_user() {
     assert_eq!(topics[0].title, "private", "nothing stored was lost");
     engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn audit_18_a_damaged_database_stops_the_start_naming_the_file_and_can_be_moved_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = EngineConfig::new(dir.path().to_path_buf(), "server");
+    let database = crate::database_path(dir.path());
+    std::fs::write(&database, b"not a database at all ".repeat(500)).unwrap();
+
+    let err = Engine::open(config.clone()).await.err().unwrap();
+    assert_eq!(err.code.as_deref(), Some(crate::DATABASE_DAMAGED));
+    assert!(err.message.contains(&format!("the database {} is damaged", database.display())), "{}", err.message);
+
+    let kept = crate::move_database_aside(dir.path()).unwrap();
+    assert_eq!(std::fs::read(&kept).unwrap(), b"not a database at all ".repeat(500), "kept as it was");
+    let engine = Engine::open(config).await.unwrap();
+    let topics = engine.call("topics_list", json!({})).await.unwrap();
+    assert_eq!(topics, json!([]), "a fresh start");
+    engine.shutdown().await;
+}
