@@ -162,7 +162,7 @@ impl Engine {
         for (topic_id, statuses) in store.latest_turn_statuses().await.map_err(store_error)? {
             streams.status().seed(&topic_id, settled_status(&statuses));
         }
-        sessions::deny_orphaned_approvals(&store).await?;
+        sessions::keep_orphaned_approvals(&store).await?;
         // Replies still waiting for approval wait across restarts, and say so.
         for approval in store.list_approvals(None, true).await.map_err(store_error)? {
             streams.status().seed(&approval.topic_id, protocol::TopicStatus::AwaitingApproval);

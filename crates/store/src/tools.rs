@@ -583,6 +583,21 @@ impl Store {
         Ok(())
     }
 
+    /// After a restart: a reply whose agent was waiting for an approval when the last run
+    /// ended (recovery made it `paused`) waits for that approval again, as a chat reply
+    /// does (`awaiting_approval`). True when the reply was changed.
+    pub async fn await_approval_again(&self, message_id: &str) -> Result<bool> {
+        let result = sqlx::query(
+            "UPDATE messages SET status = 'paused', status_reason = 'awaiting_approval', updated_at = ? \
+             WHERE id = ? AND status = 'paused'",
+        )
+        .bind(now())
+        .bind(message_id)
+        .execute(&mut *self.writer().await?)
+        .await?;
+        Ok(result.rows_affected() > 0)
+    }
+
     // ---- audit -------------------------------------------------------------------------
 
     pub async fn list_audit(&self, topic: Option<&TopicId>, limit: u32) -> Result<Vec<AuditEntry>> {
