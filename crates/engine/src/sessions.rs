@@ -168,11 +168,10 @@ impl Engine {
         let session = self.inner.store.session_of_topic(&request.topic_id).await.map_err(store_error)?;
         // As in chat: a permission prompt left from before a restart is answered (which
         // resumes the agent) or stopped first.
-        let waiting = self.inner.store.list_approvals(Some(&session.topic_id), true).await.map_err(store_error)?;
-        if let Some(first) = waiting.first() {
+        if let Some(waiting) = self.waiting_after_restart(&session.topic_id).await? {
             return Err(ApiError::conflict(format!(
                 "the agent is waiting for your approval of a {} call; answer it or press Stop first",
-                first.tool_name
+                waiting.tool_name
             )));
         }
         let history = self.inner.store.list_messages(&session.topic_id).await.map_err(store_error)?;
@@ -287,6 +286,21 @@ impl Engine {
             // The agent program keeps its own watch on a silent model.
             idle_timeout: None,
         })
+    }
+
+    /// A permission prompt of the session whose reply waits for it across a restart (not
+    /// one whose turn ended some other way, which nobody waits for).
+    async fn waiting_after_restart(&self, topic_id: &TopicId) -> Result<Option<Approval>, ApiError> {
+        let store = &self.inner.store;
+        for approval in store.list_approvals(Some(topic_id), true).await.map_err(store_error)? {
+            let reply = store.get_message(&MessageId(approval.message_id.clone())).await.map_err(store_error)?;
+            if reply.status == MessageStatus::Paused
+                && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL)
+            {
+                return Ok(Some(approval));
+            }
+        }
+        Ok(None)
     }
 
     /// Hands an answered approval of a session to the turn waiting for it. When none
@@ -450,10 +464,23 @@ impl sessions::TokenStore for SessionTokens {
 /// process. It stays for the user to answer, and its reply waits for the answer as a chat
 /// reply does (`paused`/`awaiting_approval`); answering resumes the agent
 /// (`Engine::resume_after_restart`).
+/// A prompt whose turn had already ended otherwise (the agent exited while it waited) has
+/// nothing to go on with: it is answered "no".
 pub(crate) async fn keep_orphaned_approvals(store: &store::Store) -> Result<(), ApiError> {
     let pending = store.list_approvals(None, true).await.map_err(store_error)?;
     for approval in pending.into_iter().filter(|a| is_session(&a.topic_id)) {
-        store.await_approval_again(&approval.message_id).await.map_err(store_error)?;
+        if store.await_approval_again(&approval.message_id).await.map_err(store_error)? {
+            continue;
+        }
+        let answer = store::tools::ApprovalAnswer {
+            approval_id: &approval.id,
+            decision: protocol::api::ApprovalDecision::Deny,
+            scope: ApprovalScope::Once,
+            reason: Some("the agent's turn had already ended"),
+            updated_input: None,
+            rule_id: "",
+        };
+        store.respond_approval(&answer).await.map_err(store_error)?;
     }
     Ok(())
 }

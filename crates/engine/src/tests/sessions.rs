@@ -842,3 +842,27 @@ async fn audit_19_denying_an_agent_approval_after_a_restart_tells_the_resumed_ag
     assert_eq!(terminal_status(&f.send(&topic, "still there?").await), TerminalStatus::Success);
     f.engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn audit_19_a_card_whose_agent_died_while_asking_blocks_nothing_and_is_closed_at_the_next_start() {
+    let place = tempfile::tempdir().unwrap();
+    let program = place.path().join("claude");
+    std::fs::copy(fake_claude("exits-while-asking.sh"), &program).unwrap();
+    let a = agent_with(program.clone(), Duration::from_secs(300)).await;
+    assert_eq!(terminal_status(&a.send("write").await), TerminalStatus::Error);
+    let error = error_part(&a.messages().await[1]).unwrap();
+    assert!(error.message.contains("while waiting for an approval"), "{}", error.message);
+    assert_eq!(a.approvals().await.len(), 1, "the card was shown");
+
+    // Nothing waits for that card: the session takes the next message.
+    install(&program, &claude());
+    a.server.push_script(Script::text(["Back."]));
+    assert_eq!(terminal_status(&a.send("again").await), TerminalStatus::Success);
+
+    a.f.engine.shutdown().await;
+    let f = Fixture { engine: Engine::open(a.config.clone()).await.unwrap(), _dir: tempfile::tempdir().unwrap() };
+    let all: Vec<Approval> = f.call("approvals_list", json!({ "topicId": a.session.topic_id, "all": true })).await;
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].state, ApprovalState::Denied, "a card nothing waits for is closed at start");
+    f.engine.shutdown().await;
+}
