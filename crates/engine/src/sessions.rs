@@ -393,6 +393,11 @@ struct ResumedGate {
     carried: Mutex<Option<Carried>>,
 }
 
+/// Shown on a card kept across a restart: what answering it does now.
+const KEPT_AFTER_RESTART: &str = "Colloquy was restarted while Claude Code waited for this answer. Answering resumes \
+                                  the session and tells Claude Code your answer; if you allow the call, it makes it \
+                                  again and it runs without asking.";
+
 /// Shown on a card the resumed agent asks for instead of the call the user approved.
 const ASKED_AGAIN: &str = "Asked again: Colloquy was restarted while Claude Code waited for an answer, and on \
                            resuming it asked for a call other than the one you approved.";
@@ -469,7 +474,7 @@ impl sessions::TokenStore for SessionTokens {
 pub(crate) async fn keep_orphaned_approvals(store: &store::Store) -> Result<(), ApiError> {
     let pending = store.list_approvals(None, true).await.map_err(store_error)?;
     for approval in pending.into_iter().filter(|a| is_session(&a.topic_id)) {
-        if store.await_approval_again(&approval.message_id).await.map_err(store_error)? {
+        if store.await_approval_again(&approval.message_id, KEPT_AFTER_RESTART).await.map_err(store_error)? {
             continue;
         }
         let answer = store::tools::ApprovalAnswer {

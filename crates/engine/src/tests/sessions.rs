@@ -779,6 +779,8 @@ async fn restart_while_waiting(a: &Agent, file: &std::path::Path) -> (Fixture, A
         [(approval.id.as_str(), ApprovalState::Pending)],
         "the card is still there to answer"
     );
+    let note = pending[0].preview.as_deref().unwrap_or_default();
+    assert!(note.contains("was restarted while Claude Code waited"), "the card says what answering does: {note}");
     let rows = f.messages(&topic).await;
     assert_eq!(
         (rows[1].status, rows[1].status_reason.as_deref()),
