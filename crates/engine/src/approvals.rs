@@ -59,7 +59,8 @@ impl Engine {
             tracing::info!(approval = %approval.id, tool = %approval.tool_name, state = ?approval.state, "approval answered");
             if crate::sessions::is_session(&approval.topic_id) {
                 // The agent's turn is still running and waits for exactly this answer.
-                self.session_decided(&approval, answer.scope);
+                // (or, after a restart, the agent is resumed to hear it).
+                self.session_decided(&approval, answer.scope).await;
             } else {
                 self.resume_if_answered(&approval.topic_id, &approval.message_id).await;
             }
@@ -208,14 +209,14 @@ impl Engine {
 pub(crate) struct Resuming(std::sync::Mutex<std::collections::HashSet<String>>);
 
 /// The right to resume one reply; let go when dropped.
-struct ResumeClaim<'a> {
+pub(crate) struct ResumeClaim<'a> {
     resuming: &'a Resuming,
     message_id: String,
 }
 
 impl<'a> ResumeClaim<'a> {
     /// `None` when someone else is resuming the reply.
-    fn take(resuming: &'a Resuming, message_id: &str) -> Option<Self> {
+    pub(crate) fn take(resuming: &'a Resuming, message_id: &str) -> Option<Self> {
         let mut claimed = resuming.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         claimed.insert(message_id.to_owned()).then(|| Self { resuming, message_id: message_id.to_owned() })
     }

@@ -180,7 +180,7 @@ impl Engine {
             let was_unseen = unseen.contains(&topic_id);
             streams.status().restore(&topic_id, settled_status(&statuses), was_unseen);
         }
-        sessions::deny_orphaned_approvals(&store).await?;
+        sessions::keep_orphaned_approvals(&store).await?;
         // Replies still waiting for approval wait across restarts, and say so.
         for approval in store.list_approvals(None, true).await.map_err(store_error)? {
             streams.status().seed(&approval.topic_id, protocol::TopicStatus::AwaitingApproval);

@@ -5,19 +5,23 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use agent::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 use protocol::api::{
     AgentSession, AgentSessionInput, ApprovalScope, ReplyRequest, StreamOpenRequest, UpdateAgentSession,
 };
 use protocol::tool::{Approval, ApprovalState};
-use protocol::{ApiError, MessageId, ModelRef, ProviderId, TopicId, TurnId, UiMessage};
+use protocol::{ApiError, ErrorKind, MessageId, MessageStatus, ModelRef, ProviderId, TopicId, TurnId, UiMessage};
+use serde_json::Value;
 use sessions::{Decision, PermissionMode, SessionSpec};
 use store::sessions::{NewSession, SessionRow};
+use store::tools::{CallDecision, NewCall, Recorded};
 use streams::{PreparedExecution, PreparedTurn, ReplySlot, Runner, UserInput};
 
+use crate::approvals::ResumeClaim;
 use crate::tools::EngineGate;
-use crate::{Engine, store_error};
+use crate::{Engine, ListenerId, store_error};
 
 pub(crate) const DEFAULT_SESSION_TITLE: &str = "New session";
 const CLAUDE_CODE: &str = "claude_code";
@@ -168,6 +172,14 @@ impl Engine {
             return Err(ApiError::bad_request("text", "the message is empty"));
         }
         let session = self.inner.store.session_of_topic(&request.topic_id).await.map_err(store_error)?;
+        // As in chat: a permission prompt left from before a restart is answered (which
+        // resumes the agent) or stopped first.
+        if let Some(waiting) = self.waiting_after_restart(&session.topic_id).await? {
+            return Err(ApiError::conflict(format!(
+                "the agent is waiting for your approval of a {} call; answer it or press Stop first",
+                waiting.tool_name
+            )));
+        }
         let history = self.inner.store.list_messages(&session.topic_id).await.map_err(store_error)?;
         if session.title == DEFAULT_SESSION_TITLE && history.is_empty() {
             let title = crate::turns::auto_title(text);
@@ -176,7 +188,7 @@ impl Engine {
             }
         }
         let message_id = MessageId::new();
-        let execution = self.session_execution(&session, message_id, text.to_owned(), ReplySlot::New).await?;
+        let execution = self.session_execution(&session, message_id, text.to_owned(), ReplySlot::New, None).await?;
         let user_id = request.message_id.unwrap_or_default();
         let user = UiMessage::user_text(user_id.as_str(), text);
         Ok(PreparedTurn {
@@ -207,21 +219,29 @@ impl Engine {
                 "only a stopped or interrupted reply of this session can be continued",
             ));
         }
+        if reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL) {
+            return Err(ApiError::conflict(
+                "this reply is waiting for your approval of a tool call; answer it to go on",
+            ));
+        }
         let Some(turn_id) = reply.turn_id.clone() else {
             return Err(ApiError::bad_request("messageId", "this reply has no turn to continue"));
         };
         let prompt = "Continue from where you left off.".to_owned();
         let slot = ReplySlot::Continue { message: reply.message, seen: reply.revision };
-        let execution = self.session_execution(&session, reply.id.clone(), prompt, slot).await?;
+        let execution = self.session_execution(&session, reply.id.clone(), prompt, slot, None).await?;
         Ok(PreparedTurn { topic_id: session.topic_id, turn_id, user: None, executions: vec![execution] })
     }
 
+    /// `carried`: the answer to a permission prompt the agent asked before a restart,
+    /// which this turn delivers.
     async fn session_execution(
         &self,
         session: &SessionRow,
         message_id: MessageId,
         prompt: String,
         slot: ReplySlot,
+        carried: Option<Carried>,
     ) -> Result<PreparedExecution, ApiError> {
         let mode = permission_mode("permissionMode", &session.permission_mode)?;
         let mut env = Vec::new();
@@ -257,8 +277,12 @@ impl Engine {
             message_id: message_id.clone(),
             defaults: HashMap::new(),
         };
+        let gate: Arc<dyn ToolGate> = match carried {
+            Some(carried) => Arc::new(ResumedGate { inner: gate, carried: Mutex::new(Some(carried)) }),
+            None => Arc::new(gate),
+        };
         let tokens = Arc::new(SessionTokens { store: self.inner.store.clone(), session_id: session.id.clone() });
-        let runner = self.inner.sessions.turn(spec, prompt, session.resume_token.clone(), Arc::new(gate), tokens);
+        let runner = self.inner.sessions.turn(spec, prompt, session.resume_token.clone(), gate, tokens);
         Ok(PreparedExecution {
             message_id,
             model_ref,
@@ -270,17 +294,166 @@ impl Engine {
         })
     }
 
-    /// Hands an answered approval of a session to the turn waiting for it.
-    pub(crate) fn session_decided(&self, approval: &Approval, scope: ApprovalScope) {
+    /// A permission prompt of the session whose reply waits for it across a restart (not
+    /// one whose turn ended some other way, which nobody waits for).
+    async fn waiting_after_restart(&self, topic_id: &TopicId) -> Result<Option<Approval>, ApiError> {
+        let store = &self.inner.store;
+        for approval in store.list_approvals(Some(topic_id), true).await.map_err(store_error)? {
+            let reply = store.get_message(&MessageId(approval.message_id.clone())).await.map_err(store_error)?;
+            if reply.status == MessageStatus::Paused
+                && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL)
+            {
+                return Ok(Some(approval));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Hands an answered approval of a session to the turn waiting for it. When none
+    /// waits because the app was restarted since the agent asked, the agent is resumed
+    /// to hear the answer (`resume_after_restart`).
+    pub(crate) async fn session_decided(&self, approval: &Approval, scope: ApprovalScope) {
         let decision = Decision {
             approved: approval.state == ApprovalState::Approved,
             input: approval.input.clone(),
             reason: approval.reason.clone(),
             always: scope != ApprovalScope::Once,
         };
-        if !self.inner.sessions.decide(&approval.id, decision) {
-            tracing::warn!(approval = %approval.id, "no agent turn waits for this approval any more");
+        if self.inner.sessions.decide(&approval.id, decision) {
+            return;
         }
+        match self.resume_after_restart(approval).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(approval = %approval.id, "no agent turn waits for this approval any more"),
+            // Another answer resumed it first.
+            Err(err) if err.kind == ErrorKind::Conflict => {}
+            Err(err) => tracing::error!(error = %err, "the agent could not be resumed with the answer"),
+        }
+    }
+
+    /// The agent's process that asked is gone (the app was restarted while the prompt
+    /// waited): the prompt cannot be answered in place. The session is resumed with its
+    /// token into the same reply and told the answer in a message; an approved call that
+    /// the agent then makes again (Claude Code asks again) runs without a second card.
+    /// False when the reply does not wait across a restart.
+    async fn resume_after_restart(&self, approval: &Approval) -> Result<bool, ApiError> {
+        let store = &self.inner.store;
+        let message_id = MessageId(approval.message_id.clone());
+        let reply = store.get_message(&message_id).await.map_err(store_error)?;
+        let waiting = reply.status == MessageStatus::Paused
+            && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL);
+        if !waiting || store.pending_approvals_of(&approval.message_id).await.map_err(store_error)? > 0 {
+            return Ok(false);
+        }
+        let Some(turn_id) = reply.turn_id.clone() else { return Ok(false) };
+        let Some(_claim) = ResumeClaim::take(&self.inner.resuming, &approval.message_id) else { return Ok(true) };
+        let session = store.session_of_topic(&approval.topic_id).await.map_err(store_error)?;
+        let approved = approval.state == ApprovalState::Approved;
+        let prompt = answer_after_restart(approval);
+        let carried =
+            approved.then(|| Carried { tool_name: approval.tool_name.clone(), input: approval.input.clone() });
+        let slot = ReplySlot::Continue { message: reply.message, seen: reply.revision };
+        let execution = self.session_execution(&session, reply.id.clone(), prompt, slot, carried).await?;
+        let turn =
+            PreparedTurn { topic_id: session.topic_id.clone(), turn_id, user: None, executions: vec![execution] };
+        // Windows showing the session follow the resumed reply through the status feed.
+        let (listener, _unheard) = self.listener(ListenerId::unique(), &session.topic_id);
+        self.inner.streams.open(turn, listener).await.map_err(crate::error::stream_error)?;
+        tracing::info!(approval = %approval.id, approved, "resumed an agent session to deliver an answer given after a restart");
+        Ok(true)
+    }
+}
+
+/// What the resumed agent is told: the prompt it asked before the restart is gone, and
+/// the user's answer to it.
+fn answer_after_restart(approval: &Approval) -> String {
+    let tool = &approval.tool_name;
+    let lost = format!(
+        "Colloquy, the app you run in, was restarted while you waited for permission to use {tool}, so that \
+         request was lost and the call did not run."
+    );
+    if approval.state == ApprovalState::Approved {
+        let input = serde_json::to_string(&approval.input).unwrap_or_default();
+        format!(
+            "{lost} The user has since allowed it. Make the same {tool} call again now, with exactly this input, \
+             and it will run without asking again:\n{input}\nThen go on with your task."
+        )
+    } else {
+        let reason = approval.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+        let why = reason.map(|r| format!(" Their reason: {r}")).unwrap_or_default();
+        format!("{lost} The user has since denied it.{why} Do not make that call; go on without it.")
+    }
+}
+
+/// A call the user approved after a restart, for the resumed agent to make again.
+struct Carried {
+    tool_name: String,
+    input: Value,
+}
+
+/// The gate of a turn that delivers an answer given after a restart: the approved call,
+/// made again by the agent with the same input, is allowed as the user's (once); any
+/// other call goes through the policy as usual, and its card says why it asks again.
+struct ResumedGate {
+    inner: EngineGate,
+    carried: Mutex<Option<Carried>>,
+}
+
+/// Shown on a card kept across a restart: what answering it does now.
+const KEPT_AFTER_RESTART: &str = "Colloquy was restarted while Claude Code waited for this answer. Answering resumes \
+                                  the session and tells Claude Code your answer; if you allow the call, it makes it \
+                                  again and it runs without asking.";
+
+/// Shown on a card the resumed agent asks for instead of the call the user approved.
+const ASKED_AGAIN: &str = "Asked again: Colloquy was restarted while Claude Code waited for an answer, and on \
+                           resuming it asked for a call other than the one you approved.";
+
+#[async_trait::async_trait]
+impl ToolGate for ResumedGate {
+    async fn check(&self, call: &GateCall) -> Result<GateDecision, GateError> {
+        let (matches, same_tool) = {
+            let mut carried = self.carried.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let same_tool = carried.as_ref().is_some_and(|c| c.tool_name == call.tool_name);
+            let matches = same_tool && carried.as_ref().is_some_and(|c| c.input == call.input);
+            if matches {
+                carried.take();
+            }
+            (matches, same_tool)
+        };
+        if !matches {
+            let mut call = call.clone();
+            if same_tool && call.preview.is_none() {
+                call.preview = Some(ASKED_AGAIN.to_owned());
+            }
+            return self.inner.check(&call).await;
+        }
+        let new = NewCall {
+            topic_id: &self.inner.topic_id,
+            message_id: self.inner.message_id.as_str(),
+            call_id: &call.call_id,
+            tool_name: &call.tool_name,
+            input: &call.input,
+        };
+        let recorded = self
+            .inner
+            .store
+            .record_call(&new, &CallDecision::Allow { actor: "user" })
+            .await
+            .map_err(|e| GateError(e.to_string()))?;
+        tracing::info!(tool = %call.tool_name, "a call approved before the restart was made again; allowed");
+        Ok(match recorded {
+            Recorded::Approved | Recorded::Settled => GateDecision::Allow,
+            Recorded::Denied { reason } => GateDecision::Deny { reason: reason.unwrap_or_default() },
+            Recorded::Waiting { approval_id } => GateDecision::Ask { approval_id },
+        })
+    }
+
+    async fn begin(&self, call_id: &str) -> Result<Option<Allowed>, GateError> {
+        self.inner.begin(call_id).await
+    }
+
+    async fn finish(&self, call_id: &str, record: &CallRecord) -> Result<(), GateError> {
+        self.inner.finish(call_id, record).await
     }
 }
 
@@ -298,17 +471,27 @@ impl sessions::TokenStore for SessionTokens {
     }
 }
 
-/// At start-up: an agent's permission prompt cannot outlive the agent's process; what
-/// still waits is answered "no".
-pub(crate) async fn deny_orphaned_approvals(store: &store::Store) -> Result<(), ApiError> {
+/// At start-up, after recovery: an agent's permission prompt outlives the agent's
+/// process. It stays for the user to answer, and its reply waits for the answer as a chat
+/// reply does (`paused`/`awaiting_approval`); answering resumes the agent
+/// (`Engine::resume_after_restart`).
+/// A prompt whose turn had already ended otherwise (the agent exited while it waited) has
+/// nothing to go on with: it is answered "no".
+pub(crate) async fn keep_orphaned_approvals(store: &store::Store) -> Result<(), ApiError> {
     let pending = store.list_approvals(None, true).await.map_err(store_error)?;
-    let mut topics: Vec<TopicId> = pending.into_iter().map(|a| a.topic_id).filter(is_session).collect();
-    topics.dedup();
-    for topic in topics {
-        store
-            .deny_pending_approvals(&topic, "Colloquy was closed while the agent waited; its turn was interrupted")
-            .await
-            .map_err(store_error)?;
+    for approval in pending.into_iter().filter(|a| is_session(&a.topic_id)) {
+        if store.await_approval_again(&approval.message_id, KEPT_AFTER_RESTART).await.map_err(store_error)? {
+            continue;
+        }
+        let answer = store::tools::ApprovalAnswer {
+            approval_id: &approval.id,
+            decision: protocol::api::ApprovalDecision::Deny,
+            scope: ApprovalScope::Once,
+            reason: Some("the agent's turn had already ended"),
+            updated_input: None,
+            rule_id: "",
+        };
+        store.respond_approval(&answer).await.map_err(store_error)?;
     }
     Ok(())
 }

@@ -585,6 +585,31 @@ impl Store {
         Ok(())
     }
 
+    /// After a restart: a reply whose agent was waiting for an approval when the last run
+    /// ended (recovery made it `paused`) waits for that approval again, as a chat reply
+    /// does (`awaiting_approval`); its open approvals without a preview show `note` on
+    /// their card instead. True when the reply was changed.
+    pub async fn await_approval_again(&self, message_id: &str, note: &str) -> Result<bool> {
+        let mut writer = self.writer().await?;
+        let result = sqlx::query(
+            "UPDATE messages SET status = 'paused', status_reason = 'awaiting_approval', updated_at = ? \
+             WHERE id = ? AND status = 'paused'",
+        )
+        .bind(now())
+        .bind(message_id)
+        .execute(&mut *writer)
+        .await?;
+        if result.rows_affected() == 0 {
+            return Ok(false);
+        }
+        sqlx::query("UPDATE approvals SET preview = ? WHERE message_id = ? AND state = 'pending' AND preview IS NULL")
+            .bind(note)
+            .bind(message_id)
+            .execute(&mut *writer)
+            .await?;
+        Ok(true)
+    }
+
     // ---- audit -------------------------------------------------------------------------
 
     pub async fn list_audit(&self, topic: Option<&TopicId>, limit: u32) -> Result<Vec<AuditEntry>> {

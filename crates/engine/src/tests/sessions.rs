@@ -762,3 +762,109 @@ async fn audit_20_a_session_without_a_model_runs_its_providers_default_model() {
     assert_eq!((model.provider_id.clone(), model.model.as_str()), (provider.id, "claude-haiku-4-5"));
     f.engine.shutdown().await;
 }
+
+// ---- approvals across a restart --------------------------------------------------------
+
+/// The app closes while the agent waits for an approval, and starts again.
+async fn restart_while_waiting(a: &Agent, file: &std::path::Path) -> (Fixture, Approval) {
+    a.server.push_script(write(file, "after the restart\n"));
+    let _rx = a.start("write the file").await;
+    let approval = a.pending().await.remove(0);
+    a.f.engine.shutdown().await;
+    let f = Fixture { engine: Engine::open(a.config.clone()).await.unwrap(), _dir: tempfile::tempdir().unwrap() };
+    let topic = a.topic();
+    let pending: Vec<Approval> = f.call("approvals_list", json!({ "topicId": topic.id })).await;
+    assert_eq!(
+        pending.iter().map(|p| (p.id.as_str(), p.state)).collect::<Vec<_>>(),
+        [(approval.id.as_str(), ApprovalState::Pending)],
+        "the card is still there to answer"
+    );
+    let note = pending[0].preview.as_deref().unwrap_or_default();
+    assert!(note.contains("was restarted while Claude Code waited"), "the card says what answering does: {note}");
+    let rows = f.messages(&topic).await;
+    assert_eq!(
+        (rows[1].status, rows[1].status_reason.as_deref()),
+        (MessageStatus::Paused, Some(agent::REASON_AWAITING_APPROVAL)),
+        "the reply waits for it"
+    );
+    let (listener, _rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    let busy = f.engine.stream_open(open_request(topic.id.clone(), "hello?"), listener).await;
+    assert_eq!(busy.err().map(|e| e.kind), Some(ErrorKind::Conflict), "a new message waits for the answer");
+    assert!(!file.exists());
+    (f, approval)
+}
+
+#[tokio::test]
+async fn audit_19_an_agent_approval_survives_a_restart_and_approving_it_resumes_the_agent_and_runs_the_call() {
+    let a = agent().await;
+    let file = a.workspace.path().join("after-restart.txt");
+    let (f, approval) = restart_while_waiting(&a, &file).await;
+    let topic = a.topic();
+    // The resumed agent makes the call again (Claude Code asks again), then finishes.
+    a.server.push_script(write(&file, "after the restart\n"));
+    a.server.push_script(Script::text(["Written after all."]));
+    let answered: Approval =
+        f.call("tool_approval_respond", json!({ "approvalId": approval.id, "decision": "approve" })).await;
+    assert_eq!(answered.state, ApprovalState::Approved);
+    let rows =
+        wait_for(&f, &topic, "the resumed reply", |rows| rows.len() == 2 && rows[1].status == MessageStatus::Success)
+            .await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "after the restart\n", "the approved call ran");
+    assert!(rows[1].message.text().ends_with("Written after all."), "{}", rows[1].message.text());
+    let all: Vec<Approval> = f.call("approvals_list", json!({ "topicId": topic.id, "all": true })).await;
+    assert_eq!(all.len(), 1, "the call made again ran on the answer given, without a second card: {all:?}");
+    let calls = a.model_calls();
+    let resumed = text_of_request(&calls[calls.len() - 2]);
+    assert!(resumed.contains("was restarted") && resumed.contains("has since allowed it"), "{resumed}");
+    f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn audit_19_denying_an_agent_approval_after_a_restart_tells_the_resumed_agent_why() {
+    let a = agent().await;
+    let file = a.workspace.path().join("never.txt");
+    let (f, approval) = restart_while_waiting(&a, &file).await;
+    let topic = a.topic();
+    a.server.push_script(Script::text(["Understood, not writing it."]));
+    let answered: Approval = f
+        .call(
+            "tool_approval_respond",
+            json!({ "approvalId": approval.id, "decision": "deny", "reason": "not that file" }),
+        )
+        .await;
+    assert_eq!(answered.state, ApprovalState::Denied);
+    let rows =
+        wait_for(&f, &topic, "the resumed reply", |rows| rows.len() == 2 && rows[1].status == MessageStatus::Success)
+            .await;
+    assert!(rows[1].message.text().ends_with("Understood, not writing it."));
+    assert!(!file.exists());
+    let resumed = text_of_request(a.model_calls().last().unwrap());
+    assert!(resumed.contains("has since denied it") && resumed.contains("not that file"), "{resumed}");
+    a.server.push_script(Script::text(["Here."]));
+    assert_eq!(terminal_status(&f.send(&topic, "still there?").await), TerminalStatus::Success);
+    f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn audit_19_a_card_whose_agent_died_while_asking_blocks_nothing_and_is_closed_at_the_next_start() {
+    let place = tempfile::tempdir().unwrap();
+    let program = place.path().join("claude");
+    std::fs::copy(fake_claude("exits-while-asking.sh"), &program).unwrap();
+    let a = agent_with(program.clone(), Duration::from_secs(300)).await;
+    assert_eq!(terminal_status(&a.send("write").await), TerminalStatus::Error);
+    let error = error_part(&a.messages().await[1]).unwrap();
+    assert!(error.message.contains("while waiting for an approval"), "{}", error.message);
+    assert_eq!(a.approvals().await.len(), 1, "the card was shown");
+
+    // Nothing waits for that card: the session takes the next message.
+    install(&program, &claude());
+    a.server.push_script(Script::text(["Back."]));
+    assert_eq!(terminal_status(&a.send("again").await), TerminalStatus::Success);
+
+    a.f.engine.shutdown().await;
+    let f = Fixture { engine: Engine::open(a.config.clone()).await.unwrap(), _dir: tempfile::tempdir().unwrap() };
+    let all: Vec<Approval> = f.call("approvals_list", json!({ "topicId": a.session.topic_id, "all": true })).await;
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].state, ApprovalState::Denied, "a card nothing waits for is closed at start");
+    f.engine.shutdown().await;
+}
