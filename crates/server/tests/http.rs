@@ -31,6 +31,7 @@ async fn start() -> Running {
         token_delay: Duration::from_millis(1),
         api_key: None,
         models: vec!["scripted".into()],
+        ..MockConfig::default()
     })
     .await
     .unwrap();
