@@ -4,6 +4,7 @@
 //!   shared by all topics), with a cached catalog that requests read without waiting.
 //! - [`catalog`]: reading a server's tool list and naming its tools `<namespace>__<tool>`.
 //! - [`processes`]: stdio servers as process groups, reaped after a crash.
+//! - [`environment`]: what a stdio server sees of the app's environment (a safe set).
 //! - `backoff`: how long to wait before reconnecting a server that failed or died.
 //! - `client`: one connection: handshake, listing, calls with progress and cancellation.
 //! - `tool`: [`crate::Tool`] for one server tool.
@@ -11,6 +12,7 @@
 mod backoff;
 pub mod catalog;
 mod client;
+pub mod environment;
 mod hub;
 pub mod processes;
 mod tool;

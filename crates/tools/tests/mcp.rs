@@ -168,6 +168,40 @@ async fn everything_over_stdio_lists_calls_reports_progress_and_cancels() {
     f.hub.shutdown().await;
 }
 
+#[tokio::test]
+async fn audit_10_a_stdio_server_sees_only_the_safe_variables_and_its_own() {
+    // The test process has plenty of variables a server has no business seeing (cargo's,
+    // the test runner's, whatever the shell exported).
+    let private: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| !colloquy_tools::mcp::environment::INHERITED_VARIABLES.contains(&name.as_str()))
+        .collect();
+    assert!(!private.is_empty(), "the test process has variables of its own");
+    let f = hub(Duration::from_secs(30));
+    let mut endpoint = stdio(bin("mcp-server-everything"), &["stdio"]);
+    if let McpEndpoint::Stdio { env, .. } = &mut endpoint {
+        env.insert("SERVER_TOKEN".into(), "configured".into());
+    }
+    f.add("e", "Everything", endpoint);
+    f.ready("e").await;
+    let get_env = f.tool("everything__get-env");
+    assert!(get_env.definition().annotations.read_only, "it may run without asking");
+    let seen: BTreeMap<String, String> =
+        serde_json::from_str(&get_env.execute(json!({}), &ctx()).await.unwrap().text_content()).unwrap();
+    assert_eq!(seen.get("SERVER_TOKEN").map(String::as_str), Some("configured"), "its own variables reach it");
+    assert_eq!(seen.get("PATH"), std::env::var("PATH").ok().as_ref(), "and PATH, to find its programs");
+    let leaked: Vec<&String> = private.iter().filter(|name| seen.contains_key(*name)).collect();
+    assert!(leaked.is_empty(), "the app's own variables never reach a server: {leaked:?}");
+    let unexpected: Vec<&String> = seen
+        .keys()
+        .filter(|name| {
+            *name != "SERVER_TOKEN" && !colloquy_tools::mcp::environment::INHERITED_VARIABLES.contains(&name.as_str())
+        })
+        .collect();
+    assert!(unexpected.is_empty(), "nothing but the safe set and its own: {unexpected:?}");
+    f.hub.shutdown().await;
+}
+
 /// A stopped call's result. The call it stops would run for half a minute; a minute is
 /// only a bound for a stuck test, not a measure of speed.
 async fn stopped_in_time(call: tokio::task::JoinHandle<Result<protocol::tool::ToolOutput, ToolError>>) -> ToolError {

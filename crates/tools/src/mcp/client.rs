@@ -113,8 +113,10 @@ impl Client {
         let (serving, mut process, noise) = match &config.endpoint {
             McpEndpoint::Stdio { command, args, env, cwd } => {
                 let mut cmd = tokio::process::Command::new(command);
+                // Only the safe set of the app's variables, and the server's own.
                 cmd.args(args)
-                    .envs(env)
+                    .env_clear()
+                    .envs(super::environment::server_environment(std::env::vars_os(), env))
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
