@@ -1,7 +1,7 @@
 // The baseline of `cargo xtask bench streams`: the stock AI SDK consuming the same
 // scripted testkit stream that Colloquy's pipeline consumes.
 //
-//   node stream.mjs --base-url http://127.0.0.1:PORT/v1 --script script.json --reps 5
+//   node stream.mjs --base-url http://127.0.0.1:PORT/v1 --script script.json --reps 5 --control-token TOKEN
 //
 // For each repetition it queues the script on the testkit (not measured), then runs
 // `streamText(...).toUIMessageStream()` to the end and prints one JSON line with the
@@ -18,11 +18,12 @@ const { values } = parseArgs({
     'base-url': { type: 'string' },
     script: { type: 'string' },
     reps: { type: 'string', default: '5' },
+    'control-token': { type: 'string' },
   },
 });
 const baseURL = values['base-url'];
-if (!baseURL || !values.script) {
-  console.error('usage: node stream.mjs --base-url URL --script FILE [--reps N]');
+if (!baseURL || !values.script || !values['control-token']) {
+  console.error('usage: node stream.mjs --base-url URL --script FILE --control-token TOKEN [--reps N]');
   process.exit(2);
 }
 const script = readFileSync(values.script, 'utf8');
@@ -35,7 +36,7 @@ const provider = createOpenAICompatible({ name: 'testkit', baseURL, includeUsage
 async function queueScript() {
   const response = await fetch(`${origin}/_testkit/script`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${values['control-token']}`, 'content-type': 'application/json' },
     body: script,
   });
   if (!response.ok) throw new Error(`testkit refused the script: ${response.status}`);

@@ -38,6 +38,7 @@ async fn a_reply_killed_mid_stream_comes_back_paused_with_its_checkpointed_text(
         token_delay: TOKEN_DELAY,
         api_key: None,
         models: vec!["scripted".into()],
+        ..MockConfig::default()
     })
     .await
     .unwrap();

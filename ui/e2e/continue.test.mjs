@@ -27,7 +27,7 @@ e2eTest(stack, 'Continue after Stop: the reply ends with the kept text followed 
   assert.equal(await lastAssistant(page).locator('[data-testid="message-stopped"]').count(), 0);
 
   // The model was asked to go on from the kept text.
-  const requests = await (await fetch(new URL('/_testkit/requests', stack.testkit.url))).json();
+  const requests = await stack.testkit.requests();
   const last = JSON.stringify(requests.at(-1));
   assert.ok(last.includes(kept.split(' ').at(-1)), 'the continuation request carries the kept text');
 });

@@ -2,6 +2,7 @@
 // `colloquy serve` on a fresh data dir serving ui/dist, and a headless Debian Chromium.
 // Every process is started in its own process group and killed in `after`.
 
+import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
@@ -107,11 +108,14 @@ export async function startProcess(name, command, args, ready, env = {}) {
 
 /** The scripted OpenAI-compatible model server. */
 export async function startTestkit({ apiKey, tokenDelayMs = 15 } = {}) {
-  const args = ['--port', '0', '--token-delay-ms', String(tokenDelayMs)];
+  // The control routes (`/_testkit/*`) want this token as a bearer token.
+  const controlToken = randomUUID();
+  const args = ['--port', '0', '--token-delay-ms', String(tokenDelayMs), '--control-token', controlToken];
   if (apiKey) args.push('--api-key', apiKey);
   const proc = await startProcess('colloquy-testkit', TESTKIT_BIN, args, /testkit listening on (\S+)/);
   const url = proc.match; // e.g. http://127.0.0.1:PORT/v1
   const origin = new URL(url).origin;
+  const control = { Authorization: `Bearer ${controlToken}` };
   return {
     url,
     log: proc.log,
@@ -120,15 +124,21 @@ export async function startTestkit({ apiKey, tokenDelayMs = 15 } = {}) {
     async script(script) {
       const response = await fetch(`${origin}/_testkit/script`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { ...control, 'Content-Type': 'application/json' },
         body: JSON.stringify(script),
       });
       if (!response.ok) throw new Error(`queueing a testkit script failed: HTTP ${response.status} ${await response.text()}`);
     },
     /** Drops queued scripts and recorded requests (a failed test leaves none for the next). */
     async reset() {
-      const response = await fetch(`${origin}/_testkit/reset`, { method: 'POST' });
+      const response = await fetch(`${origin}/_testkit/reset`, { method: 'POST', headers: control });
       if (!response.ok) throw new Error(`resetting the testkit failed: HTTP ${response.status}`);
+    },
+    /** The requests the testkit recorded (`GET /_testkit/requests`), oldest first. */
+    async requests() {
+      const response = await fetch(`${origin}/_testkit/requests`, { headers: control });
+      if (!response.ok) throw new Error(`reading the testkit's requests failed: HTTP ${response.status}`);
+      return response.json();
     },
   };
 }
@@ -361,8 +371,7 @@ export async function newTopicAndSend(page, text) {
 
 /** The chat requests the testkit recorded (`GET /_testkit/requests`), oldest first. */
 export async function testkitRequests(testkit) {
-  const response = await fetch(new URL('/_testkit/requests', testkit.url));
-  return response.json();
+  return testkit.requests();
 }
 
 const workspaces = new Set();

@@ -82,7 +82,7 @@ e2eTest(stack, 'Anthropic- and Gemini-format providers are added in the UI and a
   await expectReply(page, gemini);
 
   // The testkit saw each format on its own route.
-  const requests = await (await fetch(`${origin()}/_testkit/requests`)).json();
+  const requests = await stack.testkit.requests();
   const paths = JSON.stringify(requests);
   assert.match(paths, /\/v1\/messages/);
   assert.match(paths, /streamGenerateContent/);

@@ -593,6 +593,43 @@ async fn invalid_arguments_get_one_repair_round() {
     assert!(matches!(outcome, TurnOutcome::Failed { error } if error.message.contains("kept sending")));
 }
 
+#[tokio::test]
+async fn audit_23_a_tool_input_error_keeps_what_the_model_sent() {
+    let model = FakeModel::new(vec![
+        calls(&[
+            ("c1", "read", "{\"path\": \"a.txt\""),
+            ("c2", "read", r#"{"path": 5}"#),
+            ("c3", "nope", r#"{"x": 1}"#),
+        ]),
+        answer("sorry"),
+    ]);
+    let read = FakeTool::new("read", Behaviour::Answer("A"));
+    let (chunks, _) =
+        run_request(with_tools(model, &[read], FakeGate::new(GateDecision::Allow)), CancellationToken::new()).await;
+    let errors: Vec<(String, Value)> = chunks
+        .iter()
+        .filter_map(|c| match c {
+            UiChunk::ToolInputError { tool_call_id, input, .. } => Some((tool_call_id.clone(), input.clone())),
+            _ => None,
+        })
+        .collect();
+    let sent = vec![
+        ("c1".to_owned(), json!("{\"path\": \"a.txt\"")),
+        ("c2".to_owned(), json!({"path": 5})),
+        ("c3".to_owned(), json!({"x": 1})),
+    ];
+    assert_eq!(errors, sent, "the raw text when it is not JSON, else the arguments as sent");
+    let stored: Vec<(String, Value)> = fold(&chunks)
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            UiPart::DynamicTool { tool_call_id, input, .. } => Some((tool_call_id.clone(), input.clone()?)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stored, sent, "and the stored tool part keeps it");
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_tool_that_panics_or_times_out_becomes_an_error_and_the_loop_goes_on() {
     let model = FakeModel::new(vec![

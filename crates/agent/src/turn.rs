@@ -197,6 +197,8 @@ enum PhaseCall {
     Invalid {
         id: String,
         name: String,
+        /// What the model sent: its arguments, or their raw text when they are not JSON.
+        input: Value,
         error: String,
     },
 }
@@ -461,7 +463,18 @@ impl Turn {
     fn check_calls(&mut self, output: &StepOutput) -> Vec<PhaseCall> {
         let mut out = Vec::with_capacity(output.calls.len());
         for call in &output.calls {
-            let invalid = |error: String| PhaseCall::Invalid { id: call.id.clone(), name: call.name.clone(), error };
+            // What the model sent is kept (shown and stored): the arguments as parsed, or
+            // their raw text when they are not JSON.
+            let sent = match &call.arguments {
+                Ok(arguments) => arguments.clone(),
+                Err(_) => serde_json::from_str(&call.raw).unwrap_or_else(|_| Value::String(call.raw.clone())),
+            };
+            let invalid = |error: String| PhaseCall::Invalid {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                input: sent.clone(),
+                error,
+            };
             let arguments = match &call.arguments {
                 Ok(arguments) => arguments.clone(),
                 Err(error) => {
@@ -505,10 +518,10 @@ impl Turn {
                     input: input.clone(),
                     dynamic: Some(true),
                 }),
-                PhaseCall::Invalid { id, name, error } => Some(UiChunk::ToolInputError {
+                PhaseCall::Invalid { id, name, input, error } => Some(UiChunk::ToolInputError {
                     tool_call_id: id.clone(),
                     tool_name: name.clone(),
-                    input: Value::Null,
+                    input: input.clone(),
                     error_text: error.clone(),
                     dynamic: Some(true),
                 }),
@@ -573,10 +586,10 @@ impl Turn {
                 }
                 PhaseCall::Pending(pending) => pending,
                 PhaseCall::Fresh { id, name, input } => self.decide(id, name, input, &mut asks).await,
-                PhaseCall::Invalid { id, name, error } => PendingCall {
+                PhaseCall::Invalid { id, name, input, error } => PendingCall {
                     call_id: id,
                     tool_name: name,
-                    input: Value::Null,
+                    input,
                     state: PendingState::Done(ToolOutput { is_error: true, ..ToolOutput::text(error) }),
                 },
             };

@@ -74,17 +74,21 @@ pub struct Testkit {
     pub process: ChildProcess,
     /// `http://127.0.0.1:PORT/v1`
     pub base_url: String,
+    /// The bearer token its `/_testkit/*` control routes want.
+    pub control_token: String,
     http: reqwest::Client,
 }
 
 impl Testkit {
     pub async fn start(binary: &Path, token_delay: Duration, log_dir: &Path) -> Result<Self> {
+        let control_token = uuid::Uuid::new_v4().simple().to_string();
         let mut command = Command::new(binary);
         command.args(["--port", "0", "--token-delay-ms", &token_delay.as_millis().to_string()]);
+        command.args(["--control-token", &control_token]);
         let (process, base_url) =
             ChildProcess::start("colloquy-testkit", command, "testkit listening on", &log_dir.join("testkit.log"))
                 .await?;
-        Ok(Self { process, base_url, http: reqwest::Client::new() })
+        Ok(Self { process, base_url, control_token, http: reqwest::Client::new() })
     }
 
     /// `127.0.0.1:PORT`
@@ -95,7 +99,7 @@ impl Testkit {
     /// Queues replies; each chat request takes the next one.
     pub async fn queue(&self, scripts: &[testkit::Script]) -> Result<()> {
         let url = format!("http://{}/_testkit/script", self.addr());
-        let response = self.http.post(url).json(scripts).send().await?;
+        let response = self.http.post(url).bearer_auth(&self.control_token).json(scripts).send().await?;
         if !response.status().is_success() {
             bail!("the testkit refused the scripts: {}", response.status());
         }

@@ -206,6 +206,7 @@ async fn node(setup: &Setup, testkit: &Testkit, workload: &Workload) -> Result<S
         .args(["--base-url", &testkit.base_url, "--script"])
         .arg(&script_path)
         .args(["--reps", &(setup.reps + 1).to_string()])
+        .args(["--control-token", &testkit.control_token])
         .current_dir(&setup.aisdk)
         .output()
         .await

@@ -464,6 +464,7 @@ pub(crate) fn hub_options(
     ::tools::mcp::HubOptions {
         processes_file: data_dir.join("mcp-processes.json"),
         connect_timeout: Duration::from_secs(30),
+        ping_interval: Duration::from_secs(30),
         http,
         sink: Arc::new(StoreSink(store.clone())),
     }

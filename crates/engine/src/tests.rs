@@ -41,6 +41,7 @@ async fn mock(api_key: Option<&str>) -> MockServer {
         token_delay: Duration::from_millis(1),
         api_key: api_key.map(str::to_owned),
         models: vec!["scripted".into()],
+        ..MockConfig::default()
     })
     .await
     .unwrap()

@@ -53,7 +53,8 @@ fn transcript() -> Vec<UiChunk> {
             code: Some("network".into()),
         }),
         UiChunk::FinishStep,
-        // A step with tool calls: one that ran, one the user denied, one that failed.
+        // A step with tool calls: one that ran, one the user denied, one that failed, one sent
+        // with arguments that are not JSON.
         UiChunk::StartStep,
         UiChunk::ToolInputStart { tool_call_id: "call-1".into(), tool_name: "read_file".into(), dynamic: Some(true) },
         UiChunk::ToolInputDelta { tool_call_id: "call-1".into(), input_text_delta: "{\"path\":".into() },
@@ -93,6 +94,16 @@ fn transcript() -> Vec<UiChunk> {
         UiChunk::ToolOutputError {
             tool_call_id: "call-3".into(),
             error_text: "timed out after 60 s".into(),
+            dynamic: Some(true),
+        },
+        // Arguments that are not JSON: the error keeps the raw text the model sent.
+        UiChunk::ToolInputStart { tool_call_id: "call-4".into(), tool_name: "read_file".into(), dynamic: Some(true) },
+        UiChunk::ToolInputDelta { tool_call_id: "call-4".into(), input_text_delta: "{\"path\": \"a.t".into() },
+        UiChunk::ToolInputError {
+            tool_call_id: "call-4".into(),
+            tool_name: "read_file".into(),
+            input: json!("{\"path\": \"a.t"),
+            error_text: "the arguments are not valid JSON (EOF while parsing a string at line 1 column 13)".into(),
             dynamic: Some(true),
         },
         UiChunk::FinishStep,

@@ -38,6 +38,7 @@ async fn start_with(configure: impl FnOnce(&mut EngineConfig)) -> Running {
         token_delay: Duration::from_millis(1),
         api_key: None,
         models: vec!["scripted".into()],
+        ..MockConfig::default()
     })
     .await
     .unwrap();

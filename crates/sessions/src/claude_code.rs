@@ -17,9 +17,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::{mpsc, oneshot};
+use tools::capped_lines::CappedLines;
 use tools::mcp::processes::{self, ProcessRegistry};
 
 use self::protocol::{Line, LineReader};
@@ -30,6 +31,11 @@ const STDERR_LINES: usize = 30;
 /// How many stray stdout lines messages quote (the first ones: a wrong program or a
 /// wrapper explains itself first).
 const PRINTED_LINES: usize = 8;
+/// The longest stderr line kept (a longer one is cut, and says so).
+const STDERR_LINE_BYTES: usize = 4 * 1024;
+/// The largest stream-json message read from stdout; a larger one ends the connection
+/// (the turn fails, saying why) rather than being buffered without bound.
+const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// How long a process whose output ended may take to exit before we stop waiting for
 /// its exit status.
 const EXIT_WAIT: Duration = Duration::from_secs(3);
@@ -137,6 +143,14 @@ impl Driver for ClaudeCode {
     }
 }
 
+/// What a stream-json message over [`MAX_MESSAGE_BYTES`] ends the connection with.
+fn too_long(size: usize) -> String {
+    format!(
+        "Colloquy stopped reading it: it sent a message of {size} bytes or more, over the {} MiB Colloquy reads.",
+        MAX_MESSAGE_BYTES / (1024 * 1024)
+    )
+}
+
 /// Why Claude Code did not start, with what it left behind and what to check.
 fn start_failure(program: &std::path::Path, reason: &str, report: &Report) -> String {
     let program = program.display();
@@ -164,6 +178,8 @@ struct Report {
     exit: Option<String>,
     /// The first lines it printed on stdout that were not JSON.
     printed: Vec<String>,
+    /// Why we stopped reading its output (a message over the cap), if we did.
+    refused: Option<String>,
     /// The last lines of its error output.
     stderr: String,
 }
@@ -171,6 +187,9 @@ struct Report {
 impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut lines = Vec::new();
+        if let Some(refused) = &self.refused {
+            lines.push(refused.clone());
+        }
         if let Some(exit) = &self.exit {
             lines.push(format!("It exited with {exit}."));
         }
@@ -234,6 +253,8 @@ struct ClaudeConnection {
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// Stray stdout lines (not JSON), the first few.
     printed: Arc<Mutex<Vec<String>>>,
+    /// Why the stdout reader stopped early (a message over the cap).
+    refused: Arc<Mutex<Option<String>>>,
     closed: Arc<AtomicBool>,
     /// Writing to its stdin failed: it closed its input (it has exited, as a rule).
     input_closed: AtomicBool,
@@ -259,30 +280,43 @@ impl ClaudeConnection {
         let pending: Pending = Arc::default();
         let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
         let printed: Arc<Mutex<Vec<String>>> = Arc::default();
+        let refused: Arc<Mutex<Option<String>>> = Arc::default();
         let closed = Arc::new(AtomicBool::new(false));
         let ended = Arc::new(tokio::sync::Notify::new());
         let mut readers = tokio::task::JoinSet::new();
         {
             let tail = tail.clone();
             readers.spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
+                let mut lines = CappedLines::new(stderr, STDERR_LINE_BYTES);
                 while let Ok(Some(line)) = lines.next_line().await {
+                    if line.cut > 0 {
+                        tracing::debug!(cut = line.cut, "a Claude Code stderr line was cut");
+                    }
                     if let Ok(mut tail) = tail.lock() {
                         if tail.len() == STDERR_LINES {
                             tail.pop_front();
                         }
-                        tail.push_back(line);
+                        tail.push_back(line.shown());
                     }
                 }
             });
         }
         {
             let (pending, stdin, closed, ended) = (pending.clone(), stdin.clone(), closed.clone(), ended.clone());
-            let printed = printed.clone();
+            let (printed, refused) = (printed.clone(), refused.clone());
             readers.spawn(async move {
                 let mut reader = LineReader::default();
-                let mut lines = BufReader::new(stdout).lines();
+                let mut lines = CappedLines::refusing(stdout, MAX_MESSAGE_BYTES);
                 while let Ok(Some(line)) = lines.next_line().await {
+                    if line.cut > 0 {
+                        let size = line.text.len() + line.cut;
+                        tracing::warn!(size, "Claude Code wrote a message over the cap; ending the connection");
+                        if let Ok(mut refused) = refused.lock() {
+                            *refused = Some(too_long(size));
+                        }
+                        break;
+                    }
+                    let line = line.text;
                     for item in reader.read(&line) {
                         match item {
                             Line::Event(event) => {
@@ -329,6 +363,7 @@ impl ClaudeConnection {
             pending,
             stderr: tail,
             printed,
+            refused,
             closed,
             input_closed: AtomicBool::new(false),
             ended,
@@ -364,7 +399,8 @@ impl ClaudeConnection {
         }
         let stderr = self.stderr.lock().map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n")).unwrap_or_default();
         let printed = self.printed.lock().map(|p| p.clone()).unwrap_or_default();
-        Report { exit: self.exit.clone(), printed, stderr }
+        let refused = self.refused.lock().ok().and_then(|r| r.clone());
+        Report { exit: self.exit.clone(), printed, refused, stderr }
     }
 
     /// `initialize` (registers the steering hook): the sign the CLI is ready.
@@ -501,7 +537,8 @@ impl Connection for ClaudeConnection {
 
     async fn diagnostics(&mut self) -> Option<String> {
         let report = self.report().await;
-        let empty = report.exit.is_none() && report.printed.is_empty() && report.stderr.is_empty();
+        let empty =
+            report.exit.is_none() && report.printed.is_empty() && report.refused.is_none() && report.stderr.is_empty();
         (!empty).then(|| report.to_string())
     }
 

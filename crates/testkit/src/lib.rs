@@ -2,7 +2,8 @@
 //! injection. Tests start one per case; the app ships it as the demo provider.
 //!
 //! - [`MockServer`] / [`MockConfig`]: start, stop, queue scripts, read recorded requests
-//!   (`server.rs`, which also holds the `/_testkit/*` control routes).
+//!   (`server.rs`).
+//! - `control.rs`: the `/_testkit/*` control routes, served only with a control token.
 //! - [`Script`] / [`Fault`]: what to answer to one request (`script.rs`).
 //! - `reply.rs`: what the formats share — the reply a script resolves to, the frames of a
 //!   streamed body, and where a fault goes among them.
@@ -13,6 +14,7 @@
 //! - [`default_reply`]: the deterministic markdown answer used when no script is queued.
 
 mod anthropic;
+mod control;
 mod default_reply;
 mod gemini;
 mod openai_chat;
@@ -23,4 +25,4 @@ mod server;
 
 pub use default_reply::{default_reply, default_reply_text};
 pub use script::{Fault, Finish, Framing, Script, ScriptToolCall, ScriptUsage};
-pub use server::{MockConfig, MockServer, RecordedRequest};
+pub use server::{DEFAULT_RECORDED_REQUESTS, MockConfig, MockServer, RecordedRequest};

@@ -22,6 +22,10 @@ struct Args {
     /// `x-api-key`, `x-goog-api-key`).
     #[arg(long, value_name = "KEY")]
     api_key: Option<String>,
+    /// The bearer token the `/_testkit/*` control routes require. Without it a random one
+    /// is made and printed (`testkit control token: TOKEN`) before the listening line.
+    #[arg(long, value_name = "TOKEN", env = "COLLOQUY_TESTKIT_TOKEN")]
+    control_token: Option<String>,
 }
 
 #[tokio::main]
@@ -34,10 +38,14 @@ async fn main() -> anyhow::Result<()> {
 
     // Listen for signals before announcing: a script may send SIGTERM right after the line.
     let stop = StopSignal::listen()?;
+    let given_token = args.control_token.filter(|token| !token.is_empty());
+    let made_token = given_token.is_none();
+    let control_token = given_token.unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
     let config = MockConfig {
         port: args.port,
         token_delay: Duration::from_millis(args.token_delay_ms),
         api_key: args.api_key,
+        control_token: Some(control_token.clone()),
         ..MockConfig::default()
     };
     let server =
@@ -45,6 +53,9 @@ async fn main() -> anyhow::Result<()> {
     {
         // Scripts wait for this exact line, so it must leave the process at once.
         let mut stdout = std::io::stdout().lock();
+        if made_token {
+            writeln!(stdout, "testkit control token: {control_token}")?;
+        }
         writeln!(stdout, "testkit listening on {}", server.base_url())?;
         stdout.flush()?;
     }

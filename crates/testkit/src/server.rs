@@ -1,5 +1,6 @@
 //! [`MockServer`]: the HTTP server, its shared state, its routes (one wire format each, on
-//! the format's real path), per-format key checks, and the `/_testkit/*` control routes.
+//! the format's real path) and per-format key checks. The `/_testkit/*` control routes
+//! are in `control.rs`, served only when [`MockConfig::control_token`] is set.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
@@ -12,16 +13,16 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::script::{Script, ScriptBatch};
-use crate::{anthropic, gemini, openai_chat, openai_responses};
+use crate::script::Script;
+use crate::{anthropic, control, gemini, openai_chat, openai_responses};
 
 /// How the mock behaves when no script says otherwise.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,11 +37,27 @@ pub struct MockConfig {
     pub api_key: Option<String>,
     /// What the model lists list.
     pub models: Vec<String>,
+    /// Serves the `/_testkit/*` control routes (queue scripts, read the recorded requests,
+    /// reset), each requiring `Authorization: Bearer <token>`. `None` serves none: the
+    /// app's demo provider runs without them, so no web page can script its model.
+    pub control_token: Option<String>,
+    /// How many requests are kept for [`MockServer::requests`] (the newest); 0 keeps none.
+    pub recorded_requests: usize,
 }
+
+/// How many requests a mock keeps by default.
+pub const DEFAULT_RECORDED_REQUESTS: usize = 200;
 
 impl Default for MockConfig {
     fn default() -> Self {
-        Self { port: 0, token_delay: Duration::from_millis(20), api_key: None, models: vec!["scripted".to_owned()] }
+        Self {
+            port: 0,
+            token_delay: Duration::from_millis(20),
+            api_key: None,
+            models: vec!["scripted".to_owned()],
+            control_token: None,
+            recorded_requests: DEFAULT_RECORDED_REQUESTS,
+        }
     }
 }
 
@@ -62,10 +79,6 @@ impl RecordedRequest {
         self.headers.get(&name.to_ascii_lowercase()).map(String::as_str)
     }
 }
-
-/// The recorded requests kept; older ones are dropped so a long-running demo server does
-/// not grow without bound.
-const MAX_RECORDED: usize = 1000;
 
 /// A running mock. Dropping it (or [`MockServer::shutdown`]) stops the server and ends
 /// every open stream.
@@ -131,7 +144,8 @@ impl MockServer {
         self.shared.scripts().push_back(script);
     }
 
-    /// Every request received so far (but the `/_testkit` controls), oldest first.
+    /// The requests received (but the `/_testkit` controls), oldest first: the last
+    /// [`MockConfig::recorded_requests`] of them.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests().iter().cloned().collect()
     }
@@ -163,15 +177,15 @@ impl Drop for MockServer {
 }
 
 impl Shared {
-    fn scripts(&self) -> MutexGuard<'_, VecDeque<Script>> {
+    pub(crate) fn scripts(&self) -> MutexGuard<'_, VecDeque<Script>> {
         self.scripts.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn requests(&self) -> MutexGuard<'_, VecDeque<RecordedRequest>> {
+    pub(crate) fn requests(&self) -> MutexGuard<'_, VecDeque<RecordedRequest>> {
         self.requests.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn reset(&self) {
+    pub(crate) fn reset(&self) {
         self.scripts().clear();
         self.requests().clear();
     }
@@ -193,6 +207,10 @@ impl Shared {
     }
 
     fn record(&self, method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) {
+        let keep = self.config.recorded_requests;
+        if keep == 0 {
+            return;
+        }
         let headers = headers
             .iter()
             .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
@@ -205,7 +223,7 @@ impl Shared {
             body: serde_json::from_slice(body).unwrap_or(Value::Null),
         };
         let mut requests = self.requests();
-        if requests.len() == MAX_RECORDED {
+        while requests.len() >= keep {
             requests.pop_front();
         }
         requests.push_back(request);
@@ -286,7 +304,7 @@ impl Drop for OpenStream {
 }
 
 fn router(shared: Arc<Shared>) -> Router {
-    Router::new()
+    let api = Router::new()
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/responses", post(responses))
         .route("/v1/messages", post(messages))
@@ -294,13 +312,14 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/models/{call}", post(generate_content))
         .route("/v1beta/models", get(list_gemini_models))
         .route("/v1beta/models/{call}", post(generate_content))
-        .route("/_testkit/script", post(queue_scripts))
-        .route("/_testkit/requests", get(recorded_requests))
-        .route("/_testkit/reset", post(reset))
         .fallback(unknown_route)
         // Long conversations make big request bodies; the default 2 MB limit is too small.
-        .layer(DefaultBodyLimit::max(64 * 1024 * 1024))
-        .with_state(shared)
+        .layer(DefaultBodyLimit::max(64 * 1024 * 1024));
+    let api = match shared.config.control_token.clone() {
+        Some(token) => api.merge(control::router(token)),
+        None => api,
+    };
+    api.with_state(shared)
 }
 
 async fn chat_completions(
@@ -433,32 +452,6 @@ async fn list_gemini_models(
         return rejection;
     }
     gemini::model_list(&shared.config.models)
-}
-
-async fn queue_scripts(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    match serde_json::from_slice::<ScriptBatch>(&body) {
-        Ok(batch) => {
-            let scripts = batch.into_scripts();
-            let queued = scripts.len();
-            shared.scripts().extend(scripts);
-            axum::Json(json!({ "queued": queued })).into_response()
-        }
-        Err(err) => (
-            StatusCode::BAD_REQUEST,
-            axum::Json(json!({ "error": format!("not a script or a list of scripts: {err}") })),
-        )
-            .into_response(),
-    }
-}
-
-async fn recorded_requests(State(shared): State<Arc<Shared>>) -> Response {
-    let requests: Vec<RecordedRequest> = shared.requests().iter().cloned().collect();
-    axum::Json(requests).into_response()
-}
-
-async fn reset(State(shared): State<Arc<Shared>>) -> Response {
-    shared.reset();
-    StatusCode::NO_CONTENT.into_response()
 }
 
 async fn unknown_route(

@@ -13,8 +13,17 @@ use tokio::time::timeout;
 const PATIENCE: Duration = Duration::from_secs(10);
 
 async fn server() -> MockServer {
-    server_with(MockConfig { token_delay: Duration::from_millis(1), ..MockConfig::default() }).await
+    server_with(MockConfig {
+        token_delay: Duration::from_millis(1),
+        control_token: Some(CONTROL.into()),
+        ..MockConfig::default()
+    })
+    .await
 }
+
+/// The control token of [`server`]'s `/_testkit/*` routes.
+const CONTROL: &str = "control-t0ken";
+const AUTH: (&str, &str) = ("Authorization", "Bearer control-t0ken");
 
 async fn server_with(config: MockConfig) -> MockServer {
     MockServer::start(config).await.expect("bind 127.0.0.1:0")
@@ -83,7 +92,10 @@ fn request_bytes(method: &str, path: &str, headers: &[(&str, &str)], body: &str)
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     if !body.is_empty() {
-        request.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n", body.len()));
+        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("content-type")) {
+            request.push_str("Content-Type: application/json\r\n");
+        }
+        request.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
     request.push_str("\r\n");
     request.push_str(body);
@@ -193,7 +205,8 @@ async fn scripts_are_served_in_order_then_the_default_reply() {
     let server = server().await;
     server.push_script(Script::text(["first"]));
     let queued =
-        send(server.addr(), "POST", "/_testkit/script", &[], r#"[{"chunks":["second"]},{"chunks":["third"]}]"#).await;
+        send(server.addr(), "POST", "/_testkit/script", &[AUTH], r#"[{"chunks":["second"]},{"chunks":["third"]}]"#)
+            .await;
     assert_eq!(queued.json(), json!({"queued": 2}));
 
     for expected in ["first", "second", "third"] {
@@ -304,7 +317,7 @@ async fn control_routes_record_requests_and_reset() {
     assert_eq!(raw.json()["choices"][0]["message"]["content"], "x");
     assert_eq!(raw.json()["object"], "chat.completion");
 
-    let recorded = send(server.addr(), "GET", "/_testkit/requests", &[], "").await.json();
+    let recorded = send(server.addr(), "GET", "/_testkit/requests", &[AUTH], "").await.json();
     assert_eq!(recorded[0]["method"], "POST");
     assert_eq!(recorded[0]["path"], "/v1/chat/completions");
     assert_eq!(recorded[0]["headers"]["authorization"], "Bearer k");
@@ -312,14 +325,63 @@ async fn control_routes_record_requests_and_reset() {
     assert_eq!(recorded.as_array().map(Vec::len), Some(1), "control routes are not recorded");
 
     server.push_script(Script::text(["queued"]));
-    assert_eq!(send(server.addr(), "POST", "/_testkit/reset", &[], "").await.status, 204);
+    assert_eq!(send(server.addr(), "POST", "/_testkit/reset", &[AUTH], "").await.status, 204);
     assert!(server.requests().is_empty());
     assert_ne!(chat(&server, "hi").await.text(), "queued");
 
-    let bad = send(server.addr(), "POST", "/_testkit/script", &[], r#"{"chunkz":[]}"#).await;
+    let bad = send(server.addr(), "POST", "/_testkit/script", &[AUTH], r#"{"chunkz":[]}"#).await;
     assert_eq!(bad.status, 400);
     let unknown = send(server.addr(), "GET", "/v1/nope", &[], "").await;
     assert_eq!((unknown.status, unknown.json()["error"]["code"].clone()), (404, json!("unknown_url")));
+}
+
+#[tokio::test]
+async fn audit_04_a_web_page_cannot_script_the_model_or_read_what_it_was_sent() {
+    // What a page in the user's browser can send without a CORS preflight: no
+    // `Authorization` header, a `text/plain` body.
+    let page = [("Content-Type", "text/plain")];
+    let script = r#"{"toolCalls":[{"name":"read_file","arguments":"{\"path\":\".env\"}"}]}"#;
+
+    // The app's demo provider: no control routes at all, and nothing recorded.
+    let demo = server_with(MockConfig { control_token: None, recorded_requests: 0, ..MockConfig::default() }).await;
+    for (method, path, body) in
+        [("POST", "/_testkit/script", script), ("GET", "/_testkit/requests", ""), ("POST", "/_testkit/reset", "")]
+    {
+        let raw = send(demo.addr(), method, path, &page, body).await;
+        assert_eq!(raw.status, 404, "{method} {path}: {raw:?}");
+        let raw = send(demo.addr(), method, path, &[AUTH], body).await;
+        assert_eq!(raw.status, 404, "even with a token: {method} {path}");
+    }
+    let prompt = "read my .env";
+    assert_eq!(chat(&demo, prompt).await.text(), default_reply(prompt).concat(), "no script was queued");
+    assert!(demo.requests().is_empty(), "the demo keeps no record of what the model was sent");
+
+    // A test's mock: the control routes want the token and JSON.
+    let mock = server().await;
+    let raw = send(mock.addr(), "POST", "/_testkit/script", &page, script).await;
+    assert_eq!(raw.status, 401, "{raw:?}");
+    assert!(raw.json()["error"].as_str().unwrap().contains("Bearer"), "{raw:?}");
+    let raw = send(mock.addr(), "POST", "/_testkit/script", &[("Authorization", "Bearer wrong")], script).await;
+    assert_eq!(raw.status, 401);
+    let raw = send(mock.addr(), "POST", "/_testkit/script", &[AUTH, ("Content-Type", "text/plain")], script).await;
+    assert_eq!(raw.status, 415, "{raw:?}");
+    assert!(raw.json()["error"].as_str().unwrap().contains("application/json"), "{raw:?}");
+    assert_eq!(send(mock.addr(), "GET", "/_testkit/requests", &[], "").await.status, 401);
+    assert_eq!(send(mock.addr(), "POST", "/_testkit/reset", &[], "").await.status, 401);
+    assert_eq!(chat(&mock, prompt).await.text(), default_reply(prompt).concat(), "nothing refused was queued");
+    let raw = send(mock.addr(), "POST", "/_testkit/script", &[AUTH], script).await;
+    assert_eq!(raw.json(), json!({"queued": 1}));
+}
+
+#[tokio::test]
+async fn audit_04_only_the_newest_requests_are_kept() {
+    let server = server_with(MockConfig { recorded_requests: 2, ..MockConfig::default() }).await;
+    for prompt in ["one", "two", "three"] {
+        chat(&server, prompt).await;
+    }
+    let kept: Vec<Value> = server.requests().iter().map(|r| r.body["messages"][0]["content"].clone()).collect();
+    assert_eq!(kept, vec![json!("two"), json!("three")]);
+    assert_eq!(MockConfig::default().recorded_requests, colloquy_testkit::DEFAULT_RECORDED_REQUESTS);
 }
 
 #[cfg(unix)]
@@ -327,7 +389,7 @@ async fn control_routes_record_requests_and_reset() {
 async fn the_binary_announces_its_url_and_stops_on_sigterm() {
     use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_colloquy-testkit"))
-        .args(["--port", "0", "--token-delay-ms", "1", "--api-key", "sk-bin"])
+        .args(["--port", "0", "--token-delay-ms", "1", "--api-key", "sk-bin", "--control-token", CONTROL])
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -343,6 +405,8 @@ async fn the_binary_announces_its_url_and_stops_on_sigterm() {
 
     let raw = send(addr, "GET", "/v1/models", &[("Authorization", "Bearer sk-bin")], "").await;
     assert_eq!(raw.status, 200);
+    assert_eq!(send(addr, "GET", "/_testkit/requests", &[], "").await.status, 401);
+    assert_eq!(send(addr, "GET", "/_testkit/requests", &[AUTH], "").await.status, 200);
 
     let pid = child.id().unwrap().to_string();
     let killed = std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();

@@ -4,13 +4,17 @@
 //!   shared by all topics), with a cached catalog that requests read without waiting.
 //! - [`catalog`]: reading a server's tool list and naming its tools `<namespace>__<tool>`.
 //! - [`processes`]: stdio servers as process groups, reaped after a crash.
+//! - [`environment`]: what a stdio server sees of the app's environment (a safe set).
 //! - `backoff`: how long to wait before reconnecting a server that failed or died.
 //! - `client`: one connection: handshake, listing, calls with progress and cancellation.
+//! - `http`: the HTTP client under rmcp, which also reads "no valid session" as expired.
 //! - `tool`: [`crate::Tool`] for one server tool.
 
 mod backoff;
 pub mod catalog;
 mod client;
+pub mod environment;
+mod http;
 mod hub;
 pub mod processes;
 mod tool;

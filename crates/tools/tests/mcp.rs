@@ -61,11 +61,17 @@ struct Fixture {
 }
 
 fn hub(connect_timeout: Duration) -> Fixture {
+    hub_pinging(connect_timeout, Duration::from_secs(1))
+}
+
+/// A hub that pings its HTTP servers every `ping_interval`.
+fn hub_pinging(connect_timeout: Duration, ping_interval: Duration) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let sink = Arc::new(MemorySink::default());
     let hub = McpHub::new(HubOptions {
         processes_file: dir.path().join("mcp-processes.json"),
         connect_timeout,
+        ping_interval,
         http: reqwest::Client::new(),
         sink: sink.clone(),
     });
@@ -168,6 +174,40 @@ async fn everything_over_stdio_lists_calls_reports_progress_and_cancels() {
     f.hub.shutdown().await;
 }
 
+#[tokio::test]
+async fn audit_10_a_stdio_server_sees_only_the_safe_variables_and_its_own() {
+    // The test process has plenty of variables a server has no business seeing (cargo's,
+    // the test runner's, whatever the shell exported).
+    let private: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| !colloquy_tools::mcp::environment::INHERITED_VARIABLES.contains(&name.as_str()))
+        .collect();
+    assert!(!private.is_empty(), "the test process has variables of its own");
+    let f = hub(Duration::from_secs(30));
+    let mut endpoint = stdio(bin("mcp-server-everything"), &["stdio"]);
+    if let McpEndpoint::Stdio { env, .. } = &mut endpoint {
+        env.insert("SERVER_TOKEN".into(), "configured".into());
+    }
+    f.add("e", "Everything", endpoint);
+    f.ready("e").await;
+    let get_env = f.tool("everything__get-env");
+    assert!(get_env.definition().annotations.read_only, "it may run without asking");
+    let seen: BTreeMap<String, String> =
+        serde_json::from_str(&get_env.execute(json!({}), &ctx()).await.unwrap().text_content()).unwrap();
+    assert_eq!(seen.get("SERVER_TOKEN").map(String::as_str), Some("configured"), "its own variables reach it");
+    assert_eq!(seen.get("PATH"), std::env::var("PATH").ok().as_ref(), "and PATH, to find its programs");
+    let leaked: Vec<&String> = private.iter().filter(|name| seen.contains_key(*name)).collect();
+    assert!(leaked.is_empty(), "the app's own variables never reach a server: {leaked:?}");
+    let unexpected: Vec<&String> = seen
+        .keys()
+        .filter(|name| {
+            *name != "SERVER_TOKEN" && !colloquy_tools::mcp::environment::INHERITED_VARIABLES.contains(&name.as_str())
+        })
+        .collect();
+    assert!(unexpected.is_empty(), "nothing but the safe set and its own: {unexpected:?}");
+    f.hub.shutdown().await;
+}
+
 /// A stopped call's result. The call it stops would run for half a minute; a minute is
 /// only a bound for a stuck test, not a measure of speed.
 async fn stopped_in_time(call: tokio::task::JoinHandle<Result<protocol::tool::ToolOutput, ToolError>>) -> ToolError {
@@ -236,6 +276,59 @@ async fn everything_over_streamable_http_lists_calls_reports_progress_and_cancel
         echo.execute(json!({"message": "still here"}), &ctx()).await.unwrap().text_content(),
         "Echo: still here"
     );
+    f.hub.shutdown().await;
+    server.kill().await.unwrap();
+}
+
+/// `server-everything` over streamable HTTP on `port`, and its URL.
+async fn everything_over_http(port: u16) -> (tokio::process::Child, String) {
+    let mut command = tokio::process::Command::new(bin("mcp-server-everything"));
+    command.arg("streamableHttp").env("PORT", port.to_string());
+    (http_server(command, port).await, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+#[tokio::test]
+async fn audit_09_an_http_server_that_restarted_gets_a_new_session_and_the_next_call_succeeds() {
+    let port = free_port().await;
+    let (mut server, url) = everything_over_http(port).await;
+    // No pings: the call itself must find out that the server forgot the session.
+    let f = hub_pinging(Duration::from_secs(30), Duration::from_secs(3600));
+    f.add("h", "Everything HTTP", McpEndpoint::Http { url, headers: BTreeMap::new() });
+    f.ready("h").await;
+    let echo = f.tool("everything_http__echo");
+    assert_eq!(echo.execute(json!({"message": "before"}), &ctx()).await.unwrap().text_content(), "Echo: before");
+
+    server.kill().await.unwrap();
+    let (mut server, _) = everything_over_http(port).await;
+    // The restarted server answers our old session with HTTP 400 "No valid session ID
+    // provided"; the call used to wait for its timeout (20 s here) and fail.
+    let out = echo.execute(json!({"message": "after"}), &ctx()).await.unwrap();
+    assert_eq!(out.text_content(), "Echo: after");
+    assert_eq!(f.hub.status("h").unwrap().state, McpState::Ready);
+    let sum = f.tool("everything_http__get-sum").execute(json!({"a": 1, "b": 2}), &ctx()).await.unwrap();
+    assert!(sum.text_content().contains('3'), "{sum:?}");
+    f.hub.shutdown().await;
+    server.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn audit_09_an_http_server_that_went_away_is_not_shown_ready_and_is_found_again() {
+    let port = free_port().await;
+    let (mut server, url) = everything_over_http(port).await;
+    let f = hub(Duration::from_secs(30));
+    f.add("h", "Everything HTTP", McpEndpoint::Http { url: url.clone(), headers: BTreeMap::new() });
+    f.ready("h").await;
+    server.kill().await.unwrap();
+
+    let status = f.status_until("h", |s| s.state == McpState::Error).await;
+    let said = status.message.unwrap();
+    assert!(said.contains("reach") && said.contains("trying again in"), "{said}");
+
+    let (mut server, _) = everything_over_http(port).await;
+    assert!(f.hub.refresh("h"), "a refresh tries again at once");
+    f.ready("h").await;
+    let echo = f.tool("everything_http__echo");
+    assert_eq!(echo.execute(json!({"message": "back"}), &ctx()).await.unwrap().text_content(), "Echo: back");
     f.hub.shutdown().await;
     server.kill().await.unwrap();
 }

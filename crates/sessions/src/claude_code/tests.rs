@@ -84,6 +84,35 @@ async fn a_cli_that_fails_at_start_says_how_it_exited_and_what_it_wrote() {
     assert!(!message.contains("It printed"), "{message}");
 }
 
+/// A `claude` stand-in running `script` (sh).
+fn script(dir: &std::path::Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let program = dir.join("claude");
+    std::fs::write(&program, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    program
+}
+
+#[tokio::test]
+async fn audit_14_an_endless_error_line_is_cut_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let program =
+        script(dir.path(), "head -c 100000 /dev/zero | tr '\\0' e >&2\necho >&2\necho 'Error: boom' >&2\nexit 1");
+    let message = start_failure(program, Duration::from_secs(60)).await;
+    assert_says(&message, &["[cut: 95904 more bytes]", "Error: boom", "It exited with exit code 1."]);
+    assert!(message.len() < 10_000, "the line is not kept whole ({} bytes)", message.len());
+}
+
+#[tokio::test]
+async fn audit_14_a_message_over_the_cap_ends_the_connection_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    // Output without end and without a newline: read only up to the cap.
+    let program = script(dir.path(), "exec cat /dev/zero");
+    let message = start_failure(program, Duration::from_secs(60)).await;
+    assert_says(&message, &["Colloquy stopped reading it", "over the 16 MiB Colloquy reads"]);
+    assert!(message.len() < 10_000, "{} bytes", message.len());
+}
+
 #[tokio::test]
 async fn a_program_that_cannot_be_run_is_not_installed() {
     let dir = tempfile::tempdir().unwrap();

@@ -16,15 +16,41 @@ use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
-use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
+use super::http::SessionAwareClient;
 use super::processes::ProcessRegistry;
 use super::{McpEndpoint, McpServerConfig};
+use crate::capped_lines::CappedLines;
 use crate::tool::{Progress, ProgressSink, ToolError};
 
-/// How many stderr lines a server's status shows.
+/// How many stderr lines a server's status shows, and how much of each (a longer line is
+/// cut, and says so).
 const STDERR_LINES: usize = 20;
+const STDERR_LINE_BYTES: usize = 4 * 1024;
+
+/// The largest JSON-RPC message a server may send (one stdout line, one HTTP body or SSE
+/// event): a larger one fails the connection, with this said in the server's status.
+pub(crate) const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Why we gave up on a connection that is still open at the other end (the server can no
+/// longer be reached, or sent something we refuse): the first reason given wins.
+#[derive(Clone, Default)]
+pub(crate) struct Failure(Arc<Mutex<Option<String>>>);
+
+impl Failure {
+    fn set(&self, reason: String) {
+        if let Ok(mut slot) = self.0.lock()
+            && slot.is_none()
+        {
+            *slot = Some(reason);
+        }
+    }
+
+    pub(crate) fn reason(&self) -> Option<String> {
+        self.0.lock().ok()?.clone()
+    }
+}
 
 /// The last lines a stdio server wrote to stderr.
 #[derive(Clone, Default)]
@@ -95,6 +121,10 @@ pub(crate) struct Client {
     /// The stdio server's process, killed if this is dropped before `shutdown` stopped it.
     _process: Option<tokio::process::Child>,
     pub(crate) stderr: StderrTail,
+    /// Over HTTP nothing tells us the server went away: the hub pings it.
+    pub(crate) needs_pings: bool,
+    /// Set when we gave up on the connection; `closed` fires with it.
+    failure: Failure,
     closed: CancellationToken,
 }
 
@@ -109,12 +139,15 @@ impl Client {
     ) -> Result<Self, ConnectError> {
         let handler = Handler::default();
         let stderr = StderrTail::default();
+        let failure = Failure::default();
         let error = |message: String, stderr: &StderrTail| ConnectError { message, stderr: stderr.text() };
         let (serving, mut process, noise) = match &config.endpoint {
             McpEndpoint::Stdio { command, args, env, cwd } => {
                 let mut cmd = tokio::process::Command::new(command);
+                // Only the safe set of the app's variables, and the server's own.
                 cmd.args(args)
-                    .envs(env)
+                    .env_clear()
+                    .envs(super::environment::server_environment(std::env::vars_os(), env))
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
@@ -134,15 +167,19 @@ impl Client {
                 };
                 if let Some(child_stderr) = child.stderr.take() {
                     let tail = stderr.clone();
+                    let server = config.name.clone();
                     tokio::spawn(async move {
-                        let mut lines = tokio::io::BufReader::new(child_stderr).lines();
+                        let mut lines = CappedLines::new(child_stderr, STDERR_LINE_BYTES);
                         while let Ok(Some(line)) = lines.next_line().await {
-                            tail.push(line);
+                            if line.cut > 0 {
+                                tracing::debug!(%server, cut = line.cut, "an MCP server's stderr line was cut");
+                            }
+                            tail.push(line.shown());
                         }
                     });
                 }
                 let noise = StdoutNoise::default();
-                let transport = (WatchedStdout::new(stdout, noise.clone()), stdin);
+                let transport = (WatchedStdout::new(stdout, noise.clone(), failure.clone()), stdin);
                 (tokio::time::timeout(timeout, handler.clone().serve(transport)).await, Some(child), Some(noise))
             }
             McpEndpoint::Http { url, headers } => {
@@ -154,12 +191,16 @@ impl Client {
                         .map_err(|e| error(format!("the value of header {name} is not valid: {e}"), &stderr))?;
                     custom.insert(name, value);
                 }
-                let mut transport_config =
+                let transport_config =
                     rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
                         url.as_str(),
-                    );
-                transport_config.custom_headers = custom;
-                let transport = StreamableHttpClientTransport::with_client(http.clone(), transport_config);
+                    )
+                    .custom_headers(custom)
+                    .max_sse_event_size(MAX_MESSAGE_BYTES)
+                    .max_json_response_size(MAX_MESSAGE_BYTES)
+                    .reinit_on_expired_session(true);
+                let transport =
+                    StreamableHttpClientTransport::with_client(SessionAwareClient(http.clone()), transport_config);
                 (tokio::time::timeout(timeout, handler.clone().serve(transport)).await, None, None)
             }
         };
@@ -209,8 +250,49 @@ impl Client {
             pid,
             _process: process,
             stderr,
+            needs_pings: matches!(config.endpoint, McpEndpoint::Http { .. }),
+            failure,
             closed,
         })
+    }
+
+    /// Why we gave up on the connection, if we did (rather than the server ending it).
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.failure.reason()
+    }
+
+    /// Gives up on the connection: `closed` fires, and the hub reconnects.
+    fn fail(&self, reason: String) {
+        self.failure.set(reason);
+        self.closed.cancel();
+    }
+
+    /// `error` from a request, in words; if it says the connection is lost (rather than
+    /// the server answering with an error), the connection is given up.
+    fn request_failed(&self, what: &str, error: &rmcp::ServiceError) -> String {
+        match error {
+            rmcp::ServiceError::TransportSend(_) | rmcp::ServiceError::TransportClosed => {
+                let reason = format!("the server could not be reached: {}", chain(error));
+                self.fail(reason.clone());
+                reason
+            }
+            other => format!("{what} failed: {other}"),
+        }
+    }
+
+    /// Asks the server whether it is still there. A server that cannot be reached fails
+    /// the connection; one that answers, even with an error, is alive.
+    pub(crate) async fn ping(&self, timeout: Duration) {
+        let request = ClientRequest::PingRequest(rmcp::model::PingRequest::default());
+        match tokio::time::timeout(timeout, self.peer.send_request(request)).await {
+            Ok(Err(error)) => {
+                let said = self.request_failed("`ping`", &error);
+                tracing::debug!(%said, "MCP ping");
+            }
+            Ok(Ok(_)) => {}
+            // Busy, perhaps: calls have their own timeouts.
+            Err(_elapsed) => tracing::debug!("an MCP server did not answer a ping in time"),
+        }
     }
 
     /// Resolves when the connection has ended.
@@ -227,7 +309,7 @@ impl Client {
         let tools = tokio::time::timeout(timeout, self.peer.list_all_tools())
             .await
             .map_err(|_| format!("`tools/list` got no answer within {} s", timeout.as_secs()))?
-            .map_err(|e| format!("`tools/list` failed: {e}"))?;
+            .map_err(|e| self.request_failed("`tools/list`", &e))?;
         Ok(tools.iter().filter_map(|tool| serde_json::to_value(tool).ok()).collect())
     }
 
@@ -251,7 +333,7 @@ impl Client {
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| ToolError::Failed(format!("the MCP server could not be reached: {e}")))?;
+            .map_err(|e| ToolError::Failed(format!("the MCP server could not be reached: {}", chain(&e))))?;
         let key = token_key(&handle.progress_token);
         if let Ok(mut sinks) = self.handler.progress.lock() {
             sinks.insert(key.clone(), progress);
@@ -260,7 +342,10 @@ impl Client {
         let outcome = tokio::select! {
             answer = rx => match answer {
                 Ok(Ok(result)) => Ok(result),
-                Ok(Err(e)) => Err(ToolError::Failed(format!("the MCP server failed the call: {e}"))),
+                Ok(Err(e @ rmcp::ServiceError::McpError(_))) => {
+                    Err(ToolError::Failed(format!("the MCP server failed the call: {e}")))
+                }
+                Ok(Err(e)) => Err(ToolError::Failed(format!("the MCP call failed: {}", self.request_failed("the call", &e)))),
                 Err(_) => Err(ToolError::Failed("the MCP server closed the connection during the call".into())),
             },
             _ = cancel.cancelled() => Err(ToolError::Cancelled),
@@ -360,11 +445,17 @@ impl StdoutNoise {
     }
 }
 
-/// A stdio server's stdout on its way to the SDK, watched for lines that are not JSON.
+/// A stdio server's stdout on its way to the SDK, watched for lines that are not JSON and
+/// for a message longer than [`MAX_MESSAGE_BYTES`], which ends the connection (saying
+/// why) rather than being buffered without bound.
 struct WatchedStdout<R> {
     inner: R,
     noise: StdoutNoise,
+    failure: Failure,
     line: LineKind,
+    /// Bytes of the current line so far, and how many it may have.
+    line_bytes: usize,
+    limit: usize,
 }
 
 enum LineKind {
@@ -376,12 +467,26 @@ enum LineKind {
 }
 
 impl<R> WatchedStdout<R> {
-    fn new(inner: R, noise: StdoutNoise) -> Self {
-        Self { inner, noise, line: LineKind::Start }
+    fn new(inner: R, noise: StdoutNoise, failure: Failure) -> Self {
+        Self { inner, noise, failure, line: LineKind::Start, line_bytes: 0, limit: MAX_MESSAGE_BYTES }
     }
 
-    fn watch(&mut self, bytes: &[u8]) {
+    /// Watches the next bytes; an error once a line is longer than the limit.
+    fn watch(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         for &byte in bytes {
+            if byte == b'\n' {
+                self.line_bytes = 0;
+            } else {
+                self.line_bytes += 1;
+                if self.line_bytes > self.limit {
+                    let reason = format!(
+                        "the server sent a message larger than {} MiB, the most Colloquy accepts",
+                        self.limit / (1024 * 1024)
+                    );
+                    self.failure.set(reason.clone());
+                    return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, reason));
+                }
+            }
             match (&mut self.line, byte) {
                 (LineKind::Noise(kept), b'\n') => {
                     let text = String::from_utf8_lossy(kept).trim().to_owned();
@@ -400,6 +505,7 @@ impl<R> WatchedStdout<R> {
                 _ => {}
             }
         }
+        Ok(())
     }
 }
 
@@ -413,7 +519,10 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for WatchedStdout<R> 
         let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
         if let std::task::Poll::Ready(Ok(())) = &polled {
             let fresh = buf.filled()[before..].to_vec();
-            self.watch(&fresh);
+            if let Err(too_long) = self.watch(&fresh) {
+                buf.set_filled(before);
+                return std::task::Poll::Ready(Err(too_long));
+            }
         }
         polled
     }
@@ -479,12 +588,33 @@ mod tests {
     #[test]
     fn lines_that_are_not_json_are_kept_and_json_lines_are_not() {
         let noise = StdoutNoise::default();
-        let mut watched = WatchedStdout::new(tokio::io::empty(), noise.clone());
-        watched.watch(b"{\"jsonrpc\":\"2.0\"}\n  \nWelcome");
-        watched.watch(b" to the server!\n[1]\n<html>\n");
+        let mut watched = WatchedStdout::new(tokio::io::empty(), noise.clone(), Failure::default());
+        watched.watch(b"{\"jsonrpc\":\"2.0\"}\n  \nWelcome").unwrap();
+        watched.watch(b" to the server!\n[1]\n<html>\n").unwrap();
         assert_eq!(noise.lines().as_deref(), Some("Welcome to the server! \u{23ce} <html>"));
         assert_eq!(http_status("unexpected server response: HTTP 404 Not Found: go away"), Some(404));
         assert_eq!(http_status("HTTP/1.1 is fine"), None);
+    }
+
+    #[tokio::test]
+    async fn audit_14_a_message_over_the_cap_ends_the_connection_and_says_why() {
+        use tokio::io::AsyncReadExt;
+        let failure = Failure::default();
+        let endless = format!("{{\"jsonrpc\":\"2.0\",\"id\":1}}\n{{\"result\":\"{}", "x".repeat(4096));
+        let mut watched = WatchedStdout::new(endless.as_bytes(), StdoutNoise::default(), failure.clone());
+        watched.limit = 1024;
+        let mut read = Vec::new();
+        let error = watched.read_to_end(&mut read).await.unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
+        assert!(read.len() <= 8 * 1024, "the long line is not handed on whole ({} bytes)", read.len());
+        let said = failure.reason().unwrap();
+        assert!(said.contains("larger than") && said.contains("MiB"), "{said}");
+
+        // A line of exactly the limit, and many lines adding up to more, are fine.
+        let mut fine = WatchedStdout::new(tokio::io::empty(), StdoutNoise::default(), Failure::default());
+        fine.limit = 8;
+        fine.watch(b"12345678\n12345678\n").unwrap();
+        assert!(fine.watch(b"123456789").is_err());
     }
 
     #[test]

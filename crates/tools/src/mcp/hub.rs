@@ -4,6 +4,9 @@
 //! - One connection (one process, for stdio) per server, shared by every topic.
 //! - A server that fails to start, exits, or drops the connection is retried with
 //!   exponential backoff (see `backoff`); its status says why and when it is tried again.
+//!   An HTTP server is pinged every [`HubOptions::ping_interval`], and a call, listing or
+//!   ping that cannot reach it ends the connection the same way, so a server that went
+//!   away never shows `ready`. A refresh during the wait tries again at once.
 //! - The catalog is what the server last listed successfully. Requests are built from it
 //!   without ever waiting on a server; a failed refresh keeps the old list (the server
 //!   stays ready and its status says the listing failed). A server whose first listing
@@ -38,8 +41,11 @@ pub struct HubOptions {
     /// Where child process groups (stdio servers, agent CLIs) are recorded, for reaping
     /// after a crash.
     pub processes_file: std::path::PathBuf,
-    /// How long the MCP handshake (and a `tools/list`) may take.
+    /// How long the MCP handshake (and a `tools/list`, and a ping) may take.
     pub connect_timeout: Duration,
+    /// How often a connection over HTTP is pinged to see the server is still there
+    /// (nothing else tells: a stdio server's exit closes its pipes).
+    pub ping_interval: Duration,
     pub http: reqwest::Client,
     pub sink: Arc<dyn CatalogSink>,
 }
@@ -317,6 +323,9 @@ async fn supervise(
                             s.client.send_replace(Some(client.clone()));
                         });
                         tracing::info!(server = %config.name, "MCP server connected");
+                        let every = inner.options.ping_interval;
+                        let mut pings = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                        pings.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                         loop {
                             tokio::select! {
                                 _ = stop.cancelled() => {
@@ -327,17 +336,32 @@ async fn supervise(
                                 _ = client.handler.list_changed.notified() => {
                                     let _ = list(&inner, &config, &client, timeout).await;
                                 }
+                                _ = pings.tick(), if client.needs_pings => {
+                                    tokio::select! {
+                                        _ = stop.cancelled() => {
+                                            client.shutdown(&inner.processes).await;
+                                            return;
+                                        }
+                                        _ = client.ping(timeout) => {}
+                                    }
+                                }
                                 _ = client.closed() => break,
                             }
-                        }
-                        if let Some(pid) = client.pid {
-                            inner.processes.forget(pid);
                         }
                         inner.update(&id, |s| {
                             s.client.send_replace(None);
                         });
+                        let failure = client.failure();
+                        if failure.is_some() {
+                            // We gave up on it; the other end may still be there.
+                            client.shutdown(&inner.processes).await;
+                        } else if let Some(pid) = client.pid {
+                            inner.processes.forget(pid);
+                        }
                         let delay = backoff.ended(up_since.elapsed());
-                        ("the server stopped or closed the connection".to_owned(), client.stderr.text(), delay)
+                        let problem =
+                            failure.unwrap_or_else(|| "the server stopped or closed the connection".to_owned());
+                        (problem, client.stderr.text(), delay)
                     }
                 }
             }
@@ -354,6 +378,8 @@ async fn supervise(
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = tokio::time::sleep(delay) => {}
+            // The user asked for the server again (`mcp_server_refresh`): try now.
+            _ = refresh.notified() => {}
         }
     }
 }
