@@ -17,6 +17,7 @@ mod assistants;
 mod capabilities;
 mod demo;
 mod error;
+mod images;
 mod inbox;
 mod mcp;
 mod operations;

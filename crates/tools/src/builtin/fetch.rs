@@ -102,7 +102,7 @@ impl FetchUrl {
     /// GETs `url` with the guarded client, following redirects hop by hop: a hop to a
     /// private address (written as one, or a name that resolves to one) is refused, and
     /// the refusal names that hop's URL so the model can ask for it.
-    async fn fetch_guarded(&self, url: &url::Url) -> Result<reqwest::Response, ToolError> {
+    pub(crate) async fn fetch_guarded(&self, url: &url::Url) -> Result<reqwest::Response, ToolError> {
         let client = self.guarded_client()?;
         let mut current = url.clone();
         for hop in 0..=MAX_REDIRECTS {
