@@ -54,6 +54,7 @@ plain_commands!($
     topic_delete,
     topic_mark_seen,
     messages_list,
+    image_fetch,
     inbox_list,
     inbox_add,
     inbox_update,

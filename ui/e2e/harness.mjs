@@ -238,12 +238,23 @@ export function useStack({ testkit: testkitOptions, serverEnv, setup } = {}) {
   return stack;
 }
 
-/** A test that saves a screenshot, the page console and the server logs when it fails. */
+/** Console lines of a page that say the Content Security Policy blocked something. */
+export function cspViolations(page) {
+  return page.consoleLines.filter((line) => /Content Security Policy/i.test(line));
+}
+
+/**
+ * A test that saves a screenshot, the page console and the server logs when it fails.
+ * It fails too when the app's CSP blocked anything the page tried (the app must work
+ * under its own policy).
+ */
 export function e2eTest(stack, name, fn, { timeout = 90_000 } = {}) {
   test(name, { timeout }, async () => {
     stack.pages = [];
     try {
       await fn();
+      const violations = stack.pages.flatMap(cspViolations);
+      if (violations.length > 0) throw new Error(`the page broke its Content Security Policy:\n${violations.join('\n')}`);
     } catch (error) {
       await saveArtifacts(stack, name).catch((artifactError) => console.error('could not save artifacts:', artifactError));
       throw error;

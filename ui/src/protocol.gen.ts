@@ -414,6 +414,14 @@ export type UpdateToolRule = { id: string, rule: ToolRuleInput, };
 
 export type IdRequest = { id: string, };
 
+export type ImageFetchRequest = { 
+/**
+ * An `http://` or `https://` URL.
+ */
+url: string, };
+
+export type FetchedImage = { mediaType: string, dataUrl: string, };
+
 export type AuditListRequest = { topicId?: TopicId, 
 /**
  * Newest first; at most this many (default 200).

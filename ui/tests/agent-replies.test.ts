@@ -6,7 +6,10 @@ import { AGENT_FEATURES, CHAT_FEATURES, featuresFor, replyActions } from '../src
 import { replyBlocks, type ChatMessage } from '../src/chat/messages';
 import { compactionMarker, formatTokens, replyCost, steerNote } from '../src/chat/replyNotes';
 import { AgentSessionContext, type AgentSessionActions } from '../src/components/AgentSessionContext';
+import { BackendContext } from '../src/components/BackendContext';
+import { isLocalImage, remoteHost } from '../src/components/MarkdownImage';
 import { MessageView } from '../src/components/MessageView';
+import type { Backend } from '../src/backend/backend';
 import type { ApiError, MessageMetadata, UiPart } from '../src/protocol.gen';
 
 const reply = (parts: UiPart[], metadata: MessageMetadata = { status: 'success' }): ChatMessage => ({ id: 'r1', role: 'assistant', parts, metadata });
@@ -114,5 +117,42 @@ describe('what an agent session offers', () => {
     expect(replyActions(finished, false, AGENT_FEATURES)).toEqual({ continue: false, retry: false });
     expect(replyActions(finished, false, CHAT_FEATURES)).toEqual({ continue: false, retry: true });
     expect(replyActions(stopped, true, CHAT_FEATURES)).toEqual({ continue: false, retry: false });
+  });
+});
+
+describe('images in a reply', () => {
+  const backend: Backend = {
+    call: () => Promise.reject(new Error('not called while rendering')),
+    subscribe: () => Promise.reject(new Error('unused')),
+    subscribeStatus: () => Promise.reject(new Error('unused')),
+    openWindow: () => Promise.resolve(),
+  };
+  const renderText = (text: string) =>
+    renderToStaticMarkup(
+      createElement(
+        BackendContext.Provider,
+        { value: backend },
+        createElement(MessageView, { message: reply([{ type: 'text', text, state: 'done' }]), isLive: false }),
+      ),
+    );
+
+  it('audit_03: a remote image in a reply is not loaded until the user asks, and says from where', () => {
+    const html = renderText('Here: ![chart](https://x.example/p.png?d=secret) done');
+    expect(html).not.toMatch(/<img[^>]*x\.example/);
+    expect(html).toContain('Load image from x.example');
+    expect(html).toContain('data-testid="markdown-image-load"');
+  });
+
+  it('audit_03: an image of another scheme is never loaded', () => {
+    const html = renderText('![x](ftp://x.example/p.png)');
+    expect(html).not.toContain('<img');
+  });
+
+  it('audit_03: only http(s) URLs name a host to load from', () => {
+    expect(remoteHost('https://x.example:8443/a.png')).toBe('x.example:8443');
+    expect(remoteHost('javascript:alert(1)')).toBeNull();
+    expect(isLocalImage('blob:https://x.example/1')).toBe(true);
+    expect(isLocalImage('data:image/png;base64,iVBORw0KGgo=')).toBe(true);
+    expect(isLocalImage('https://x.example/a.png')).toBe(false);
   });
 });

@@ -18,6 +18,7 @@ mod capabilities;
 mod data_folder;
 mod demo;
 mod error;
+mod images;
 mod inbox;
 pub mod instance;
 mod limits;

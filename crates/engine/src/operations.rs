@@ -51,6 +51,7 @@ pub const OPERATIONS: &[&str] = &[
     "inbox_release",
     "window_open",
     "messages_list",
+    "image_fetch",
     "providers_list",
     "provider_create",
     "provider_update",
@@ -130,6 +131,7 @@ impl Engine {
                 self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
                 json(self.inner.store.list_messages(&request.topic_id).await.map_err(store_error)?)
             }
+            "image_fetch" => json(crate::images::fetch_image(parse(request)?).await?),
             "providers_list" => json(self.list_providers().await?),
             "provider_create" => json(self.create_provider(parse(request)?).await?),
             "provider_update" => json(self.update_provider(parse(request)?).await?),

@@ -520,6 +520,22 @@ pub struct IdRequest {
     pub id: String,
 }
 
+/// `image_fetch`: a remote image in a reply, which the user asked to see.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImageFetchRequest {
+    /// An `http://` or `https://` URL.
+    pub url: String,
+}
+
+/// A fetched image, as a `data:` URL the page may show (its CSP allows no remote image).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FetchedImage {
+    pub media_type: String,
+    pub data_url: String,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AuditListRequest {

@@ -103,6 +103,8 @@ pub fn declarations() -> String {
         ToolRuleInput::decl(&cfg),
         UpdateToolRule::decl(&cfg),
         IdRequest::decl(&cfg),
+        ImageFetchRequest::decl(&cfg),
+        FetchedImage::decl(&cfg),
         AuditListRequest::decl(&cfg),
         ToolEnableRequest::decl(&cfg),
         Assistant::decl(&cfg),

@@ -19,6 +19,12 @@ use crate::tool::Tool;
 
 pub use workspace::Workspace;
 
+/// GETs `url` as `fetch_url` does without the user's say: never to a private address,
+/// each redirect hop checked (for a remote image the user asked to see).
+pub async fn get_public(url: &url::Url) -> Result<reqwest::Response, crate::ToolError> {
+    fetch::FetchUrl::new().fetch_guarded(url, None).await
+}
+
 /// Every built-in tool.
 pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![

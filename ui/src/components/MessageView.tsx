@@ -19,6 +19,7 @@ import { secondsLeft, type Retrying } from '../chat/retrying';
 import { waitingApprovalIds, type ToolProgressByCall } from '../chat/tools';
 import type { ApiError, MessageStatus } from '../protocol.gen';
 import { useAgentSession } from './AgentSessionContext';
+import { MarkdownImage } from './MarkdownImage';
 import { MessageFiles } from './MessageFiles';
 import { PendingApprovals } from './PendingApprovals';
 import { ToolCard } from './ToolCard';
@@ -28,6 +29,8 @@ const PLUGINS = { code };
 // need Tailwind styles we do not ship.
 const CONTROLS = { code: true, table: false, mermaid: false, image: false };
 const LINK_SAFETY = { enabled: false };
+// Remote images wait for a click (and then come through the backend): see MarkdownImage.
+const COMPONENTS = { img: MarkdownImage };
 
 type Part = ChatMessage['parts'][number];
 type FilePart = Extract<Part, { type: 'file' }>;
@@ -171,6 +174,7 @@ function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
               plugins={PLUGINS}
               controls={CONTROLS}
               linkSafety={LINK_SAFETY}
+              components={COMPONENTS}
               lineNumbers={false}
             >
               {part.text}

@@ -124,7 +124,7 @@ impl FetchUrl {
     /// private address (written as one, or a name that resolves to one) is refused, and
     /// the refusal names that hop's URL so the model can ask for it. Hops to the host
     /// `excepted` (one the user allowed) may reach a private address.
-    async fn fetch_guarded(
+    pub(crate) async fn fetch_guarded(
         &self,
         url: &url::Url,
         excepted: Option<&url::Host<String>>,
