@@ -286,6 +286,7 @@ async fn run_kills(known: Known) {
         token_delay: TOKEN_DELAY,
         api_key: None,
         models: MODELS.iter().map(|m| (*m).to_owned()).collect(),
+        ..MockConfig::default()
     })
     .await
     .unwrap();

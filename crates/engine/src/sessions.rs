@@ -490,6 +490,7 @@ pub(crate) async fn keep_orphaned_approvals(store: &store::Store) -> Result<(), 
             reason: Some("the agent's turn had already ended"),
             updated_input: None,
             rule_id: "",
+            rule_conditions: Vec::new(),
         };
         store.respond_approval(&answer).await.map_err(store_error)?;
     }
