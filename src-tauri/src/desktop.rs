@@ -7,11 +7,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use engine::instance::ClaimError;
 use engine::{Engine, EngineConfig};
 use tauri::{AppHandle, Manager};
+use tauri_plugin_dialog::{DialogExt, MessageDialogKind};
 
 use crate::commands;
-use crate::single_instance::{self, Claim};
+use crate::single_instance;
 
 const MAIN_WINDOW: &str = "main";
 
@@ -31,18 +33,32 @@ pub fn run() -> std::process::ExitCode {
             let telemetry = tauri::async_runtime::block_on(async { engine::telemetry::init("colloquy-desktop") });
             app.manage(TelemetryGuard(std::sync::Mutex::new(Some(telemetry))));
             let data_dir = data_dir(app)?;
-            match single_instance::claim(&data_dir)? {
-                Claim::Secondary => {
-                    println!("Colloquy is already running; it has opened its window.");
+            let lock = match engine::instance::claim(&data_dir, "desktop") {
+                Ok(lock) => lock,
+                Err(ClaimError::Taken { holder, .. })
+                    if holder.mode.as_deref() != Some("server") && single_instance::ask_to_open(&data_dir).is_ok() =>
+                {
+                    println!("Colloquy is already running ({holder}); it has opened its window.");
                     std::process::exit(0);
                 }
-                Claim::Primary(instance) => {
+                Err(err) => {
+                    // Another mode holds the folder (or it cannot be locked): say so where
+                    // the user looks, not only on stderr.
+                    eprintln!("colloquy: {err}");
                     let handle = app.handle().clone();
-                    instance.serve(move || open_main_window(&handle));
+                    app.dialog()
+                        .message(err.to_string())
+                        .title("Colloquy cannot start")
+                        .kind(MessageDialogKind::Error)
+                        .show(move |_| handle.exit(1));
+                    return Ok(());
                 }
-            }
-            let engine = tauri::async_runtime::block_on(Engine::open(
+            };
+            let handle = app.handle().clone();
+            single_instance::listen(&data_dir, move || open_main_window(&handle));
+            let engine = tauri::async_runtime::block_on(Engine::open_claimed(
                 EngineConfig::new(data_dir.clone(), "desktop").with_env_overrides(),
+                lock,
             ))
             .map_err(|e| e.message)?;
             tracing::info!(data_dir = %data_dir.display(), "engine ready");

@@ -14,11 +14,12 @@ use server::Server;
 use testkit::{MockConfig, MockServer, Script};
 use tokio::time::{Instant, sleep_until};
 
-/// The stream manager checkpoints a live reply at most this often.
+/// The stream manager's promise: output is committed within this long of reaching it,
+/// the commit included (`StreamConfig::max_unsaved`).
 const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(500);
-/// Allowance on top of the interval for the checkpoint tick to run and its transaction to
-/// commit on a busy machine: the promise is "at most 500 ms of output, plus the write".
-const WRITE_TOLERANCE: Duration = Duration::from_millis(150);
+/// Slack for the test itself on a loaded machine: the signal is sent, and the kill time
+/// taken, by a test process competing for the same cores.
+const WRITE_TOLERANCE: Duration = Duration::from_millis(100);
 /// How long the reply streams before the kill: several checkpoints' worth, plus a random
 /// part of one interval (see `kill_phase`).
 const STREAM_BEFORE_KILL: Duration = Duration::from_secs(2);
@@ -123,9 +124,9 @@ async fn a_reply_killed_mid_stream_comes_back_paused_with_its_checkpointed_text(
         full_reply.starts_with(&stored),
         "the stored reply is the script's beginning, nothing invented or repeated:\nstored:   {stored:?}"
     );
-    // Checkpoints are taken at most every 500 ms, so up to 500 ms of output (plus the time
-    // to write the last checkpoint, see WRITE_TOLERANCE) may be lost; anything the client
-    // had before that must be on disk.
+    // Output is committed within 500 ms of being produced, so up to 500 ms of it (plus the
+    // test's own slack, see WRITE_TOLERANCE) may be lost; anything the client had before
+    // that must be on disk.
     let must_keep_before = killed_at - (CHECKPOINT_INTERVAL + WRITE_TOLERANCE);
     let must_keep: String =
         received.iter().filter(|(at, _)| *at < must_keep_before).map(|(_, text)| text.as_str()).collect();
@@ -204,10 +205,10 @@ async fn read_reply(mut events: server::Events) -> (String, Value) {
     (text, terminal)
 }
 
-/// A random offset within one checkpoint interval. The actor's checkpoint clock starts
-/// with the stream, so a fixed kill time would always land at the same point between two
-/// checkpoints (right after one, losing almost nothing); this spreads runs over the whole
-/// interval, including just before a checkpoint, where the most is lost. The offset is
+/// A random offset within one checkpoint interval. Checkpoints follow the stream's steady
+/// pace, so a fixed kill time would always land at the same point between two of them
+/// (right after one, losing almost nothing); this spreads runs over the whole interval,
+/// including just before a checkpoint, where the most is lost. The offset is
 /// printed so a failure can be related to it.
 fn kill_phase() -> Duration {
     use std::hash::BuildHasher;

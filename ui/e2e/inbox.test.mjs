@@ -50,7 +50,8 @@ e2eTest(stack, 'a message queued while a reply streams runs by itself as the nex
 });
 
 e2eTest(stack, 'queued messages can be reordered, edited and cancelled; after Stop they are held until "Send now"', async () => {
-  await stack.testkit.script({ chunks: words(400, 'long'), tokenDelayMs: 30 });
+  // Long enough that the edits below finish before it does, even on a loaded machine.
+  await stack.testkit.script({ chunks: words(1500, 'long'), tokenDelayMs: 30 });
   const page = await stack.openApp();
   await newTopicAndSend(page, 'Keep going');
   await waitUntil('the reply streams', async () => (await assistantText(page)).includes('long2'));

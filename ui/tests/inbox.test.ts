@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiFailure } from '../src/backend/backend';
 import { InboxStore, stepPosition } from '../src/chat/inbox';
 import type { InboxItem } from '../src/protocol.gen';
@@ -86,5 +86,42 @@ describe('InboxStore', () => {
     slow.resolve([item('stale')]);
     await first;
     expect(store.getState().items?.map((i) => i.id)).toEqual(['b']);
+  });
+
+  it('reads a finished topic\'s queue again until the backend has held or sent it', async () => {
+    vi.useFakeTimers();
+    try {
+      const backend = new FakeBackend();
+      // The window reads before the backend settles the queue behind the stopped reply.
+      let list = [item('a'), item('b')];
+      backend.answers.set('inbox_list', () => list);
+      const store = new InboxStore(backend, 'topic-1');
+      const following = store.followStatus('aborted');
+      await vi.advanceTimersByTimeAsync(0);
+      expect(store.getState().items?.map((i) => i.state)).toEqual(['queued', 'queued']);
+      list = [item('a', { state: 'held', note: 'Not sent' }), item('b', { state: 'held', note: 'Not sent' })];
+      await vi.advanceTimersByTimeAsync(1_000);
+      await following;
+      expect(store.getState().items?.map((i) => i.state)).toEqual(['held', 'held']);
+      const reads = backend.requestsOf('inbox_list').length;
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(backend.requestsOf('inbox_list')).toHaveLength(reads);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('reads a live topic\'s queue once: queued items there are waiting for the turn', async () => {
+    vi.useFakeTimers();
+    try {
+      const backend = new FakeBackend();
+      backend.answers.set('inbox_list', () => [item('a')]);
+      const store = new InboxStore(backend, 'topic-1');
+      await store.followStatus('streaming');
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(backend.requestsOf('inbox_list')).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -6,6 +6,7 @@ import { snapshotToChunks } from '../src/chat/snapshot';
 import {
   answeredApprovals,
   argumentsSummary,
+  alwaysCovers,
   parseEditedArguments,
   progressAfter,
   progressText,
@@ -145,5 +146,14 @@ describe('parseEditedArguments', () => {
     expect(parseEditedArguments('{"path": ')).toMatchObject({ error: expect.stringMatching(/not valid JSON/) });
     expect(parseEditedArguments('[1, 2]')).toMatchObject({ error: expect.stringMatching(/JSON object/) });
     expect(parseEditedArguments('null')).toMatchObject({ error: expect.stringMatching(/JSON object/) });
+  });
+});
+
+describe('alwaysCovers', () => {
+  it('audit 05: an "Always" for fetch_url names the host it opens, other tools none', () => {
+    expect(alwaysCovers('fetch_url', { url: 'http://user@Router.LAN:8080/admin' })).toBe('router.lan');
+    expect(alwaysCovers('fetch_url', { url: 'http://[::1]/' })).toBe('[::1]');
+    expect(alwaysCovers('fetch_url', { url: 'not a url' })).toBe('not a url');
+    expect(alwaysCovers('write_file', { path: 'a.md' })).toBeUndefined();
   });
 });

@@ -130,6 +130,9 @@ pub(crate) fn render_result(name: &str, id: &str, text: &str, is_error: bool) ->
 }
 
 #[cfg(test)]
+mod properties;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;

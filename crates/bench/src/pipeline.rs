@@ -24,7 +24,7 @@ pub struct Pipeline {
     pub store: Store,
     /// Turn admissions that failed with `database is locked` and were retried.
     pub busy_retries: Arc<AtomicU64>,
-    http: reqwest::Client,
+    http: providers::ProviderHttp,
     _dir: tempfile::TempDir,
 }
 
@@ -38,7 +38,7 @@ impl Pipeline {
         let dir = tempfile::tempdir()?;
         let store = Store::open(&dir.path().join("colloquy.db")).await?;
         let manager = StreamManager::new(store.clone(), config);
-        let http = reqwest::Client::builder().build()?;
+        let http = providers::ProviderHttp::new()?;
         Ok(Self { manager, store, http, busy_retries: Arc::default(), _dir: dir })
     }
 

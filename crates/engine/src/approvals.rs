@@ -5,7 +5,7 @@ use protocol::api::{
     ApprovalDecision, ApprovalScope, ApprovalsListRequest, AuditListRequest, ToolApprovalRespond, ToolRuleInput,
     UpdateToolRule,
 };
-use protocol::tool::{Approval, ApprovalState, PolicyRule};
+use protocol::tool::{Approval, ApprovalState, PolicyRule, RuleCondition};
 use protocol::{ApiError, ErrorKind, MessageId, TopicId};
 use store::tools::ApprovalAnswer;
 use tools::schema::InputSchema;
@@ -39,13 +39,20 @@ impl Engine {
             self.check_edited_input(id, edited).await?;
         }
         let rule_id = uuid::Uuid::now_v7().to_string();
+        let scope = request.scope.unwrap_or(ApprovalScope::Once);
+        let rule_conditions = if request.decision == ApprovalDecision::Approve && scope != ApprovalScope::Once {
+            self.always_conditions(id, request.updated_input.as_ref()).await?
+        } else {
+            Vec::new()
+        };
         let answer = ApprovalAnswer {
             approval_id: id,
             decision: request.decision,
-            scope: request.scope.unwrap_or(ApprovalScope::Once),
+            scope,
             reason: request.reason.as_deref(),
             updated_input: request.updated_input.as_ref(),
             rule_id: &rule_id,
+            rule_conditions,
         };
         let (approval, changed) = self.inner.store.respond_approval(&answer).await.map_err(store_error)?;
         if changed {
@@ -80,6 +87,26 @@ impl Engine {
                 format!("the edited arguments do not fit {}: {problems}", approval.tool_name),
             )
         })
+    }
+
+    /// What an "Always" answer to a pending approval covers: the conditions its tool puts
+    /// on the rule, for the arguments that will run (`edited`, else the model's). A tool
+    /// that is gone since gets a rule on its name alone, as before conditions existed.
+    async fn always_conditions(
+        &self,
+        approval_id: &str,
+        edited: Option<&serde_json::Value>,
+    ) -> Result<Vec<RuleCondition>, ApiError> {
+        let approval = self.inner.store.get_approval(approval_id).await.map_err(store_error)?;
+        if approval.state != ApprovalState::Pending {
+            // The store returns the first answer and saves no rule.
+            return Ok(Vec::new());
+        }
+        let catalog = self.catalog().await;
+        let Some(entry) = catalog.iter().find(|t| t.tool.definition().name == approval.tool_name) else {
+            return Ok(Vec::new());
+        };
+        Ok(entry.tool.always_conditions(edited.unwrap_or(&approval.input)))
     }
 
     /// Continues a reply whose approvals are all answered.

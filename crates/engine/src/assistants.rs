@@ -61,6 +61,8 @@ impl Engine {
         if name.is_empty() {
             return Err(ApiError::bad_request("name", "must not be empty"));
         }
+        crate::limits::at_most("name", name, crate::limits::NAME)?;
+        crate::limits::at_most("systemPrompt", input.system_prompt.trim(), crate::limits::SYSTEM_PROMPT)?;
         let max_tool_calls = input.max_tool_calls.unwrap_or(DEFAULT_MAX_TOOL_CALLS);
         if !MAX_TOOL_CALLS_RANGE.contains(&max_tool_calls) {
             return Err(ApiError::bad_request("maxToolCalls", "must be between 1 and 100"));

@@ -8,6 +8,11 @@ pub fn store_error(err: StoreError) -> ApiError {
     match err {
         StoreError::NotFound { what, id } => ApiError::not_found(what, id),
         StoreError::Changed { .. } => ApiError::conflict(format!("{err}; look at it again")),
+        // Said in words, and worth trying again: writing works as soon as there is space.
+        StoreError::DiskFull => {
+            tracing::error!(error = %err, "storage failure");
+            ApiError { retryable: true, code: Some("disk_full".to_owned()), ..ApiError::internal(err.to_string()) }
+        }
         other => {
             tracing::error!(error = %other, "storage failure");
             ApiError::internal(other.to_string())

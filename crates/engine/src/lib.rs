@@ -15,10 +15,13 @@
 mod approvals;
 mod assistants;
 mod capabilities;
+mod data_folder;
 mod demo;
 mod error;
 mod images;
 mod inbox;
+pub mod instance;
+mod limits;
 mod mcp;
 mod operations;
 mod sessions;
@@ -128,7 +131,11 @@ struct Inner {
     store: Store,
     secrets: Arc<dyn SecretStore>,
     streams: StreamManager,
+    /// For tools and MCP servers.
     http: reqwest::Client,
+    /// For model providers: never follows a redirect to another origin (the API key
+    /// would go along).
+    provider_http: providers::ProviderHttp,
     demo: demo::DemoProvider,
     /// MCP servers, kept connected; their tools come from its cache.
     mcp: ::tools::mcp::McpHub,
@@ -140,15 +147,22 @@ struct Inner {
     /// The engine's own background tasks (the inbox dispatcher).
     tasks: tokio_util::task::TaskTracker,
     stop: tokio_util::sync::CancellationToken,
+    /// This process's hold on the data folder, let go at shutdown.
+    lock: std::sync::Mutex<Option<instance::DataFolderLock>>,
 }
 
 impl Engine {
-    /// Opens the database (running migrations), recovers replies a crash left behind,
-    /// and restarts the demo provider if one is configured.
+    /// Takes the data folder for this process ([`instance::claim`]; another process
+    /// holding it is an error naming it), then opens it as [`Engine::open_claimed`] does.
     pub async fn open(config: EngineConfig) -> Result<Self, ApiError> {
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
-            ApiError::internal(format!("cannot create the data folder {}: {e}", config.data_dir.display()))
-        })?;
+        let lock = instance::claim(&config.data_dir, &config.mode).map_err(|e| ApiError::internal(e.to_string()))?;
+        Self::open_claimed(config, lock).await
+    }
+
+    /// Opens the database of a data folder this process holds (running migrations),
+    /// recovers replies a crash left behind, and restarts the demo provider if one is
+    /// configured.
+    pub async fn open_claimed(config: EngineConfig, lock: instance::DataFolderLock) -> Result<Self, ApiError> {
         let store = Store::open(&config.data_dir.join("colloquy.db")).await.map_err(store_error)?;
         let recovered = store.recover_interrupted().await.map_err(store_error)?;
         if recovered > 0 {
@@ -169,18 +183,23 @@ impl Engine {
         for approval in store.list_approvals(None, true).await.map_err(store_error)? {
             streams.status().seed(&approval.topic_id, protocol::TopicStatus::AwaitingApproval);
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(15))
-            .user_agent(concat!("Colloquy/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ApiError::internal(format!("cannot start the HTTP client: {e}")))?;
+        let client = || {
+            reqwest::Client::builder()
+                .connect_timeout(std::time::Duration::from_secs(15))
+                .user_agent(concat!("Colloquy/", env!("CARGO_PKG_VERSION")))
+        };
+        let cannot_start = |e: reqwest::Error| ApiError::internal(format!("cannot start the HTTP client: {e}"));
+        let http = client().build().map_err(cannot_start)?;
+        let provider_http = providers::ProviderHttp::from_builder(client()).map_err(cannot_start)?;
         let held = store.hold_inbox(None, inbox::HELD_AFTER_RESTART).await.map_err(store_error)?;
         if held > 0 {
             tracing::info!(held, "queued messages from the last run are held until released");
         }
         let mcp = ::tools::mcp::McpHub::new(mcp::hub_options(&config.data_dir, &store, http.clone()));
         mcp::load(&store, secrets.as_ref(), &mcp).await?;
-        let driver = Arc::new(::sessions::ClaudeCode::new(config.claude.clone()));
+        // Claude Code's process groups are recorded with the MCP servers' (reaped above, in
+        // `McpHub::new`, before any session can start one).
+        let driver = Arc::new(::sessions::ClaudeCode::new(config.claude.clone()).with_processes(mcp.processes()));
         let sessions = ::sessions::SessionHost::new(driver, config.agent_idle_timeout);
         let demo = demo::DemoProvider::new(config.demo_token_delay);
         let tasks = tokio_util::task::TaskTracker::new();
@@ -192,12 +211,14 @@ impl Engine {
                 secrets,
                 streams,
                 http,
+                provider_http,
                 demo,
                 mcp,
                 sessions,
                 resuming: approvals::Resuming::default(),
                 tasks,
                 stop,
+                lock: std::sync::Mutex::new(Some(lock)),
             }),
         };
         engine.restart_demo().await?;
@@ -303,6 +324,10 @@ impl Engine {
         self.inner.mcp.shutdown().await;
         self.inner.demo.stop().await;
         self.inner.store.close().await;
+        // The database is closed: another process may take the folder now.
+        if let Ok(mut lock) = self.inner.lock.lock() {
+            lock.take();
+        }
     }
 }
 

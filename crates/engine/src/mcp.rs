@@ -246,6 +246,7 @@ impl Engine {
         if name.is_empty() {
             return Err(ApiError::bad_request("name", "must not be empty"));
         }
+        crate::limits::at_most("name", name, crate::limits::NAME)?;
         let (transport, values) = checked_transport(input.transport)?;
         let timeout_secs = input.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
         if !(1..=MAX_TIMEOUT_SECS).contains(&timeout_secs) {

@@ -14,7 +14,7 @@ use serde_json::Value;
 use store::providers::{ProviderFields, ProviderRow};
 
 use crate::demo::{DEMO_MODEL, DEMO_NAME};
-use crate::{Engine, store_error};
+use crate::{Engine, limits, store_error};
 
 pub(crate) const DEFAULT_TOPIC_TITLE: &str = "New topic";
 
@@ -201,6 +201,7 @@ impl Engine {
 
     async fn create_topic(&self, request: CreateTopic) -> Result<Topic, ApiError> {
         let title = request.title.as_deref().map(str::trim).filter(|t| !t.is_empty()).unwrap_or(DEFAULT_TOPIC_TITLE);
+        limits::at_most("title", title, limits::TITLE)?;
         if let Some(model) = &request.model {
             self.check_model(model).await?;
         }
@@ -209,7 +210,7 @@ impl Engine {
 
     async fn update_topic(&self, request: UpdateTopic) -> Result<Topic, ApiError> {
         let title = match request.title.as_deref() {
-            Some(title) => Some(required("title", title)?),
+            Some(title) => Some(limits::at_most("title", required("title", title)?, limits::TITLE)?),
             None => None,
         };
         if let Some(model) = &request.model {
@@ -322,7 +323,7 @@ impl Engine {
             .map_err(|message| ApiError::bad_request("baseUrl", message))?;
         let key = match (request.api_key.as_deref().map(str::trim).filter(|k| !k.is_empty()), &request.provider_id) {
             (Some(key), _) => Some(key.to_owned()),
-            (None, Some(id)) => self.api_key(id)?,
+            (None, Some(id)) => self.saved_key_for(id, &base_url).await?,
             (None, None) => None,
         };
         // The form's format; else the saved provider's; else Chat Completions.
@@ -332,7 +333,7 @@ impl Engine {
             (None, None) => ApiFormat::OpenaiChat,
         };
         let format = crate::turns::wire_format(format);
-        let models = providers::list_models_for(format, &self.inner.http, base_url.as_str(), key.as_deref())
+        let models = providers::list_models_for(format, &self.inner.provider_http, base_url.as_str(), key.as_deref())
             .await
             .map_err(|e| ApiError {
                 kind: ErrorKind::Provider,
@@ -342,6 +343,27 @@ impl Engine {
                 code: Some(e.kind.as_str().to_owned()),
             })?;
         Ok(ModelList { models })
+    }
+
+    /// The saved API key of provider `id`, to be sent to `base_url`: only where the
+    /// provider is saved to live (its base URL's origin). Listing another address's models
+    /// with it is refused: whoever answers there would get the key.
+    async fn saved_key_for(&self, id: &ProviderId, base_url: &url::Url) -> Result<Option<String>, ApiError> {
+        let Some(key) = self.api_key(id)? else { return Ok(None) };
+        let provider = self.inner.store.get_provider(id).await.map_err(store_error)?;
+        let saved = url::Url::parse(&provider.base_url).map(|url| url.origin());
+        if saved.as_ref().is_ok_and(|origin| *origin == base_url.origin()) {
+            return Ok(Some(key));
+        }
+        let saved = saved.map(|origin| origin.ascii_serialization()).unwrap_or(provider.base_url);
+        Err(ApiError::bad_request(
+            "baseUrl",
+            format!(
+                "the saved API key of {} is sent only to {saved}; to list the models at {}, enter the API key again",
+                provider.name,
+                base_url.origin().ascii_serialization()
+            ),
+        ))
     }
 
     /// Creates (once) and starts the demo provider.
@@ -408,10 +430,17 @@ struct CheckedProvider<'a> {
 
 impl<'a> CheckedProvider<'a> {
     fn new(input: &'a ProviderInput) -> Result<Self, ApiError> {
-        let name = required("name", &input.name)?;
+        let name = limits::at_most("name", required("name", &input.name)?, limits::NAME)?;
         let base_url = providers::validate_base_url(&input.base_url)
             .map_err(|message| ApiError::bad_request("baseUrl", message))?;
-        let default_model = required("defaultModel", &input.default_model)?;
+        let default_model =
+            limits::at_most("defaultModel", required("defaultModel", &input.default_model)?, limits::MODEL_NAME)?;
+        if input.models.len() > limits::MODELS {
+            return Err(ApiError::bad_request("models", format!("at most {} models", limits::MODELS)));
+        }
+        for (index, model) in input.models.iter().enumerate() {
+            limits::at_most(&format!("models.{index}"), model.trim(), limits::MODEL_NAME)?;
+        }
         let mut models: Vec<String> =
             input.models.iter().map(|m| m.trim().to_owned()).filter(|m| !m.is_empty()).collect();
         if !models.iter().any(|m| m == default_model) {

@@ -77,6 +77,8 @@ impl Engine {
         let mode = input.permission_mode.as_deref().unwrap_or("default");
         permission_mode("permissionMode", mode)?;
         let title = input.title.as_deref().map(str::trim).filter(|t| !t.is_empty()).unwrap_or(DEFAULT_SESSION_TITLE);
+        crate::limits::at_most("title", title, crate::limits::TITLE)?;
+        crate::limits::at_most("model", input.model.trim(), crate::limits::MODEL_NAME)?;
         let id = uuid::Uuid::now_v7().to_string();
         let new = NewSession {
             id: &id,
@@ -95,11 +97,15 @@ impl Engine {
             Some(text) => Some((text, permission_mode("permissionMode", text)?)),
             None => None,
         };
+        if let Some(model) = request.model.as_deref() {
+            crate::limits::at_most("model", model.trim(), crate::limits::MODEL_NAME)?;
+        }
         let existing = self.inner.store.get_session(&request.id).await.map_err(store_error)?;
         if let Some(title) = request.title.as_deref().map(str::trim) {
             if title.is_empty() {
                 return Err(ApiError::bad_request("title", "must not be empty"));
             }
+            crate::limits::at_most("title", title, crate::limits::TITLE)?;
             self.inner.store.update_topic(&existing.topic_id, Some(title), None).await.map_err(store_error)?;
         }
         let row = self
@@ -219,6 +225,7 @@ impl Engine {
     ) -> Result<PreparedExecution, ApiError> {
         let mode = permission_mode("permissionMode", &session.permission_mode)?;
         let mut env = Vec::new();
+        let chosen = session.model.trim();
         let model_ref = match &session.provider_id {
             Some(provider_id) => {
                 let provider = self.session_provider(provider_id, "providerId").await?;
@@ -229,14 +236,18 @@ impl Engine {
                 if let Some(key) = self.api_key(provider_id)? {
                     env.push(("ANTHROPIC_API_KEY".to_owned(), key));
                 }
-                ModelRef { provider_id: provider_id.clone(), model: session.model.clone() }
+                // No model chosen: the provider's default, as a chat with it would use (the
+                // CLI's own default may be a model this provider does not serve).
+                let model = if chosen.is_empty() { provider.default_model.trim() } else { chosen };
+                ModelRef { provider_id: provider_id.clone(), model: model.to_owned() }
             }
-            None => ModelRef { provider_id: ProviderId(OWN_LOGIN.into()), model: session.model.clone() },
+            // Claude Code's own login: an empty model lets the CLI choose.
+            None => ModelRef { provider_id: ProviderId(OWN_LOGIN.into()), model: chosen.to_owned() },
         };
         let spec = SessionSpec {
             session_id: session.id.clone(),
             workspace: PathBuf::from(&session.workspace),
-            model: session.model.clone(),
+            model: model_ref.model.clone(),
             permission_mode: mode,
             env,
         };

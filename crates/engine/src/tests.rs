@@ -11,6 +11,9 @@ use testkit::{Fault, Finish, MockConfig, MockServer, Script};
 use super::*;
 
 mod call_ids;
+mod data_folder;
+mod disk_full;
+mod limits;
 mod mcp;
 mod secrets;
 mod sessions;
@@ -286,6 +289,33 @@ async fn a_model_list_comes_from_the_endpoint() {
     let err =
         f.engine.call("provider_models", json!({ "baseUrl": server.base_url(), "apiKey": "bad" })).await.unwrap_err();
     assert!(err.message.contains("authentication failed"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn audit_11_a_saved_key_goes_only_to_its_providers_address() {
+    let f = fixture().await;
+    let saved = mock(Some("sk-saved")).await;
+    let provider = f.provider(&saved, "sk-saved").await;
+    let elsewhere = mock(None).await;
+    let request = json!({ "baseUrl": format!("{}/", elsewhere.base_url()), "providerId": provider.id });
+    let err = f.engine.call("provider_models", request).await.unwrap_err();
+    assert_eq!((err.kind, err.field.as_deref()), (ErrorKind::BadRequest, Some("baseUrl")), "{err:?}");
+    let saved_origin = url::Url::parse(&saved.base_url()).unwrap().origin().ascii_serialization();
+    assert!(
+        err.message.contains(&format!("sent only to {saved_origin}"))
+            && err.message.contains("enter the API key again"),
+        "{}",
+        err.message
+    );
+    assert!(elsewhere.requests().is_empty(), "nothing was sent there");
+
+    // The key typed again goes there; the saved address still gets the saved key.
+    let typed = json!({ "baseUrl": elsewhere.base_url(), "providerId": provider.id, "apiKey": "sk-other" });
+    let list: protocol::api::ModelList = f.call("provider_models", typed).await;
+    assert_eq!(list.models, vec!["scripted"]);
+    let list: protocol::api::ModelList =
+        f.call("provider_models", json!({ "baseUrl": saved.base_url(), "providerId": provider.id })).await;
+    assert_eq!(list.models, vec!["scripted"]);
 }
 
 /// "Load models" asks in the provider's own format: the form's, else the saved provider's.

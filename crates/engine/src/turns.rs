@@ -300,8 +300,12 @@ impl Engine {
             .get(&model_ref.model)
             .copied()
             .unwrap_or_else(|| crate::capabilities::guess(provider.format, provider.kind, &model_ref.model));
-        let mut config =
-            ProviderConfig::new(provider.name.clone(), provider.base_url.clone(), api_key, self.inner.http.clone());
+        let mut config = ProviderConfig::new(
+            provider.name.clone(),
+            provider.base_url.clone(),
+            api_key,
+            self.inner.provider_http.clone(),
+        );
         config.retry = self.inner.config.retry;
         let format = wire_format(provider.format);
         let model: Arc<dyn LanguageModel> = providers::model_for(format, config);

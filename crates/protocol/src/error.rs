@@ -97,6 +97,10 @@ pub fn parse_body<T: serde::de::DeserializeOwned>(body: serde_json::Value) -> Re
         {
             path.push(name);
         }
+        // An empty key (`{"": 1}`) names nothing: the nearest named field above it does.
+        if let Some(empty) = path.iter().position(String::is_empty) {
+            path.truncate(empty);
+        }
         let field = if path.is_empty() { "body".to_owned() } else { path.join(".") };
         ApiError {
             kind: ErrorKind::BadRequest,

@@ -19,6 +19,7 @@ use crate::base_url::{endpoint, endpoint_with_query, validate_base_url};
 use crate::decoder::StreamDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::format::ProviderConfig;
+use crate::http::ProviderHttp;
 use crate::language_model::{CompletionRequest, CompletionStream, LanguageModel};
 use crate::transport::{self, StreamingCall, secret_header};
 
@@ -68,6 +69,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
     let builder = with_auth(
         config
             .http
+            .client()
             .post(endpoint(&config.base_url, "messages"))
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
@@ -77,7 +79,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
     tracing::debug!(provider = %provider, model = %request.model, "opening a messages stream");
     Ok(StreamingCall {
         provider: provider.clone(),
-        http: config.http.clone(),
+        http: config.http.client().clone(),
         request: builder.build().map_err(|err| ProviderError::from_request_error(provider, &err))?,
         retry: config.retry,
         decoder: StreamDecoder::new(ProviderFormat::Anthropic, provider),
@@ -99,7 +101,7 @@ fn with_auth(
 
 /// Lists the model ids an Anthropic endpoint offers (`GET {base_url}/models`, every page).
 pub async fn list_models(
-    http: &reqwest::Client,
+    http: &ProviderHttp,
     base_url: &str,
     api_key: Option<&str>,
 ) -> Result<Vec<String>, ProviderError> {
@@ -112,7 +114,8 @@ pub async fn list_models(
     for _ in 0..MAX_MODEL_PAGES {
         let mut query = vec![("limit", "1000")];
         query.extend(after.as_deref().map(|id| ("after_id", id)));
-        let request = http.get(endpoint_with_query(url.as_str(), "models", &query)).header(ACCEPT, "application/json");
+        let request =
+            http.client().get(endpoint_with_query(url.as_str(), "models", &query)).header(ACCEPT, "application/json");
         let (status, body) = transport::get_json(&provider, with_auth(request, api_key)?).await?;
         let page: ModelPage = serde_json::from_slice(&body).map_err(|_| {
             transport::not_a_model_list(&provider, status, &body, "for Anthropic the base URL ends in /v1")

@@ -127,7 +127,15 @@ impl StreamDecoder {
             let room = PREVIEW_BYTES - self.preview.len();
             self.preview.extend_from_slice(&bytes[..bytes.len().min(room)]);
         }
-        for frame in self.sse.push(bytes) {
+        let frames = match self.sse.push(bytes) {
+            Ok(frames) => frames,
+            Err(too_large) => {
+                self.phase = Phase::Finished;
+                out.push(Err(ProviderError::too_large(&self.provider, "a stream event", too_large.limit)));
+                return out;
+            }
+        };
+        for frame in frames {
             self.apply(&frame, &mut out);
             if self.is_finished() {
                 break;

@@ -7,6 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::http::CrossOriginRedirect;
+
 /// What kind of failure, in terms the caller can act on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -169,6 +171,19 @@ impl ProviderError {
         )
     }
 
+    /// A successful answer (`what`: "an answer", "a model list", "a stream event") grew
+    /// past `limit` bytes; Colloquy stopped reading it.
+    pub fn too_large(provider: &str, what: &str, limit: usize) -> Self {
+        let size =
+            if limit >= 1024 * 1024 { format!("{} MiB", limit / (1024 * 1024)) } else { format!("{limit} bytes") };
+        Self::new(
+            ProviderErrorKind::BadResponse,
+            format!(
+                "{provider} sent {what} larger than {size}, more than Colloquy reads — check the base URL and the API format in the provider settings"
+            ),
+        )
+    }
+
     /// The body ended before the provider said it was done.
     pub fn ended_early(provider: &str) -> Self {
         Self::new(
@@ -179,6 +194,15 @@ impl ProviderError {
 
     /// Sending the request failed before any answer arrived.
     pub fn from_request_error(provider: &str, err: &reqwest::Error) -> Self {
+        if let Some(redirect) = find_cause::<CrossOriginRedirect>(err) {
+            return Self::new(
+                ProviderErrorKind::InvalidRequest,
+                format!(
+                    "{provider} redirected the request from {} to {}; Colloquy does not follow a redirect to another address, so the API key is not sent there — set the base URL to the address the service answers at",
+                    redirect.from, redirect.to
+                ),
+            );
+        }
         let cause = root_cause(err);
         if err.is_timeout() {
             return Self::new(
@@ -480,6 +504,18 @@ pub(crate) fn snippet(text: &str, max: usize) -> String {
 
 /// The innermost cause of a transport error: reqwest's own top level only says "error
 /// sending request", the useful part ("Connection refused") is at the bottom of the chain.
+/// The first error of type `E` among `err`'s causes.
+fn find_cause<E: std::error::Error + 'static>(err: &reqwest::Error) -> Option<&E> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(current) = cause {
+        if let Some(found) = current.downcast_ref::<E>() {
+            return Some(found);
+        }
+        cause = current.source();
+    }
+    None
+}
+
 fn root_cause(err: &reqwest::Error) -> String {
     let mut cause: &dyn std::error::Error = err;
     while let Some(source) = cause.source() {

@@ -11,6 +11,7 @@ use crate::anthropic::{self, AnthropicMessages};
 use crate::decoder::EventMapper;
 use crate::error::ProviderError;
 use crate::gemini::{self, Gemini};
+use crate::http::ProviderHttp;
 use crate::language_model::LanguageModel;
 use crate::openai_chat::{self, OpenAiChat};
 use crate::openai_responses::OpenAiResponses;
@@ -89,7 +90,7 @@ pub struct ProviderConfig {
     /// Sent the way the format expects (`Authorization: Bearer`, `x-api-key`,
     /// `x-goog-api-key`) when set and not empty. Never logged.
     pub api_key: Option<String>,
-    pub http: reqwest::Client,
+    pub http: ProviderHttp,
     /// Retries before the first byte of the answer.
     pub retry: RetryPolicy,
 }
@@ -100,7 +101,7 @@ impl ProviderConfig {
         provider_name: impl Into<String>,
         base_url: impl Into<String>,
         api_key: Option<String>,
-        http: reqwest::Client,
+        http: ProviderHttp,
     ) -> Self {
         Self {
             provider_name: provider_name.into(),
@@ -144,7 +145,7 @@ pub fn model_for(format: ProviderFormat, config: ProviderConfig) -> Arc<dyn Lang
 /// carries the API key, whatever the endpoint echoed.
 pub async fn list_models_for(
     format: ProviderFormat,
-    http: &reqwest::Client,
+    http: &ProviderHttp,
     base_url: &str,
     api_key: Option<&str>,
 ) -> Result<Vec<String>, ProviderError> {
@@ -153,7 +154,7 @@ pub async fn list_models_for(
 
 async fn list_models_of(
     format: ProviderFormat,
-    http: &reqwest::Client,
+    http: &ProviderHttp,
     base_url: &str,
     api_key: Option<&str>,
 ) -> Result<Vec<String>, ProviderError> {
@@ -186,7 +187,8 @@ mod tests {
 
     #[test]
     fn debug_output_never_shows_the_api_key() {
-        let config = ProviderConfig::new("Acme", "http://h/v1", Some("sk-very-secret".into()), reqwest::Client::new());
+        let config =
+            ProviderConfig::new("Acme", "http://h/v1", Some("sk-very-secret".into()), ProviderHttp::new().unwrap());
         let shown = format!("{config:?}");
         assert!(!shown.contains("sk-very-secret") && shown.contains("<redacted>"), "{shown}");
         for format in ProviderFormat::ALL {

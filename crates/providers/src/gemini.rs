@@ -19,6 +19,7 @@ use crate::base_url::{endpoint, endpoint_with_query, validate_base_url};
 use crate::decoder::StreamDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::format::ProviderConfig;
+use crate::http::ProviderHttp;
 use crate::language_model::{CompletionRequest, CompletionStream, LanguageModel};
 use crate::transport::{self, StreamingCall, secret_header};
 
@@ -64,6 +65,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
     let path = format!("models/{}:streamGenerateContent?alt=sse", model_path_segment(&request.model));
     let mut builder = config
         .http
+        .client()
         .post(endpoint(&config.base_url, &path))
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "text/event-stream")
@@ -74,7 +76,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
     tracing::debug!(provider = %provider, model = %request.model, "opening a gemini stream");
     Ok(StreamingCall {
         provider: provider.clone(),
-        http: config.http.clone(),
+        http: config.http.client().clone(),
         request: builder.build().map_err(|err| ProviderError::from_request_error(provider, &err))?,
         retry: config.retry,
         decoder: StreamDecoder::with_mapper(
@@ -105,7 +107,7 @@ fn model_path_segment(model: &str) -> String {
 /// Lists the models a Gemini endpoint can generate content with (`GET {base_url}/models`,
 /// every page), without their `models/` prefix.
 pub async fn list_models(
-    http: &reqwest::Client,
+    http: &ProviderHttp,
     base_url: &str,
     api_key: Option<&str>,
 ) -> Result<Vec<String>, ProviderError> {
@@ -119,7 +121,7 @@ pub async fn list_models(
         let mut query = vec![("pageSize", "1000")];
         query.extend(page_token.as_deref().map(|token| ("pageToken", token)));
         let mut request =
-            http.get(endpoint_with_query(url.as_str(), "models", &query)).header(ACCEPT, "application/json");
+            http.client().get(endpoint_with_query(url.as_str(), "models", &query)).header(ACCEPT, "application/json");
         if let Some(key) = api_key {
             request = request.header(API_KEY, secret_header(key)?);
         }

@@ -5,6 +5,8 @@
 //! - [`error`]: [`ProviderError`], every failure classified into something the user can act on.
 //! - [`ProviderFormat`], [`ProviderConfig`], [`model_for`], [`list_models_for`]: build a model
 //!   (or list models) for any wire format from stored settings (`format.rs`).
+//! - [`ProviderHttp`]: the HTTP client provider calls go through; it refuses a redirect to
+//!   another origin, so no API key leaves for another host (`http.rs`).
 //! - [`PRESETS`]: the providers people use, as data (`presets.rs`).
 //! - [`RetryPolicy`]: retries before the first byte of an answer (`retry.rs`); the HTTP
 //!   exchange every format shares is `transport.rs`.
@@ -28,6 +30,7 @@ mod decoder;
 pub mod error;
 mod format;
 pub mod gemini;
+mod http;
 mod language_model;
 pub mod openai_chat;
 pub mod openai_responses;
@@ -43,6 +46,7 @@ pub use decoder::StreamDecoder;
 pub use error::{ProviderError, ProviderErrorKind};
 pub use format::{ProviderConfig, ProviderFormat, list_models_for, model_for};
 pub use gemini::Gemini;
+pub use http::{CrossOriginRedirect, ProviderHttp};
 pub use language_model::{
     ChatMessage, ChatRole, CompletionEvent, CompletionRequest, CompletionStream, ContentPart, LanguageModel, Media,
     MediaSource, Reasoning, ReasoningEffort, StopReason, TokenUsage, ToolCall, ToolResult, ToolSpec,
@@ -51,3 +55,4 @@ pub use openai_chat::{OpenAiChat, OpenAiChatConfig, list_models};
 pub use openai_responses::OpenAiResponses;
 pub use presets::{PRESETS, ProviderPreset, preset};
 pub use retry::RetryPolicy;
+pub use transport::{MODEL_LIST_LIMIT, WHOLE_ANSWER_LIMIT};

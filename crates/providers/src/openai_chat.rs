@@ -21,6 +21,7 @@ use crate::base_url::{endpoint, validate_base_url};
 use crate::decoder::StreamDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
 use crate::format::ProviderConfig;
+use crate::http::ProviderHttp;
 use crate::language_model::{CompletionRequest, CompletionStream, LanguageModel};
 use crate::retry::RetryPolicy;
 use crate::transport::{self, StreamingCall, secret_header};
@@ -38,7 +39,7 @@ pub struct OpenAiChatConfig {
     pub base_url: String,
     /// Sent as `Authorization: Bearer …` when set and not empty.
     pub api_key: Option<String>,
-    pub http: reqwest::Client,
+    pub http: ProviderHttp,
 }
 
 impl fmt::Debug for OpenAiChatConfig {
@@ -99,6 +100,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
     let body = transport::json_body(provider, &ChatCompletionRequest::streaming(request))?;
     let mut builder = config
         .http
+        .client()
         .post(endpoint(&config.base_url, "chat/completions"))
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "text/event-stream")
@@ -109,7 +111,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
     tracing::debug!(provider = %provider, model = %request.model, "opening a chat completion stream");
     Ok(StreamingCall {
         provider: provider.clone(),
-        http: config.http.clone(),
+        http: config.http.client().clone(),
         request: builder.build().map_err(|err| ProviderError::from_request_error(provider, &err))?,
         retry: config.retry,
         decoder: StreamDecoder::new(ProviderFormat::OpenaiChat, provider),
@@ -121,14 +123,14 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
 /// Lists the model ids an OpenAI-compatible endpoint offers (`GET {base_url}/models`),
 /// sorted and without duplicates.
 pub async fn list_models(
-    http: &reqwest::Client,
+    http: &ProviderHttp,
     base_url: &str,
     api_key: Option<&str>,
 ) -> Result<Vec<String>, ProviderError> {
     let url = validate_base_url(base_url)
         .map_err(|message| ProviderError::new(ProviderErrorKind::InvalidRequest, message))?;
     let provider = url.host_str().unwrap_or("the provider").to_owned();
-    let mut builder = http.get(endpoint(url.as_str(), "models")).header(ACCEPT, "application/json");
+    let mut builder = http.client().get(endpoint(url.as_str(), "models")).header(ACCEPT, "application/json");
     if let Some(key) = api_key.map(str::trim).filter(|key| !key.is_empty()) {
         builder = builder.header(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
     }
@@ -227,7 +229,7 @@ mod tests {
             provider_name: "Acme".into(),
             base_url: "http://127.0.0.1:1/v1".into(),
             api_key: Some("sk-very-secret".into()),
-            http: reqwest::Client::new(),
+            http: ProviderHttp::new().unwrap(),
         };
         let model = OpenAiChat::new(config);
         let shown = format!("{model:?} {:?}", model.clone().with_retry(RetryPolicy::default()));

@@ -3,6 +3,21 @@
 //!
 //! Chunk boundaries never matter: a line (and so a UTF-8 character) split across chunks,
 //! or a CRLF split between its CR and LF, decodes exactly as if it had arrived whole.
+//!
+//! Memory is bounded: a line, or the data of one event, longer than the decoder's limit
+//! ([`FRAME_LIMIT`] unless set) fails the stream with [`FrameTooLarge`] instead of growing
+//! without end (a server that never ends a line would otherwise fill the memory).
+
+/// How long a line or one event's data may grow: room for a generated image sent inline.
+pub const FRAME_LIMIT: usize = 32 * 1024 * 1024;
+
+/// A line or an event's data outgrew the decoder's limit; the stream cannot go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("an event of the stream is larger than {limit} bytes")]
+pub struct FrameTooLarge {
+    /// The limit, in bytes.
+    pub limit: usize,
+}
 
 /// One dispatched event.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -16,7 +31,7 @@ pub struct SseFrame {
 }
 
 /// Incremental decoder: [`SseDecoder::push`] each chunk, then [`SseDecoder::finish`] at EOF.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseDecoder {
     /// Bytes of the line being read, not yet terminated.
     line: Vec<u8>,
@@ -28,37 +43,91 @@ pub struct SseDecoder {
     data: String,
     has_data: bool,
     id: Option<String>,
+    /// How long `line` and `data` may grow.
+    limit: usize,
+    /// Set once the limit was passed: every later push fails.
+    overflowed: bool,
+}
+
+impl Default for SseDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl SseDecoder {
+    /// A decoder whose lines and events may hold up to [`FRAME_LIMIT`] bytes.
     pub fn new() -> Self {
-        Self { at_start: true, ..Self::default() }
+        Self::with_limit(FRAME_LIMIT)
     }
 
-    /// Feeds one chunk of the body; returns the frames it completed.
-    pub fn push(&mut self, mut bytes: &[u8]) -> Vec<SseFrame> {
+    /// A decoder whose lines and events may hold up to `limit` bytes.
+    pub fn with_limit(limit: usize) -> Self {
+        Self {
+            line: Vec::new(),
+            after_cr: false,
+            at_start: true,
+            event: None,
+            data: String::new(),
+            has_data: false,
+            id: None,
+            limit,
+            overflowed: false,
+        }
+    }
+
+    /// Feeds one chunk of the body; returns the frames it completed, or
+    /// [`FrameTooLarge`] (now and for every later chunk) once a line or an event's data
+    /// outgrows the limit. Frames completed earlier in the same chunk go with it: the
+    /// stream is broken anyway.
+    pub fn push(&mut self, mut bytes: &[u8]) -> Result<Vec<SseFrame>, FrameTooLarge> {
         let mut frames = Vec::new();
+        if self.overflowed {
+            return Err(self.too_large());
+        }
         if bytes.is_empty() {
-            return frames;
+            return Ok(frames);
         }
         if std::mem::take(&mut self.after_cr) && bytes.first() == Some(&b'\n') {
             bytes = &bytes[1..];
         }
         while let Some(end) = bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
-            self.line.extend_from_slice(&bytes[..end]);
+            self.extend_line(&bytes[..end])?;
             let crlf = bytes[end] == b'\r' && bytes.get(end + 1) == Some(&b'\n');
             if bytes[end] == b'\r' && end + 1 == bytes.len() {
                 self.after_cr = true;
             }
             bytes = &bytes[end + if crlf { 2 } else { 1 }..];
             frames.extend(self.end_line());
+            if self.data.len() > self.limit {
+                return Err(self.too_large());
+            }
+        }
+        self.extend_line(bytes)?;
+        Ok(frames)
+    }
+
+    fn extend_line(&mut self, bytes: &[u8]) -> Result<(), FrameTooLarge> {
+        if self.line.len() + bytes.len() > self.limit {
+            return Err(self.too_large());
         }
         self.line.extend_from_slice(bytes);
-        frames
+        Ok(())
+    }
+
+    /// Fails this push and every later one; what was buffered is dropped.
+    fn too_large(&mut self) -> FrameTooLarge {
+        self.overflowed = true;
+        self.line = Vec::new();
+        self.data = String::new();
+        FrameTooLarge { limit: self.limit }
     }
 
     /// Ends the body: a last frame that lacked its blank line is still dispatched.
     pub fn finish(&mut self) -> Option<SseFrame> {
+        if self.overflowed {
+            return None;
+        }
         if !self.line.is_empty() {
             // A non-empty line never dispatches, so nothing is lost here.
             let _ = self.end_line();
@@ -125,7 +194,7 @@ mod tests {
 
     fn decode_whole(bytes: &[u8]) -> Vec<SseFrame> {
         let mut decoder = SseDecoder::new();
-        let mut frames = decoder.push(bytes);
+        let mut frames = decoder.push(bytes).unwrap();
         frames.extend(decoder.finish());
         frames
     }
@@ -175,6 +244,27 @@ mod tests {
         assert_eq!(decode_whole(b"data: a\xffb\n\n"), vec![data("a\u{fffd}b")]);
     }
 
+    #[test]
+    fn audit_14_a_line_or_an_event_longer_than_the_limit_fails_the_stream() {
+        // A line that never ends, however it is split.
+        let mut decoder = SseDecoder::with_limit(16);
+        assert_eq!(decoder.push(b"data: 0123456789").unwrap(), vec![]);
+        assert_eq!(decoder.push(b"abc"), Err(FrameTooLarge { limit: 16 }));
+        assert_eq!(decoder.push(b"\n\n"), Err(FrameTooLarge { limit: 16 }), "nothing more comes out");
+        assert_eq!(decoder.finish(), None);
+
+        // Short lines adding up to one event too large.
+        let mut decoder = SseDecoder::with_limit(16);
+        assert_eq!(decoder.push(b"data: 01234567\ndata: 01234567\n"), Err(FrameTooLarge { limit: 16 }));
+
+        // Up to the limit is fine, and the default limit leaves room for big events.
+        let mut decoder = SseDecoder::with_limit(16);
+        assert_eq!(decoder.push(b"data: 0123456789\n\n").unwrap(), vec![data("0123456789")]);
+        let mut decoder = SseDecoder::new();
+        let big = format!("data: {}\n\n", "x".repeat(4 * 1024 * 1024));
+        assert_eq!(decoder.push(big.as_bytes()).unwrap().len(), 1);
+    }
+
     /// Any split of the body into network chunks yields the same frames as the whole body.
     #[test]
     fn every_split_point_yields_the_same_frames() {
@@ -186,13 +276,14 @@ mod tests {
         assert_eq!(expected.len(), 4);
         for split in 0..=transcript.len() {
             let mut decoder = SseDecoder::new();
-            let mut frames = decoder.push(&transcript[..split]);
-            frames.extend(decoder.push(&transcript[split..]));
+            let mut frames = decoder.push(&transcript[..split]).unwrap();
+            frames.extend(decoder.push(&transcript[split..]).unwrap());
             frames.extend(decoder.finish());
             assert_eq!(frames, expected, "split at byte {split}");
         }
         let mut decoder = SseDecoder::new();
-        let mut frames: Vec<_> = transcript.iter().flat_map(|b| decoder.push(std::slice::from_ref(b))).collect();
+        let mut frames: Vec<_> =
+            transcript.iter().flat_map(|b| decoder.push(std::slice::from_ref(b)).unwrap()).collect();
         frames.extend(decoder.finish());
         assert_eq!(frames, expected, "one byte at a time");
     }

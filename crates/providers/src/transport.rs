@@ -20,6 +20,11 @@ use crate::retry::{NoRetry, RetryPolicy, retry_reason};
 
 /// How much of an error body is read to explain the error; the rest is dropped.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
+/// The most a successful answer sent as one JSON body may hold (a server that does not
+/// stream sends the whole reply at once, generated images included).
+pub const WHOLE_ANSWER_LIMIT: usize = 32 * 1024 * 1024;
+/// The most one page of a model list may hold (the longest lists known are near 1 MiB).
+pub const MODEL_LIST_LIMIT: usize = 8 * 1024 * 1024;
 
 /// One streaming request, ready to send.
 pub(crate) struct StreamingCall {
@@ -189,9 +194,9 @@ async fn send(mut call: Box<StreamingCall>, attempt: u32) -> (Option<Item>, Phas
         .unwrap_or_default()
         .to_ascii_lowercase();
     if content_type.starts_with("application/json") {
-        let items = match response.bytes().await {
+        let items = match read_limited(&provider, response, WHOLE_ANSWER_LIMIT, "an answer").await {
             Ok(body) => call.decoder.decode_whole(status, &body),
-            Err(err) => vec![Err(ProviderError::from_body_error(&provider, &err))],
+            Err(err) => vec![Err(err)],
         };
         return (None, Phase::Drain(items.into()));
     }
@@ -214,8 +219,30 @@ pub(crate) async fn get_json(provider: &str, request: reqwest::RequestBuilder) -
         let body = read_capped(response).await;
         return Err(ProviderError::from_http_status(provider, status, &body));
     }
-    let body = response.bytes().await.map_err(|err| ProviderError::from_body_error(provider, &err))?;
-    Ok((status, body))
+    let body = read_limited(provider, response, MODEL_LIST_LIMIT, "a model list").await?;
+    Ok((status, body.into()))
+}
+
+/// The whole body of a 2xx answer, if it holds at most `limit` bytes; a longer one is a
+/// `bad_response` that says the limit (`what` names the body in it).
+async fn read_limited(
+    provider: &str,
+    mut response: reqwest::Response,
+    limit: usize,
+    what: &str,
+) -> Result<Vec<u8>, ProviderError> {
+    let too_large = || ProviderError::too_large(provider, what, limit);
+    if response.content_length().is_some_and(|length| length > limit as u64) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|err| ProviderError::from_body_error(provider, &err))? {
+        if body.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// The error for a 2xx model list that is not one.

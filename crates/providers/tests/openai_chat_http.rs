@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use colloquy_providers::{
     ChatMessage, CompletionEvent, CompletionRequest, CompletionStream, LanguageModel, OpenAiChat, OpenAiChatConfig,
-    ProviderError, ProviderErrorKind, StopReason, TokenUsage, list_models,
+    ProviderError, ProviderErrorKind, ProviderHttp, StopReason, TokenUsage, list_models,
 };
 use futures::StreamExt;
 use serde_json::json;
@@ -18,10 +18,10 @@ async fn mock(config: MockConfig) -> MockServer {
 }
 
 fn model(server: &MockServer, api_key: Option<&str>) -> OpenAiChat {
-    model_with(server.base_url(), api_key, reqwest::Client::new())
+    model_with(server.base_url(), api_key, ProviderHttp::new().unwrap())
 }
 
-fn model_with(base_url: String, api_key: Option<&str>, http: reqwest::Client) -> OpenAiChat {
+fn model_with(base_url: String, api_key: Option<&str>, http: ProviderHttp) -> OpenAiChat {
     OpenAiChat::new(OpenAiChatConfig {
         provider_name: "Mock".into(),
         base_url,
@@ -237,7 +237,7 @@ async fn dropping_the_stream_cancels_the_request_upstream() {
 async fn a_stalled_stream_times_out_with_the_clients_timeout() {
     let server = mock(MockConfig::default()).await;
     server.push_script(Script::text(["a", "b"]).with_fault(Fault::Stall { after: 1 }));
-    let http = reqwest::Client::builder().timeout(Duration::from_millis(300)).build().unwrap();
+    let http = ProviderHttp::from_builder(reqwest::Client::builder().timeout(Duration::from_millis(300))).unwrap();
     let items = collect(model_with(server.base_url(), None, http).stream(ask("hi"))).await;
     assert_eq!(text(&items), "a");
     let err = final_error(&items);
@@ -249,7 +249,8 @@ async fn an_unreachable_server_says_to_check_the_url() {
     // A port that was free a moment ago: nothing listens there.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let items = collect(
-        model_with(format!("http://127.0.0.1:{port}/v1"), Some("sk-secret"), reqwest::Client::new()).stream(ask("hi")),
+        model_with(format!("http://127.0.0.1:{port}/v1"), Some("sk-secret"), ProviderHttp::new().unwrap())
+            .stream(ask("hi")),
     )
     .await;
     let err = final_error(&items);
@@ -263,7 +264,7 @@ async fn an_unreachable_server_says_to_check_the_url() {
 async fn lists_models_sorted_and_deduplicated() {
     let models = vec!["zeta".to_owned(), "alpha".to_owned(), "zeta".to_owned()];
     let server = mock(MockConfig { api_key: Some("sk-list".into()), models, ..MockConfig::default() }).await;
-    let http = reqwest::Client::new();
+    let http = ProviderHttp::new().unwrap();
     let base_url = format!("{}/", server.base_url());
 
     assert_eq!(list_models(&http, &base_url, Some("sk-list")).await, Ok(vec!["alpha".to_owned(), "zeta".to_owned()]));
@@ -282,7 +283,7 @@ async fn lists_models_sorted_and_deduplicated() {
 async fn a_base_url_without_v1_gets_a_hint() {
     let server = mock(MockConfig::default()).await;
     let root = server.base_url().trim_end_matches("/v1").to_owned();
-    let err = list_models(&reqwest::Client::new(), &root, None).await.unwrap_err();
+    let err = list_models(&ProviderHttp::new().unwrap(), &root, None).await.unwrap_err();
     assert_eq!((err.kind, err.status), (ProviderErrorKind::InvalidRequest, Some(404)));
     assert!(err.message.contains("check the base URL"), "{}", err.message);
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use colloquy_providers::{
     ChatMessage, CompletionEvent, CompletionRequest, CompletionStream, ProviderConfig, ProviderError,
-    ProviderErrorKind, ProviderFormat, RetryPolicy, StopReason, TokenUsage, list_models_for, model_for,
+    ProviderErrorKind, ProviderFormat, ProviderHttp, RetryPolicy, StopReason, TokenUsage, list_models_for, model_for,
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -40,11 +40,11 @@ fn quick_retries(max_attempts: u32) -> RetryPolicy {
 
 thread_local! {
     /// One client per test thread: building one (TLS setup) costs more than a whole case.
-    static HTTP: reqwest::Client = reqwest::Client::new();
+    static HTTP: ProviderHttp = ProviderHttp::new().expect("an HTTP client");
 }
 
 fn config(server: &MockServer, format: ProviderFormat, api_key: Option<&str>, retry: RetryPolicy) -> ProviderConfig {
-    let http = HTTP.with(reqwest::Client::clone);
+    let http = HTTP.with(ProviderHttp::clone);
     ProviderConfig { retry, ..ProviderConfig::new("Mock", base_url(server, format), api_key.map(str::to_owned), http) }
 }
 
@@ -303,7 +303,7 @@ async fn a_stalled_stream_times_out_with_the_clients_timeout_in_every_format() {
     for format in ProviderFormat::ALL {
         let server = mock(MockConfig::default()).await;
         server.push_script(Script::text(["a", "b"]).with_fault(Fault::Stall { after: 1 }));
-        let http = reqwest::Client::builder().timeout(Duration::from_millis(250)).build().unwrap();
+        let http = ProviderHttp::from_builder(reqwest::Client::builder().timeout(Duration::from_millis(250))).unwrap();
         let config = ProviderConfig { http, ..config(&server, format, None, quick_retries(3)) };
         let items = collect(model_for(format, config).stream(ask("hi"))).await;
         assert_eq!(text(&items), "a", "{format}");
@@ -443,7 +443,7 @@ async fn lists_models_in_every_format() {
     for format in ProviderFormat::ALL {
         let server =
             mock(MockConfig { api_key: Some("sk-list".into()), models: models.clone(), ..MockConfig::default() }).await;
-        let http = HTTP.with(reqwest::Client::clone);
+        let http = HTTP.with(ProviderHttp::clone);
         let base_url = format!("{}/", base_url(&server, format));
         assert_eq!(
             list_models_for(format, &http, &base_url, Some("sk-list")).await,
@@ -465,7 +465,7 @@ async fn lists_models_in_every_format() {
 async fn gemini_is_also_served_under_v1_and_answers_without_alt_sse() {
     let server = mock(MockConfig::default()).await;
     server.push_script(Script::text(["via ", "v1"]));
-    let config = ProviderConfig::new("Mock", server.base_url(), None, HTTP.with(reqwest::Client::clone));
+    let config = ProviderConfig::new("Mock", server.base_url(), None, HTTP.with(ProviderHttp::clone));
     let items = collect(model_for(ProviderFormat::Gemini, config).stream(ask("hi"))).await;
     assert_eq!(text(&items), "via v1");
     assert_eq!(server.requests()[0].path, "/v1/models/scripted:streamGenerateContent?alt=sse");

@@ -20,6 +20,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::{mpsc, oneshot};
+use tools::mcp::processes::{self, ProcessRegistry};
 
 use self::protocol::{Line, LineReader};
 use crate::driver::{Connection, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
@@ -54,11 +55,19 @@ impl Default for ClaudeCodeConfig {
 
 pub struct ClaudeCode {
     config: ClaudeCodeConfig,
+    processes: Option<Arc<ProcessRegistry>>,
 }
 
 impl ClaudeCode {
     pub fn new(config: ClaudeCodeConfig) -> Self {
-        Self { config }
+        Self { config, processes: None }
+    }
+
+    /// Records each CLI's process group in `registry`, so a run that dies without closing
+    /// its sessions (killed, crashed) has them reaped at the next start.
+    pub fn with_processes(mut self, registry: Arc<ProcessRegistry>) -> Self {
+        self.processes = Some(registry);
+        self
     }
 }
 
@@ -91,9 +100,17 @@ impl Driver for ClaudeCode {
             .kill_on_drop(true);
         #[cfg(unix)]
         command.process_group(0);
-        let mut child = command.spawn().map_err(|e| spawn_error(&self.config.program, &e))?;
-        let connection = ClaudeConnection::start(&mut child)?;
-        let mut connection = Box::new(ClaudeConnection { child: Some(child), ..connection });
+        // A turn runs on with nobody to read it if the app dies: the CLI dies with it.
+        processes::die_with_parent(&mut command);
+        let child = command.spawn().map_err(|e| spawn_error(&self.config.program, &e))?;
+        let recorded = match (&self.processes, child.id()) {
+            (Some(registry), Some(pid)) => {
+                registry.add(pid, &format!("Claude Code, agent session {}", spec.session_id));
+                Some((registry.clone(), pid))
+            }
+            _ => None,
+        };
+        let mut connection = Box::new(ClaudeConnection::start(child, recorded)?);
         match connection.handshake(self.config.start_timeout).await {
             Ok(()) => Ok(connection),
             Err(message) => {
@@ -207,6 +224,8 @@ type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>
 
 struct ClaudeConnection {
     child: Option<Child>,
+    /// Where its process group is recorded, and its leader's pid.
+    recorded: Option<(Arc<ProcessRegistry>, u32)>,
     /// How the process exited, once seen.
     exit: Option<String>,
     stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
@@ -227,10 +246,12 @@ struct ClaudeConnection {
 }
 
 impl ClaudeConnection {
-    /// Takes the child's pipes and starts reading them.
-    fn start(child: &mut Child) -> Result<Self, DriverError> {
+    /// Takes the child's pipes and starts reading them. Without them, the child is
+    /// stopped.
+    fn start(mut child: Child, recorded: Option<(Arc<ProcessRegistry>, u32)>) -> Result<Self, DriverError> {
         let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
+            stop_group(&mut child, recorded);
             return Err(DriverError::Failed("Claude Code's pipes could not be opened".into()));
         };
         let stdin = Arc::new(tokio::sync::Mutex::new(Some(stdin)));
@@ -300,7 +321,8 @@ impl ClaudeConnection {
             });
         }
         Ok(Self {
-            child: None,
+            child: Some(child),
+            recorded,
             exit: None,
             stdin,
             events,
@@ -398,15 +420,35 @@ impl ClaudeConnection {
     async fn kill(&mut self) {
         self.stdin.lock().await.take();
         if let Some(mut child) = self.child.take() {
-            #[cfg(unix)]
-            if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
-                // SAFETY: kill(2) on the child's own process group.
-                unsafe {
-                    libc::kill(-pid, libc::SIGKILL);
-                }
-            }
+            stop_group(&mut child, self.recorded.take());
             let _ = child.kill().await;
         }
+    }
+}
+
+impl Drop for ClaudeConnection {
+    /// A connection dropped without `close` (its task was aborted) still takes its whole
+    /// process group with it, not just the leader.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            stop_group(&mut child, self.recorded.take());
+        }
+    }
+}
+
+/// SIGKILL to the child's process group, which is then no longer recorded.
+fn stop_group(child: &mut Child, recorded: Option<(Arc<ProcessRegistry>, u32)>) {
+    #[cfg(unix)]
+    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) on the child's own process group (it was spawned as its leader
+        // and has not been reaped, so the id is still its own).
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.start_kill();
+    if let Some((registry, pid)) = recorded {
+        registry.forget(pid);
     }
 }
 

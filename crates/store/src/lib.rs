@@ -46,12 +46,34 @@ pub enum StoreError {
     /// The row was written since the caller read it.
     #[error("{what} {id} changed since it was read")]
     Changed { what: &'static str, id: String },
+    /// The disk holding the database has no space left (SQLite's `SQLITE_FULL`). Nothing
+    /// stored is lost: the write that failed was rolled back, and writing works again as
+    /// soon as there is space.
+    #[error("the disk is full: free some space on the disk that holds Colloquy's data folder, then try again")]
+    DiskFull,
     #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     #[error("database migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
     #[error("could not encode {0}")]
     Encode(String),
+    #[error("{0}")]
+    Io(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        if is_disk_full(&err) { StoreError::DiskFull } else { StoreError::Database(err) }
+    }
+}
+
+/// SQLite's `SQLITE_FULL` (13), whatever extended code it came with.
+fn is_disk_full(err: &sqlx::Error) -> bool {
+    const SQLITE_FULL: i32 = 13;
+    err.as_database_error()
+        .and_then(|e| e.code())
+        .and_then(|code| code.parse::<i32>().ok())
+        .is_some_and(|code| code & 0xff == SQLITE_FULL)
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -62,6 +84,8 @@ pub struct Store {
     pool: SqlitePool,
     /// Write transactions take turns here before they ask SQLite for its write lock.
     writers: Arc<Mutex<()>>,
+    /// A file-size cap tests set to make SQLite answer "disk full" for real.
+    page_limit: Arc<PageLimit>,
 }
 
 impl Store {
@@ -71,6 +95,10 @@ impl Store {
             // The pool would fail with an unhelpful "unable to open database file".
             let _ = std::fs::create_dir_all(dir);
         }
+        // Conversations are the user's alone. SQLite gives the WAL and shared-memory files
+        // the database file's mode, so creating it 0600 covers them; files an older
+        // version left readable by others are tightened.
+        private_files(path).map_err(|e| StoreError::Io(format!("cannot make {} private: {e}", path.display())))?;
         let options = SqliteConnectOptions::from_str("sqlite:")?
             .filename(path)
             .create_if_missing(true)
@@ -78,9 +106,53 @@ impl Store {
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(5));
-        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
+        let page_limit = Arc::new(PageLimit::default());
+        let (on_connect, on_acquire) = (page_limit.clone(), page_limit.clone());
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            // A connection whose COMMIT or ROLLBACK failed (a full disk makes SQLite roll
+            // the transaction back on its own, so the ROLLBACK sqlx sends on drop fails
+            // too) still counts as inside a transaction: pooled again, every later
+            // `BEGIN` on it would fail. Such a connection is closed instead, and the pool
+            // opens a fresh one.
+            .after_release(|connection, _| {
+                Box::pin(async move {
+                    // Waits for the ROLLBACK a dropped transaction queued on the connection.
+                    sqlx::Connection::ping(&mut *connection).await?;
+                    let clean = !sqlx::Connection::is_in_transaction(&*connection);
+                    if !clean {
+                        tracing::warn!("a database connection is still inside a failed transaction; closing it");
+                    }
+                    Ok(clean)
+                })
+            })
+            .after_connect(move |connection, _| {
+                let limit = on_connect.clone();
+                Box::pin(async move { limit.apply(connection).await })
+            })
+            .before_acquire(move |connection, _| {
+                let limit = on_acquire.clone();
+                Box::pin(async move { limit.apply(connection).await.map(|()| true) })
+            })
+            .connect_with(options)
+            .await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Self { pool, writers: Arc::new(Mutex::new(())) })
+        Ok(Self { pool, writers: Arc::new(Mutex::new(())), page_limit })
+    }
+
+    /// Fault injection for tests: caps the database file at its current size (`true`),
+    /// so every write that needs a new page fails with SQLite's own "database or disk is
+    /// full", exactly as on a full disk; `false` gives the space back. Every connection
+    /// picks the cap up before its next use.
+    #[doc(hidden)]
+    pub async fn simulate_full_disk(&self, full: bool) -> Result<()> {
+        let pages = if full {
+            sqlx::query_scalar::<_, i64>("PRAGMA page_count").fetch_one(&self.pool).await?
+        } else {
+            PageLimit::UNLIMITED
+        };
+        self.page_limit.pages.store(pages, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
     }
 
     pub fn pool(&self) -> &SqlitePool {
@@ -122,6 +194,53 @@ impl Store {
 
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+/// Creates the database file readable by the user only, and takes away what others may
+/// do with it and its `-wal`/`-shm` files if they exist.
+fn private_files(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        std::fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(path)?;
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = path.as_os_str().to_owned();
+            file.push(suffix);
+            match std::fs::metadata(&file) {
+                Ok(meta) if meta.permissions().mode() & 0o077 != 0 => {
+                    let mode = meta.permissions().mode() & 0o600;
+                    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode))?;
+                }
+                Ok(_) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => return Err(err),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// The `max_page_count` every connection is held to: unset (the usual case: nothing is
+/// run), or a number of pages set by [`Store::simulate_full_disk`].
+#[derive(Debug, Default)]
+struct PageLimit {
+    /// 0: never set.
+    pages: std::sync::atomic::AtomicI64,
+}
+
+impl PageLimit {
+    /// SQLite's own default cap (it clamps anything larger).
+    const UNLIMITED: i64 = 4_294_967_294;
+
+    async fn apply(&self, connection: &mut SqliteConnection) -> Result<(), sqlx::Error> {
+        let pages = self.pages.load(std::sync::atomic::Ordering::SeqCst);
+        if pages > 0 {
+            sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA max_page_count = {pages}"))).execute(connection).await?;
+        }
+        Ok(())
     }
 }
 
@@ -188,5 +307,52 @@ pub(crate) mod test_support {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("colloquy.db")).await.unwrap();
         (store, dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::store;
+    use protocol::{MessageId, ModelRef, ProviderId, TopicId, TurnId, UiMessage};
+
+    /// A turn written in one transaction (`Store::write`), the way `stream_open` admits one.
+    fn turn(topic: &TopicId, text: &str) -> NewTurn {
+        NewTurn {
+            topic_id: topic.clone(),
+            turn_id: TurnId::new(),
+            user_message_id: MessageId::new(),
+            user_parts: UiMessage::user_text("", text).parts,
+            assistants: vec![AssistantSlot {
+                message_id: MessageId::new(),
+                model: ModelRef { provider_id: ProviderId("p".into()), model: "m".into() },
+                metadata: serde_json::json!({}),
+            }],
+        }
+    }
+
+    #[tokio::test]
+    async fn audit_02_writes_work_again_once_a_full_disk_has_space() {
+        let (store, _dir) = store().await;
+        let topic = store.create_topic("t", None).await.unwrap();
+        store.insert_turn(&turn(&topic.id, "kept")).await.unwrap();
+
+        store.simulate_full_disk(true).await.unwrap();
+        let big = "x".repeat(256 * 1024);
+        for _ in 0..6 {
+            let err = store.insert_turn(&turn(&topic.id, &big)).await.unwrap_err();
+            assert!(matches!(err, StoreError::DiskFull), "{err}");
+            assert!(err.to_string().starts_with("the disk is full"), "{err}");
+        }
+
+        // Space is back: every write works again, without a restart.
+        store.simulate_full_disk(false).await.unwrap();
+        for i in 0..6 {
+            store.insert_turn(&turn(&topic.id, &format!("after {i}"))).await.unwrap();
+        }
+        let texts: Vec<String> =
+            store.list_messages(&topic.id).await.unwrap().iter().map(|m| m.message.text()).collect();
+        let users: Vec<&str> = texts.iter().map(String::as_str).filter(|t| !t.is_empty()).collect();
+        assert_eq!(users, ["kept", "after 0", "after 1", "after 2", "after 3", "after 4", "after 5"]);
     }
 }

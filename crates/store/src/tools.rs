@@ -521,10 +521,11 @@ impl Store {
         if approved && answer.scope != ApprovalScope::Once {
             let topic = (answer.scope == ApprovalScope::Topic).then(|| approval.topic_id.as_str());
             sqlx::query(
-                "INSERT INTO tool_rules (id, tool, conditions, decision, topic_id, expires_at, created_at) VALUES (?, ?, '[]', 'allow', ?, NULL, ?)",
+                "INSERT INTO tool_rules (id, tool, conditions, decision, topic_id, expires_at, created_at) VALUES (?, ?, ?, 'allow', ?, NULL, ?)",
             )
             .bind(answer.rule_id)
             .bind(&approval.tool_name)
+            .bind(encode(&answer.rule_conditions)?)
             .bind(topic)
             .bind(&now)
             .execute(&mut *tx)
@@ -561,6 +562,7 @@ impl Store {
                 reason: Some(reason),
                 updated_input: None,
                 rule_id: "",
+                rule_conditions: Vec::new(),
             };
             let (_, changed) = self.respond_approval(&answer).await?;
             if changed && !messages.contains(&approval.message_id) {
@@ -629,6 +631,8 @@ pub struct ApprovalAnswer<'a> {
     pub updated_input: Option<&'a Value>,
     /// The id of the rule an "always" answer creates.
     pub rule_id: &'a str,
+    /// What that rule covers (none: every call of the tool).
+    pub rule_conditions: Vec<RuleCondition>,
 }
 
 /// Changes the `dynamic-tool` part of `call_id` in a stored reply, in place.
@@ -706,7 +710,15 @@ mod tests {
     }
 
     fn answer(decision: ApprovalDecision, scope: ApprovalScope) -> ApprovalAnswer<'static> {
-        ApprovalAnswer { approval_id: "ap1", decision, scope, reason: None, updated_input: None, rule_id: "rule-1" }
+        ApprovalAnswer {
+            approval_id: "ap1",
+            decision,
+            scope,
+            reason: None,
+            updated_input: None,
+            rule_id: "rule-1",
+            rule_conditions: Vec::new(),
+        }
     }
 
     #[tokio::test]

@@ -18,7 +18,7 @@ use protocol::{
 };
 use store::{AssistantSlot, NewTurn, Store};
 use tokio::sync::{mpsc, oneshot};
-use tokio::time::{Instant, MissedTickBehavior};
+use tokio::time::Instant;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
@@ -54,6 +54,13 @@ struct LiveTurn {
 impl LiveTurn {
     fn is_running(&self) -> bool {
         self.executions.iter().any(|e| !e.is_done())
+    }
+
+    /// When the next checkpoint is due: `delay` after the oldest unsaved change of any
+    /// running reply. Scheduling from that change (not on a fixed tick) bounds how long
+    /// any output waits, including a reply's first chunk, whatever its phase.
+    fn next_checkpoint(&self, delay: std::time::Duration) -> Option<Instant> {
+        self.executions.iter().filter(|e| e.is_running()).filter_map(|e| e.unsaved_since).min().map(|at| at + delay)
     }
 
     /// The topic status a finished turn leaves behind. A reply waiting for approval
@@ -117,18 +124,17 @@ impl TopicActor {
     }
 
     pub(crate) async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
-        let mut checkpoints = tokio::time::interval(self.config.checkpoint_interval);
-        checkpoints.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let checkpoint_delay = self.config.checkpoint_delay();
         loop {
             let evict_at = self.turn.as_ref().and_then(|t| t.evict_at);
-            let running = self.turn.as_ref().is_some_and(LiveTurn::is_running);
+            let checkpoint_at = self.turn.as_ref().and_then(|t| t.next_checkpoint(checkpoint_delay));
             tokio::select! {
                 command = commands.recv(), if self.shutdown.is_none() => match command {
                     Some(command) => self.handle(command).await,
                     None => self.begin_shutdown(None),
                 },
                 Some(report) = self.reports_rx.recv() => self.on_report(report),
-                _ = checkpoints.tick(), if running => self.checkpoint(),
+                _ = sleep_until_opt(checkpoint_at) => self.checkpoint(),
                 _ = sleep_until_opt(evict_at) => {
                     tracing::debug!(topic_id = %self.topic_id, "evicting finished turn");
                     self.turn = None;
@@ -416,7 +422,7 @@ impl TopicActor {
             }
             _ => {}
         }
-        execution.dirty = true;
+        execution.unsaved_since.get_or_insert_with(Instant::now);
         // One allocation per chunk, shared by the ring and every listener.
         let event = Arc::new(StreamEvent { execution: execution.header.clone(), seq: execution.seq, chunk });
         execution.remember(&event);
@@ -435,7 +441,7 @@ impl TopicActor {
         execution.status = status;
         execution.status_reason = reason;
         execution.phase = Phase::Finishing(terminal_status);
-        execution.dirty = false;
+        execution.unsaved_since = None;
         let _span = turn.span.enter();
         tracing::info!(model = %execution.model(), status = status.as_str(), seq = execution.seq, "reply finished");
         let written = self.persister.finish(execution.checkpoint());
@@ -483,11 +489,14 @@ impl TopicActor {
         }))
     }
 
+    /// Hands every running reply with unsaved output to the persister: the one that is
+    /// due and any other, so the replies of a multi-model turn share one transaction.
     fn checkpoint(&mut self) {
         let Some(turn) = self.turn.as_mut() else { return };
-        for execution in turn.executions.iter_mut().filter(|e| e.is_running() && e.dirty) {
-            execution.dirty = false;
-            self.persister.checkpoint(execution.checkpoint());
+        for execution in turn.executions.iter_mut().filter(|e| e.is_running()) {
+            if execution.unsaved_since.take().is_some() {
+                self.persister.checkpoint(execution.checkpoint());
+            }
         }
     }
 

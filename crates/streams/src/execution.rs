@@ -9,6 +9,7 @@ use protocol::{
 };
 use store::Checkpoint;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::replay::ReplayRing;
@@ -37,8 +38,9 @@ pub(crate) struct Execution {
     pub cancel: CancellationToken,
     /// Cancelled when a steering message arrives: the loop yields at its next step boundary.
     pub steer: CancellationToken,
-    /// Changed since the last checkpoint.
-    pub dirty: bool,
+    /// When the oldest change not yet handed to the persister was made; `None` when the
+    /// last checkpoint holds everything. Its checkpoint is due a fixed delay after this.
+    pub unsaved_since: Option<Instant>,
     /// The most recent chunks, for subscribers that reattach with a cursor.
     ring: ReplayRing,
 }
@@ -60,7 +62,7 @@ impl Execution {
             phase: Phase::Running,
             cancel: CancellationToken::new(),
             steer: CancellationToken::new(),
-            dirty: false,
+            unsaved_since: None,
             ring: ReplayRing::new(ring_capacity),
         }
     }

@@ -44,12 +44,24 @@ pub struct StreamConfig {
     pub grace_period: Duration,
     /// Recent chunks kept per execution for subscribers that reattach with a cursor.
     pub replay_capacity: usize,
-    /// Minimum time between two checkpoints of the same execution.
-    pub checkpoint_interval: Duration,
+    /// The loss bound: a reply's output is committed to disk within this long of
+    /// reaching the actor, so a crash (SIGKILL, power loss) costs at most this much.
+    pub max_unsaved: Duration,
+    /// The part of `max_unsaved` kept for a checkpoint to be queued and committed: a reply
+    /// is checkpointed `max_unsaved - write_allowance` after its oldest unsaved chunk,
+    /// which is also the least time between two checkpoints of it.
+    pub write_allowance: Duration,
     /// A reply silent this long is cut off as `stalled`.
     pub idle_timeout: Duration,
     /// Per-listener buffer; a listener that falls this far behind is dropped.
     pub listener_capacity: usize,
+}
+
+impl StreamConfig {
+    /// How long after its oldest unsaved chunk a reply's checkpoint is taken.
+    pub(crate) fn checkpoint_delay(&self) -> Duration {
+        self.max_unsaved.saturating_sub(self.write_allowance)
+    }
 }
 
 impl Default for StreamConfig {
@@ -59,7 +71,10 @@ impl Default for StreamConfig {
             // Deltas are remembered merged (their bytes plus 4 each): 1,024 covers a reload
             // or a lag of several seconds; a longer gap rebases on a snapshot, exact too.
             replay_capacity: 1024,
-            checkpoint_interval: Duration::from_millis(500),
+            max_unsaved: Duration::from_millis(500),
+            // A checkpoint transaction commits in milliseconds; 150 ms covers a busy disk
+            // and a writer still finishing another topic's batch.
+            write_allowance: Duration::from_millis(150),
             idle_timeout: Duration::from_secs(120),
             listener_capacity: 4096,
         }

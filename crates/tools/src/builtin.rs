@@ -1,6 +1,7 @@
 //! The built-in tools: useful offline, so approval has real stakes.
 //!
-//! - `workspace`: resolving paths inside the folder the user picked; nothing outside it.
+//! - `workspace`: resolving paths inside the folder the user picked, and opening them
+//!   through a handle on it that refuses links out at open time; nothing outside it.
 //! - `files`: `read_file`, `list_dir`, `search_files` (read-only) and `write_file`,
 //!   `edit_file` (destructive, with a diff preview for the approval card).
 //! - `fetch`: `fetch_url`, an HTTP GET with a size cap.
@@ -21,7 +22,7 @@ pub use workspace::Workspace;
 /// GETs `url` as `fetch_url` does without the user's say: never to a private address,
 /// each redirect hop checked (for a remote image the user asked to see).
 pub async fn get_public(url: &url::Url) -> Result<reqwest::Response, crate::ToolError> {
-    fetch::FetchUrl::new().fetch_guarded(url).await
+    fetch::FetchUrl::new().fetch_guarded(url, None).await
 }
 
 /// Every built-in tool.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use protocol::tool::{ToolAnnotations, ToolOutput};
+use protocol::tool::{RuleCondition, ToolAnnotations, ToolOutput};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -42,6 +42,14 @@ pub trait Tool: Send + Sync {
     /// rule on a path cannot be walked around. The default is the arguments as they are.
     fn rule_input(&self, input: &Value, _ctx: &ToolContext) -> Value {
         input.clone()
+    }
+
+    /// What an "Always" answer to this call's approval covers: the conditions its saved
+    /// rule gets, matched against [`Tool::rule_input`]. The default, none, covers every call
+    /// of the tool; `fetch_url` covers the host asked for, so approving a local address
+    /// once for good opens that host and nothing else.
+    fn always_conditions(&self, _input: &Value) -> Vec<RuleCondition> {
+        Vec::new()
     }
 
     /// Why this call deserves the user's say although the tool is read-only and would run
@@ -87,7 +95,8 @@ pub struct ToolContext {
     pub call_id: String,
     /// The user allowed this call: by answering its approval card, or by one of their
     /// rules. False when only the tool's default let it run: tools with extra guards
-    /// (`fetch_url` and private addresses) apply them then.
+    /// apply them then (`fetch_url` keeps its private-address guard either way, but lifts
+    /// it for the host an allowed call names).
     pub allowed_by_user: bool,
 }
 

@@ -44,8 +44,14 @@ pub struct Server {
 impl Server {
     /// Starts `colloquy serve` on `root/data` and waits for its "serving on" line.
     pub async fn start(root: &Path, name: &str) -> Server {
+        Self::start_with_env(root, name, &[]).await
+    }
+
+    /// [`Server::start`] with extra environment (`COLLOQUY_CLAUDE_PATH`, say).
+    pub async fn start_with_env(root: &Path, name: &str, env: &[(&str, &Path)]) -> Server {
         let log = root.join(format!("{name}.log"));
         let child = Command::new(env!("CARGO_BIN_EXE_colloquy"))
+            .envs(env.iter().copied())
             .args(["serve", "--port", "0", "--token", TOKEN])
             .arg("--data-dir")
             .arg(root.join("data"))
@@ -85,6 +91,48 @@ impl Server {
         body
     }
 
+    /// A plain operation that may fail (the server may be gone): its body, or why not.
+    pub async fn try_call(&self, client: &reqwest::Client, operation: &str, body: Value) -> Result<Value, String> {
+        let request = client.post(format!("{}/api/{operation}", self.base)).bearer_auth(TOKEN).json(&body);
+        let response = timeout(REQUEST_TIMEOUT, request.send())
+            .await
+            .map_err(|_| format!("{operation} timed out"))?
+            .map_err(|e| format!("{operation}: {e}"))?;
+        let status = response.status();
+        let body: Value = timeout(REQUEST_TIMEOUT, response.json())
+            .await
+            .map_err(|_| format!("{operation} timed out"))?
+            .map_err(|e| format!("{operation}: {e}"))?;
+        if !status.is_success() {
+            return Err(format!("{operation}: {status} {body}"));
+        }
+        Ok(body)
+    }
+
+    /// A streaming operation that may fail: its events after the `reply` event, or why not.
+    pub async fn try_stream_op(
+        &self,
+        client: &reqwest::Client,
+        operation: &str,
+        body: Value,
+    ) -> Result<(Value, Events), String> {
+        let request = client.post(format!("{}/api/{operation}", self.base)).bearer_auth(TOKEN).json(&body);
+        let response = timeout(REQUEST_TIMEOUT, request.send())
+            .await
+            .map_err(|_| format!("{operation} timed out"))?
+            .map_err(|e| format!("{operation}: {e}"))?;
+        if !response.status().is_success() {
+            return Err(format!("{operation}: {}", response.status()));
+        }
+        let mut events = Events {
+            body: response.bytes_stream().map(|read| read.map(Vec::from)).boxed(),
+            buffer: Vec::new(),
+            last_read: Instant::now(),
+        };
+        let (_, reply) = events.next_event().await.ok_or_else(|| format!("{operation}: no reply event"))?;
+        Ok((reply, events))
+    }
+
     /// `stream_open`, checked up to its `reply` event.
     pub async fn stream(&self, client: &reqwest::Client, body: Value) -> Events {
         self.stream_op(client, "stream_open", body).await
@@ -109,6 +157,16 @@ impl Server {
     /// Sends SIGKILL (on Unix) without waiting.
     pub fn kill(&mut self) {
         self.child.start_kill().unwrap();
+    }
+
+    /// Sends SIGKILL without waiting, through a shared reference (a client task may hold
+    /// the server too).
+    pub fn sigkill(&self) {
+        let pid = self.child.id().expect("the server is still running") as libc::pid_t;
+        // SAFETY: kill(2) on our own child's pid; no memory is involved.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
     }
 
     /// Sends SIGTERM without waiting: the server stops the way a user's Ctrl-C stops it.

@@ -7,7 +7,12 @@ import type {
   InboxMoveRequest,
   InboxUpdateRequest,
   TopicRequest,
+  TopicStatus,
 } from '../protocol.gen';
+
+/** How often, and how many times, a finished topic's queue is read again while it settles. */
+const SETTLE_READ_INTERVAL_MS = 250;
+const SETTLE_READS = 40;
 
 export interface InboxState {
   /** In run order; `undefined` until first read. */
@@ -34,6 +39,8 @@ export class InboxStore {
   private readonly listeners = new Set<() => void>();
   private asked = 0;
   private shown = 0;
+  /** Bumped on every status change, so an older settling loop stops. */
+  private statusChanges = 0;
 
   constructor(
     private readonly backend: Backend,
@@ -52,6 +59,25 @@ export class InboxStore {
     await this.run('Could not read the queued messages', () =>
       this.backend.call<InboxItem[]>('inbox_list', { topicId: this.topicId } satisfies TopicRequest),
     );
+  }
+
+  /**
+   * Reads the list after the topic's status changed. When a turn ends, the backend
+   * settles the queue (sends the next item, or holds them all) after the same status
+   * change this window sees, so the first read can come before that. A finished topic
+   * never keeps queued items, so while the list shows some they are read again, until
+   * they settle, the status changes, or about ten seconds pass.
+   */
+  async followStatus(status: TopicStatus | undefined): Promise<void> {
+    const change = ++this.statusChanges;
+    await this.refresh();
+    const finished = status === 'done' || status === 'aborted' || status === 'error';
+    for (let read = 0; finished && read < SETTLE_READS; read++) {
+      if (change !== this.statusChanges || !this.state.items?.some((item) => item.state === 'queued')) return;
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_READ_INTERVAL_MS));
+      if (change !== this.statusChanges) return;
+      await this.refresh();
+    }
   }
 
   /** Queue: run as the next turn. Steer: the live turn yields at its next step and this goes first. */

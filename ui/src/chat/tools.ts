@@ -182,3 +182,21 @@ export function parseEditedArguments(text: string): { value: Record<string, unkn
   }
   return { value: value as Record<string, unknown> };
 }
+
+/**
+ * What an "Always" answer to a call covers, when it is less than every call of the tool:
+ * `fetch_url` saves its rule on the host its URL names (the backend's `always_conditions`;
+ * both read the URL by the WHATWG rules, so the hosts agree), or on the URL itself when it
+ * has no host. `undefined`: every call of the tool.
+ */
+export function alwaysCovers(toolName: string, input: unknown): string | undefined {
+  if (toolName !== 'fetch_url' || typeof input !== 'object' || input === null) return undefined;
+  const url = (input as { url?: unknown }).url;
+  if (typeof url !== 'string') return undefined;
+  try {
+    const host = new URL(url.trim()).hostname;
+    return host === '' ? url : host;
+  } catch {
+    return url;
+  }
+}

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import type { ApprovalAnswer } from '../chat/approvals';
 import { isUnifiedDiff } from '../chat/diff';
-import { parseEditedArguments, prettyJson, type ToolPart } from '../chat/tools';
+import { alwaysCovers, parseEditedArguments, prettyJson, type ToolPart } from '../chat/tools';
 import type { Approval } from '../protocol.gen';
 import { useApprovals, useApprovalsState } from './ApprovalsContext';
 import { DiffView } from './DiffView';
@@ -32,6 +32,9 @@ export function ApprovalCard({ part, approvalId }: ApprovalCardProps) {
   // Edited arguments the tool's schema refused: shown at the editor, to be fixed there.
   const editProblem = failure ? fieldErrorsFrom(failure, ['updatedInput']).updatedInput : undefined;
   const input = pending?.input ?? part.input;
+  // "Always" for fetch_url opens one host, not the tool: the buttons say so.
+  const covers = alwaysCovers(part.toolName, input);
+  const allowing = covers ? `${part.toolName} for ${covers}` : part.toolName;
 
   if (answer) {
     return (
@@ -92,20 +95,20 @@ export function ApprovalCard({ part, approvalId }: ApprovalCardProps) {
             className="button small"
             data-testid="approval-allow-topic"
             disabled={answering}
-            title={`Allow ${part.toolName} now and from now on in this topic, without asking`}
+            title={`Allow ${allowing} now and from now on in this topic, without asking`}
             onClick={() => respond({ decision: 'approve', scope: 'topic' })}
           >
-            Always for this topic
+            {covers ? `Always for this topic (only ${covers})` : 'Always for this topic'}
           </button>
           <button
             type="button"
             className="button small"
             data-testid="approval-allow-global"
             disabled={answering}
-            title={`Allow ${part.toolName} now and from now on in every topic, without asking`}
+            title={`Allow ${allowing} now and from now on in every topic, without asking`}
             onClick={() => respond({ decision: 'approve', scope: 'global' })}
           >
-            Always (everywhere)
+            {covers ? `Always (everywhere, only ${covers})` : 'Always (everywhere)'}
           </button>
           <button type="button" className="button ghost small" data-testid="approval-edit" disabled={answering} onClick={() => setMode('edit')}>
             Edit arguments…

@@ -55,7 +55,7 @@ export function ConversationView(props: ConversationViewProps) {
     // A turn started or ended (here or in another window): follow it, and the inbox
     // changes with it (an item ran, or was held after a failure).
     session.setStatus(status);
-    void inbox.refresh();
+    void inbox.followStatus(status);
   }, [session, inbox, status]);
 
   const commands = useMemo<ReplyCommands>(

@@ -245,7 +245,7 @@ fn sse_only(body: &[u8]) -> Result<Counts> {
     let mut decoder = SseDecoder::new();
     let mut counts = Counts::default();
     for piece in body.chunks(PIECE) {
-        for frame in decoder.push(piece) {
+        for frame in decoder.push(piece)? {
             counts.frames += 1;
             counts.text_bytes += frame.data.len();
         }
@@ -266,7 +266,7 @@ fn sse_and_value(body: &[u8]) -> Result<Counts> {
         Ok(())
     };
     for piece in body.chunks(PIECE) {
-        for frame in decoder.push(piece) {
+        for frame in decoder.push(piece)? {
             parse(&frame.data, &mut counts)?;
         }
     }

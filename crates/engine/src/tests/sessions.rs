@@ -723,3 +723,42 @@ async fn a_workspace_that_is_not_a_project_folder_is_refused_with_the_reason() {
     let sessions: Vec<AgentSession> = f.call("agent_sessions_list", json!({})).await;
     assert!(sessions.is_empty(), "nothing was created");
 }
+
+// ---- the model a session runs ----------------------------------------------------------
+
+#[tokio::test]
+async fn audit_20_a_session_without_a_model_runs_its_providers_default_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config = agent_config(dir.path(), home.path(), claude());
+    let f = Fixture { engine: Engine::open(config).await.unwrap(), _dir: dir };
+    let server = mock(Some("sk-agent")).await;
+    let provider: Provider = f
+        .call(
+            "provider_create",
+            json!({ "name": "Mock Anthropic", "format": "anthropic", "baseUrl": server.base_url().to_string(), "apiKey": "sk-agent", "defaultModel": "claude-haiku-4-5" }),
+        )
+        .await;
+    let workspace = tempfile::tempdir().unwrap();
+    let session: AgentSession =
+        f.call("agent_session_create", json!({ "workspace": workspace.path(), "providerId": provider.id })).await;
+    assert_eq!(session.model, "", "no model was chosen");
+    server.push_script(Script::text(["Hello."]));
+    let topic = Topic {
+        id: session.topic_id.clone(),
+        title: String::new(),
+        model: None,
+        workspace: None,
+        assistant_id: None,
+        created_at: String::new(),
+        updated_at: String::new(),
+    };
+    assert_eq!(terminal_status(&f.send(&topic, "hi").await), TerminalStatus::Success);
+    let calls: Vec<Value> =
+        server.requests().into_iter().filter(|r| r.path.starts_with("/v1/messages")).map(|r| r.body).collect();
+    assert_eq!(calls[0]["model"], "claude-haiku-4-5", "Claude Code asked for the provider's default model");
+    let rows = f.messages(&topic).await;
+    let model = rows[1].model.as_ref().expect("the reply names its model");
+    assert_eq!((model.provider_id.clone(), model.model.as_str()), (provider.id, "claude-haiku-4-5"));
+    f.engine.shutdown().await;
+}

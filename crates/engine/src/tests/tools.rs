@@ -496,6 +496,31 @@ async fn fetching_an_address_on_this_computer_asks_first() {
 }
 
 #[tokio::test]
+async fn audit_05_always_for_a_fetch_covers_its_host_and_no_other_local_address() {
+    let t = tool_fixture().await;
+    let port = url::Url::parse(&t.server.base_url()).unwrap().port().unwrap();
+    let approved = format!("http://127.0.0.1:{port}/v1/models");
+    t.server.push_script(call("fetch_url", json!({ "url": approved })));
+    let stream = t.f.send(&t.topic, "fetch the local page").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::AwaitingApproval);
+    let approval = t.pending().await.remove(0);
+    t.server.push_script(Script::text(["Fetched."]));
+    t.respond(json!({ "approvalId": approval.id, "decision": "approve", "scope": "global" })).await.unwrap();
+    t.settled().await;
+    let rules: Vec<PolicyRule> = t.f.call("tool_rules_list", json!({})).await;
+    assert_eq!(
+        serde_json::to_value(&rules[0].conditions).unwrap(),
+        json!([{ "pointer": "/host", "op": "equals", "value": "127.0.0.1" }]),
+        "the rule names the approved host"
+    );
+
+    // Another address on this computer (the same server, by another name) still asks.
+    t.server.push_script(call("fetch_url", json!({ "url": format!("http://localhost:{port}/v1/models") })));
+    let stream = t.f.send(&t.topic, "fetch it by name").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::AwaitingApproval, "the rule covers 127.0.0.1 only");
+}
+
+#[tokio::test]
 async fn edited_arguments_that_do_not_fit_the_schema_are_refused_and_the_card_stays() {
     let t = tool_fixture().await;
     t.server.push_script(write("e.txt", "model"));

@@ -327,6 +327,9 @@ pub(crate) fn before_tool_answer(request_id: &str, context: Option<&str>) -> Val
 }
 
 #[cfg(test)]
+mod properties;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -62,13 +62,17 @@ fn patient() -> StreamConfig {
     StreamConfig { idle_timeout: Duration::from_secs(24 * 3600), ..StreamConfig::default() }
 }
 
-const INTERVAL: Duration = Duration::from_millis(500);
+/// The loss bound (`StreamConfig::max_unsaved`): output is committed within this long.
+const MAX_UNSAVED: Duration = Duration::from_millis(500);
+/// How long after a reply's oldest unsaved chunk its checkpoint is taken: the loss bound
+/// less the default write allowance (150 ms). Also the least time between two of them.
+const CHECKPOINT_DELAY: Duration = Duration::from_millis(350);
 const STEP: Duration = Duration::from_millis(100);
 /// Tokio's timers fire on the next whole millisecond.
 const TIMER_ROUNDING: Duration = Duration::from_millis(1);
 
 #[tokio::test]
-async fn a_live_reply_is_checkpointed_at_most_once_per_interval_and_never_more_than_one_interval_behind() {
+async fn a_live_reply_is_checkpointed_at_most_once_per_checkpoint_delay_and_never_more_than_one_delay_behind() {
     let (h, recorder) = recorded(patient()).await;
     let (feed, mut rx, message_id) = h.open("w1").await;
     // From here on nothing touches SQLite (admission is done).
@@ -93,27 +97,30 @@ async fn a_live_reply_is_checkpointed_at_most_once_per_interval_and_never_more_t
     // (The very first state, the reply's `start`, may have been taken before the clock
     // was paused.)
     let states: Vec<_> = recorder.states_of(&message_id).into_iter().filter(|(_, text, ..)| !text.is_empty()).collect();
-    assert!(states.len() >= 7, "4 s of output is checkpointed about 8 times: {}", states.len());
+    assert!(states.len() >= 9, "4 s of output is checkpointed about 10 times: {}", states.len());
     for pair in states.windows(2) {
         assert!(
-            pair[1].0 - pair[0].0 >= INTERVAL,
-            "two checkpoints less than 500 ms apart: {:?}",
+            pair[1].0 - pair[0].0 >= CHECKPOINT_DELAY,
+            "two checkpoints less than 350 ms apart: {:?}",
             states.iter().map(|(w, t, s, _)| (w.saturating_duration_since(fed[0].0), t.len(), *s)).collect::<Vec<_>>()
         );
     }
     for (at, so_far) in &fed {
         assert!(
             states.iter().any(|(written, stored, ..)| *written >= *at
-                && *written - *at <= INTERVAL + TIMER_ROUNDING
+                && *written - *at <= CHECKPOINT_DELAY + TIMER_ROUNDING
                 && stored.starts_with(so_far.as_str())),
-            "the text fed at +{:?} was not on disk within 500 ms; written at {:?}",
+            "the text fed at +{:?} was not written within 350 ms; written at {:?}",
             *at - fed[0].0,
             states.iter().map(|(w, t, ..)| (w.saturating_duration_since(fed[0].0), t.len())).collect::<Vec<_>>()
         );
     }
     let (last_write, last_text, status, _) = states.last().unwrap();
     assert_eq!((last_text.as_str(), *status), (text.as_str(), MessageStatus::Streaming));
-    assert!(*last_write <= last_token + INTERVAL + TIMER_ROUNDING, "nothing is rewritten while the reply is silent");
+    assert!(
+        *last_write <= last_token + CHECKPOINT_DELAY + TIMER_ROUNDING,
+        "nothing is rewritten while the reply is silent"
+    );
 
     // The final state is written once, after every checkpoint, and is the last word.
     drop(feed);
@@ -125,6 +132,68 @@ async fn a_live_reply_is_checkpointed_at_most_once_per_interval_and_never_more_t
         .collect();
     assert_eq!(finals.len(), 1);
     assert_eq!(states.last().unwrap().2, MessageStatus::Success);
+}
+
+/// A disk whose every commit takes `commit`: each batch is recorded when it is committed.
+struct SlowDisk {
+    commit: Duration,
+    recorder: Recorder,
+}
+
+#[async_trait::async_trait]
+impl ReplyWriter for SlowDisk {
+    async fn write_replies(&self, rows: &[store::Checkpoint]) -> Result<(), StoreError> {
+        sleep(self.commit).await;
+        self.recorder.write_replies(rows).await
+    }
+}
+
+#[tokio::test]
+async fn audit_22_every_chunk_is_committed_within_500_ms_even_the_first_and_even_when_a_commit_takes_150_ms() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("c.db")).await.unwrap();
+    let topic = store.create_topic("t", None).await.unwrap().id;
+    let disk = Arc::new(SlowDisk { commit: Duration::from_millis(150), recorder: Recorder::default() });
+    let manager = StreamManager::with_writer(store.clone(), disk.clone(), patient());
+    let h = Harness { manager, store, topic, _dir: dir };
+    let (feed, mut rx, message_id) = h.open("w1").await;
+    tokio::time::pause();
+
+    // A token every 37 ms for 3 s: chunks land at every phase of the checkpoint schedule,
+    // including right after a checkpoint was taken, which waits the longest.
+    let mut fed: Vec<(Instant, String)> = Vec::new();
+    let mut text = String::new();
+    for i in 0..80 {
+        let token_text = format!("{i} ");
+        feed.send(token(&token_text)).unwrap();
+        read_until(&mut rx, is_delta(&token_text)).await;
+        text.push_str(&token_text);
+        fed.push((Instant::now(), text.clone()));
+        sleep(Duration::from_millis(37)).await;
+    }
+    sleep(Duration::from_secs(1)).await;
+
+    let committed = disk.recorder.states_of(&message_id);
+    let late: Vec<_> = fed
+        .iter()
+        .filter(|(at, so_far)| {
+            !committed.iter().any(|(written, stored, ..)| {
+                // Two timers stand between a chunk and its commit (the checkpoint's and the
+                // disk's), each firing on the next whole millisecond.
+                *written >= *at
+                    && *written - *at <= MAX_UNSAVED + 2 * TIMER_ROUNDING
+                    && stored.starts_with(so_far.as_str())
+            })
+        })
+        .map(|(at, so_far)| (*at - fed[0].0, so_far.len()))
+        .collect();
+    assert!(
+        late.is_empty(),
+        "output not committed within 500 ms of reaching the actor (fed at, bytes): {late:?}; commits: {:?}",
+        committed.iter().map(|(w, t, ..)| (w.saturating_duration_since(fed[0].0), t.len())).collect::<Vec<_>>()
+    );
+    drop(feed);
+    read_until(&mut rx, is_topic_done).await;
 }
 
 #[tokio::test]

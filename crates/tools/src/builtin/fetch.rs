@@ -6,11 +6,17 @@
 //! computer or the local network ([`is_private`]) needs the user's say:
 //! - before the call, [`Tool::caution`] resolves the host; a private address makes the call
 //!   ask (unless a rule of the user's decides it);
-//! - while it runs, a call only the default allowed uses a client whose DNS resolver refuses
-//!   private addresses, and follows redirects itself, checking each hop, so neither a
-//!   redirect nor a name that resolves differently the second time gets through. Such a
-//!   refusal names the refused URL and tells the model to fetch it itself, which asks the
-//!   user.
+//! - every call runs on a client whose DNS resolver refuses private addresses, and follows
+//!   redirects itself, checking each hop, so neither a redirect nor a name that resolves
+//!   differently the second time gets through. Such a refusal names the refused URL and
+//!   tells the model to fetch it itself, which asks the user;
+//! - a call the user allowed (on its card, or by a rule of theirs) is excepted for the host
+//!   it names, and only that host: a redirect from there to another private place is
+//!   refused like any other. An "Always" answer saves a rule on that host
+//!   ([`Tool::always_conditions`]; rules see the URL's host as `host`, [`Tool::rule_input`]);
+//! - the client never uses a proxy (`HTTP_PROXY` and the like are ignored): a proxy
+//!   resolves names itself, out of the resolver's sight, so it would carry any request to
+//!   a private address unchecked.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, OnceLock};
@@ -18,7 +24,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::StreamExt;
-use protocol::tool::{ToolAnnotations, ToolOutput};
+use protocol::tool::{MatchOp, RuleCondition, ToolAnnotations, ToolOutput};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -78,38 +84,59 @@ impl FetchUrl {
         }
     }
 
-    /// The client that never reaches a private address.
-    fn guarded_client(&self) -> Result<reqwest::Client, ToolError> {
-        if let Some(client) = self.guarded.get() {
-            return Ok(client.clone());
-        }
+    /// The client that never reaches a private address, except at the host named
+    /// `excepted` (the user allowed a call there).
+    fn guarded_client(&self, excepted: Option<&url::Host<String>>) -> Result<reqwest::Client, ToolError> {
         let private = self.private;
-        let client = reqwest::Client::builder()
-            .dns_resolver(Arc::new(PublicOnly { private }))
-            // Redirects are followed by hand (`fetch_guarded`), each hop checked and named.
-            .redirect(reqwest::redirect::Policy::none())
-            // A proxy would resolve the name itself, out of the resolver's sight.
-            .no_proxy()
-            .connect_timeout(Duration::from_secs(15))
-            .user_agent(concat!("Colloquy/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ToolError::Failed(format!("cannot start the HTTP client: {e}")))?;
-        Ok(self.guarded.get_or_init(|| client).clone())
+        match excepted {
+            // A name: its own client, whose resolver lets that one name through. A call the
+            // user allowed is rare enough that it may set up its own connection.
+            Some(url::Host::Domain(name)) => guarded_client(PublicOnly { private, excepted: Some(name.clone()) }),
+            // An address, or nothing excepted: the shared client (the resolver never sees an
+            // address written in the URL; `fetch_guarded` checks those itself).
+            _ => {
+                if let Some(client) = self.guarded.get() {
+                    return Ok(client.clone());
+                }
+                let client = guarded_client(PublicOnly { private, excepted: None })?;
+                Ok(self.guarded.get_or_init(|| client).clone())
+            }
+        }
     }
+}
+
+/// A client resolving through `resolver`, following no redirect and using no proxy.
+fn guarded_client(resolver: PublicOnly) -> Result<reqwest::Client, ToolError> {
+    reqwest::Client::builder()
+        .dns_resolver(Arc::new(resolver))
+        // Redirects are followed by hand (`fetch_guarded`), each hop checked and named.
+        .redirect(reqwest::redirect::Policy::none())
+        // A proxy would resolve the name itself, out of the resolver's sight.
+        .no_proxy()
+        .connect_timeout(Duration::from_secs(15))
+        .user_agent(concat!("Colloquy/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ToolError::Failed(format!("cannot start the HTTP client: {e}")))
 }
 
 impl FetchUrl {
     /// GETs `url` with the guarded client, following redirects hop by hop: a hop to a
     /// private address (written as one, or a name that resolves to one) is refused, and
-    /// the refusal names that hop's URL so the model can ask for it.
-    pub(crate) async fn fetch_guarded(&self, url: &url::Url) -> Result<reqwest::Response, ToolError> {
-        let client = self.guarded_client()?;
+    /// the refusal names that hop's URL so the model can ask for it. Hops to the host
+    /// `excepted` (one the user allowed) may reach a private address.
+    pub(crate) async fn fetch_guarded(
+        &self,
+        url: &url::Url,
+        excepted: Option<&url::Host<String>>,
+    ) -> Result<reqwest::Response, ToolError> {
+        let client = self.guarded_client(excepted)?;
         let mut current = url.clone();
         for hop in 0..=MAX_REDIRECTS {
             let refused = |ip| {
                 ToolError::Refused(PrivateDestination { url: current.to_string(), ip, redirected: hop > 0 }.to_string())
             };
-            if let Some(ip) = literal_ip(&current).filter(|ip| (self.private)(*ip)) {
+            let at_excepted = excepted.is_some_and(|host| current.host().is_some_and(|h| h.to_owned() == *host));
+            if let Some(ip) = literal_ip(&current).filter(|ip| (self.private)(*ip) && !at_excepted) {
                 return Err(refused(ip));
             }
             let response = get(&client, &current).await.map_err(|e| match refused_ip(&e) {
@@ -161,18 +188,21 @@ impl std::fmt::Display for PrivateDestination {
 
 impl std::error::Error for PrivateDestination {}
 
-/// A resolver that fails for a name with any private address among its addresses.
+/// A resolver that fails for a name with any private address among its addresses, but
+/// the name `excepted`.
 struct PublicOnly {
     private: Classifier,
+    excepted: Option<String>,
 }
 
 impl reqwest::dns::Resolve for PublicOnly {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let private = self.private;
         let host = name.as_str().to_owned();
+        let excepted = self.excepted.as_deref() == Some(host.as_str());
         Box::pin(async move {
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if let Some(addr) = addrs.iter().find(|addr| private(addr.ip())) {
+            if let Some(addr) = addrs.iter().find(|addr| !excepted && private(addr.ip())) {
                 let error = PrivateDestination { url: host, ip: addr.ip(), redirected: false };
                 return Err(Box::new(error) as Box<dyn std::error::Error + Send + Sync>);
             }
@@ -192,8 +222,8 @@ fn literal_ip(url: &url::Url) -> Option<IpAddr> {
 }
 
 /// Whether `ip` is on this computer or a local network (loopback, private, link-local,
-/// unique-local, shared/CGNAT, unspecified, broadcast or multicast), IPv4 inside IPv6
-/// included.
+/// unique-local, shared/CGNAT, unspecified, broadcast, multicast, reserved or set aside
+/// for special use), IPv4 inside IPv6 included.
 pub(crate) fn is_private(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(ip) => private_v4(ip),
@@ -202,6 +232,16 @@ pub(crate) fn is_private(ip: IpAddr) -> bool {
                 return private_v4(v4);
             }
             let segments = ip.segments();
+            // IPv4-compatible `::a.b.c.d` (deprecated; `::` and `::1` are in it too): no
+            // public site is reached that way, and a system may route it to the IPv4 address.
+            if segments[..6] == [0; 6] {
+                return true;
+            }
+            // 6to4 (2002::/16) carries an IPv4 address, and a site's own 6to4 prefix is its
+            // local network; the public relays are retired (RFC 7526), so none is lost.
+            if segments[0] == 0x2002 {
+                return true;
+            }
             // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits.
             if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
                 let [.., a, b] = segments;
@@ -218,14 +258,16 @@ pub(crate) fn is_private(ip: IpAddr) -> bool {
 }
 
 fn private_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
+    let [a, b, c, _] = ip.octets();
     ip.is_loopback()
         || ip.is_private()
         || ip.is_link_local()
-        || ip.is_broadcast()
         || ip.is_multicast()
         || a == 0 // "this network", 0.0.0.0 included
+        || a >= 240 // reserved 240/4, the broadcast address included
         || (a == 100 && (64..128).contains(&b)) // shared address space (CGNAT) 100.64/10
+        || (a == 198 && (b == 18 || b == 19)) // benchmarking 198.18/15, often a lab network
+        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments 192.0.0/24
 }
 
 /// The first private address `url` leads to, looked up now; `None` when it is public or
@@ -261,6 +303,12 @@ fn parse_url(text: &str) -> Result<url::Url, ToolError> {
     Ok(url)
 }
 
+/// The host `input`'s URL names, as rules see it (`host` in [`Tool::rule_input`]).
+fn host_of(input: &Value) -> Option<String> {
+    let url = parse_url(input.get("url")?.as_str()?).ok()?;
+    url.host_str().map(str::to_owned)
+}
+
 #[derive(Deserialize)]
 struct FetchInput {
     url: String,
@@ -273,6 +321,29 @@ impl Tool for FetchUrl {
         &self.definition
     }
 
+    /// The arguments with the URL's host added as `host` (as the URL parser reads it:
+    /// lowercased, `user@` and port left out), so a rule can name a host exactly.
+    fn rule_input(&self, input: &Value, _ctx: &ToolContext) -> Value {
+        let mut input = input.clone();
+        if let (Some(host), Some(object)) = (host_of(&input), input.as_object_mut()) {
+            object.insert("host".into(), Value::String(host));
+        }
+        input
+    }
+
+    /// "Always" covers the host asked for (a URL without a host: that URL only).
+    fn always_conditions(&self, input: &Value) -> Vec<RuleCondition> {
+        let condition = match host_of(input) {
+            Some(host) => RuleCondition { pointer: "/host".into(), op: MatchOp::Equals, value: Value::String(host) },
+            None => RuleCondition {
+                pointer: "/url".into(),
+                op: MatchOp::Equals,
+                value: input.get("url").cloned().unwrap_or(Value::Null),
+            },
+        };
+        vec![condition]
+    }
+
     async fn caution(&self, input: &Value, _ctx: &ToolContext) -> Option<String> {
         let url = parse_url(input.get("url")?.as_str()?).ok()?;
         let ip = private_address(&url, self.private).await?;
@@ -283,13 +354,10 @@ impl Tool for FetchUrl {
         let input: FetchInput = serde_json::from_value(input).map_err(|e| ToolError::InvalidInput(e.to_string()))?;
         let url = parse_url(&input.url)?;
         let cap = input.max_bytes.unwrap_or(DEFAULT_MAX_BYTES).min(MAX_BYTES);
-        // The user allowed this very call (or a rule of theirs did): it may go anywhere.
-        // Otherwise no step of it may reach a private address.
-        let response = if ctx.allowed_by_user {
-            get(&ctx.http, &url).await.map_err(|e| ToolError::Failed(format!("could not fetch {url}: {e}")))?
-        } else {
-            self.fetch_guarded(&url).await?
-        };
+        // The user allowed this very call (or a rule of theirs did): its host may be a
+        // private address. No other step of it may reach one.
+        let excepted = if ctx.allowed_by_user { url.host().map(|host| host.to_owned()) } else { None };
+        let response = self.fetch_guarded(&url, excepted.as_ref()).await?;
         let status = response.status();
         let content_type = response
             .headers()
@@ -435,6 +503,87 @@ mod tests {
         let err = fetch.execute(json!({ "url": start }), &ToolContext::detached(None)).await.unwrap_err();
         let ToolError::Failed(message) = err else { panic!("{err:?}") };
         assert!(message.contains(&format!("more than {MAX_REDIRECTS} redirects")), "{message}");
+    }
+
+    #[tokio::test]
+    async fn audit_05_an_allowed_fetch_reaches_the_allowed_host_and_no_other_private_one() {
+        // Here all of 127/8 stands for private addresses: 127.0.0.2 is the host the user
+        // allowed, `localhost` (127.0.0.1) another one on their network.
+        let fetch = FetchUrl::with_classifier(|ip| ip.is_loopback());
+        let start = redirecting("127.0.0.2", |port| format!("http://localhost:{port}/admin")).await;
+        let port = url::Url::parse(&start).unwrap().port().unwrap();
+        let err = fetch.execute(json!({ "url": start }), &allowed()).await.unwrap_err();
+        let ToolError::Refused(message) = err else { panic!("{err:?}") };
+        let expected = format!("the page redirected to http://localhost:{port}/admin, which leads to 127.0.0.1");
+        assert!(message.starts_with(&expected), "{message}");
+
+        // The allowed host itself is reached, named or written as an address.
+        let server = testkit::MockServer::start(testkit::MockConfig::default()).await.unwrap();
+        let port = url::Url::parse(&server.base_url()).unwrap().port().unwrap();
+        for url in [format!("{}/models", server.base_url()), format!("http://localhost:{port}/v1/models")] {
+            let out = fetch.execute(json!({ "url": url }), &allowed()).await.unwrap();
+            assert!(out.text_content().starts_with("HTTP 200"), "{url}: {}", out.text_content());
+        }
+        server.shutdown().await;
+    }
+
+    #[test]
+    fn audit_05_always_covers_the_host_the_call_names() {
+        let fetch = FetchUrl::new();
+        let ctx = ToolContext::detached(None);
+        let input = json!({ "url": "http://user@Router.LAN:8080/admin?x=1" });
+        assert_eq!(fetch.rule_input(&input, &ctx)["host"], "router.lan");
+        let conditions = fetch.always_conditions(&input);
+        assert_eq!(
+            conditions,
+            vec![RuleCondition { pointer: "/host".into(), op: MatchOp::Equals, value: json!("router.lan") }]
+        );
+        // The rule it makes opens that host, not another one nor one hidden in the URL.
+        let rule = protocol::tool::PolicyRule {
+            id: "r".into(),
+            tool: "fetch_url".into(),
+            conditions,
+            decision: protocol::tool::PolicyDecision::Allow,
+            scope: protocol::tool::RuleScope::Global,
+            expires_at: None,
+            created_at: "2026-01-01T00:00:00Z".into(),
+        };
+        let policy = crate::policy::Policy::new(&[rule]);
+        let topic = protocol::TopicId::from("t".to_owned());
+        let decide = |url: &str| {
+            let input = fetch.rule_input(&json!({ "url": url }), &ctx);
+            policy.decide(
+                "fetch_url",
+                &input,
+                &topic,
+                protocol::tool::PolicyDecision::Ask,
+                time::OffsetDateTime::now_utc(),
+            )
+        };
+        assert_eq!(decide("https://router.lan/other").decision, protocol::tool::PolicyDecision::Allow);
+        for other in ["http://192.168.1.1/", "http://router.lan@192.168.1.1/", "http://router.lan.evil.example/"] {
+            assert_eq!(decide(other).decision, protocol::tool::PolicyDecision::Ask, "{other}");
+        }
+    }
+
+    #[test]
+    fn audit_05_special_use_ranges_and_ipv4_inside_ipv6_are_private() {
+        for ip in [
+            "::192.168.0.1",
+            "::8.8.8.8",
+            "2002:c0a8:0101::1",
+            "2002:5db8:d822::1",
+            "240.0.0.1",
+            "250.1.2.3",
+            "198.18.0.1",
+            "198.19.255.254",
+            "192.0.0.8",
+        ] {
+            assert!(is_private(ip.parse().unwrap()), "{ip} is private");
+        }
+        for ip in ["198.17.255.255", "198.20.0.1", "192.0.1.1", "2001:db9::1"] {
+            assert!(!is_private(ip.parse().unwrap()), "{ip} is public");
+        }
     }
 
     #[test]

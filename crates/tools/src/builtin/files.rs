@@ -1,9 +1,14 @@
 //! File tools inside the workspace: three that read, two that write.
 //!
-//! Reads are capped (a model cannot take a gigabyte anyway) and skip binary files;
-//! writes show the user a unified diff before they run.
+//! Every file is reached through the workspace handle (see `workspace.rs`), and only
+//! regular files are read or written: a pipe, socket or device is refused, never waited
+//! on. Reads stop at a cap (a model cannot take a gigabyte anyway) and skip binary files;
+//! `edit_file` edits files up to [`EDIT_CAP`]; writes show the user a unified diff before
+//! they run.
 
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::io::{Read, Seek, Write};
+use std::path::Path;
 
 use async_trait::async_trait;
 use protocol::tool::{ToolAnnotations, ToolOutput};
@@ -11,15 +16,21 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use cap_std::fs::{Dir, File, Metadata, OpenOptions};
+
 use super::Workspace;
+use super::workspace::open_in;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolError};
 
-/// Most bytes `read_file` returns.
-const READ_CAP: usize = 256 * 1024;
+/// Most bytes `read_file` reads.
+const READ_CAP: u64 = 256 * 1024;
 /// Most entries `list_dir` returns.
 const LIST_CAP: usize = 1000;
 /// Files larger than this are not searched.
 const SEARCH_FILE_CAP: u64 = 2 * 1024 * 1024;
+/// Largest file `edit_file` edits (it holds the whole file, and the old and new text, in
+/// memory) and that a write's preview shows a diff of.
+pub(crate) const EDIT_CAP: u64 = 2 * 1024 * 1024;
 /// Folders a listing or search does not descend into: version control and build output.
 const SKIPPED_DIRS: &[&str] = &[".git", ".hg", ".svn", "node_modules", "target", "dist", "__pycache__", ".venv"];
 
@@ -38,14 +49,6 @@ const READ_ONLY: ToolAnnotations =
 
 fn parse<T: for<'de> Deserialize<'de>>(input: Value) -> Result<T, ToolError> {
     serde_json::from_value(input).map_err(|e| ToolError::InvalidInput(e.to_string()))
-}
-
-fn io_error(what: &str, path: &str, err: std::io::Error) -> ToolError {
-    match err.kind() {
-        std::io::ErrorKind::NotFound => ToolError::Failed(format!("{path} does not exist")),
-        std::io::ErrorKind::PermissionDenied => ToolError::Failed(format!("no permission to {what} {path}")),
-        _ => ToolError::Failed(format!("cannot {what} {path}: {err}")),
-    }
 }
 
 /// Runs blocking file work off the async threads.
@@ -73,6 +76,75 @@ fn rule_paths(input: &Value, ctx: &ToolContext) -> Value {
 
 fn looks_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(8192).any(|b| *b == 0)
+}
+
+/// The size of an opened file, once it is known to be a regular file.
+fn regular_size(ws: &Workspace, file: &File, shown: &str) -> Result<u64, ToolError> {
+    let meta = file.metadata().map_err(|e| ws.error("read", shown, e))?;
+    if meta.is_dir() {
+        Err(ToolError::Failed(format!("{shown} is a folder")))
+    } else if meta.is_file() {
+        Ok(meta.len())
+    } else {
+        Err(not_regular(shown))
+    }
+}
+
+fn not_regular(shown: &str) -> ToolError {
+    ToolError::Failed(format!(
+        "{shown} is not a regular file (a pipe, socket or device); file tools read and write regular files only"
+    ))
+}
+
+/// At most `cap` bytes from the start of `file`, and whether that was all of it.
+fn read_capped(file: &File, cap: u64) -> std::io::Result<(Vec<u8>, bool)> {
+    let mut bytes = Vec::new();
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    let whole = bytes.len() as u64 <= cap;
+    bytes.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
+    Ok((bytes, whole))
+}
+
+/// The first bytes of a regular file in the workspace: at most `cap` of them.
+struct Head {
+    bytes: Vec<u8>,
+    /// The file's size when it was opened.
+    size: u64,
+    /// Whether `bytes` is the whole file.
+    whole: bool,
+}
+
+fn read_head(ws: &Workspace, path: &Path, shown: &str, cap: u64) -> Result<Head, ToolError> {
+    let file = ws.open_file(path, OpenOptions::new().read(true)).map_err(|e| ws.error("read", shown, e))?;
+    let size = regular_size(ws, &file, shown)?;
+    let (bytes, whole) = read_capped(&file, cap).map_err(|e| ws.error("read", shown, e))?;
+    Ok(Head { bytes, size, whole })
+}
+
+/// The whole text of a file `edit_file` is to change: a regular file of at most
+/// [`EDIT_CAP`] bytes, in UTF-8.
+fn text_to_edit(ws: &Workspace, file: &File, shown: &str) -> Result<String, ToolError> {
+    let size = regular_size(ws, file, shown)?;
+    let too_large = |size: u64| {
+        ToolError::Failed(format!(
+            "{shown} is too large to edit ({size} bytes; edit_file edits files up to {} MiB)",
+            EDIT_CAP / (1024 * 1024)
+        ))
+    };
+    if size > EDIT_CAP {
+        return Err(too_large(size));
+    }
+    let (bytes, whole) = read_capped(file, EDIT_CAP).map_err(|e| ws.error("read", shown, e))?;
+    if !whole {
+        return Err(too_large(EDIT_CAP + 1));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| ToolError::Failed(format!("{shown} is not UTF-8 text; edit_file edits text files only")))
+}
+
+/// A preview computed off the async threads; no preview when it cannot be made.
+async fn preview_blocking(work: impl FnOnce() -> Option<String> + Send + 'static) -> Option<String> {
+    tokio::task::spawn_blocking(work).await.ok().flatten()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -123,15 +195,13 @@ impl Tool for ReadFile {
         let path = ws.resolve(&input.path)?;
         let shown = ws.display(&path);
         blocking(move || {
-            let bytes = std::fs::read(&path).map_err(|e| io_error("read", &shown, e))?;
+            let Head { bytes, size, whole } = read_head(&ws, &path, &shown, READ_CAP)?;
             if looks_binary(&bytes) {
                 return Err(ToolError::Failed(format!(
-                    "{shown} is a binary file ({} bytes); read_file reads text only",
-                    bytes.len()
+                    "{shown} is a binary file ({size} bytes); read_file reads text only"
                 )));
             }
-            let truncated = bytes.len() > READ_CAP;
-            let text = String::from_utf8_lossy(&bytes[..bytes.len().min(READ_CAP)]).into_owned();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
             let first = input.offset.unwrap_or(1).max(1);
             let lines: Vec<&str> = text.lines().collect();
             let total = lines.len();
@@ -147,8 +217,8 @@ impl Tool for ReadFile {
                     format!("{shown} has only {total} lines\n")
                 };
             }
-            if truncated {
-                out.push_str(&format!("[only the first {READ_CAP} bytes of {shown} were read]\n"));
+            if !whole {
+                out.push_str(&format!("[only the first {READ_CAP} bytes of {shown} ({size} bytes) were read]\n"));
             }
             Ok(ToolOutput::text(out))
         })
@@ -203,12 +273,10 @@ impl Tool for ListDir {
         let dir = ws.resolve(&input.path)?;
         blocking(move || {
             let shown = ws.display(&dir);
-            if !dir.is_dir() {
-                return Err(ToolError::Failed(format!("{shown} is not a folder")));
-            }
+            let handle = open_folder(&ws, &dir, &shown)?;
             let mut lines = Vec::new();
             let mut more = false;
-            walk(&dir, input.recursive, &mut |path, meta| {
+            walk(&handle, &dir, input.recursive, &mut |_, _, path, meta| {
                 if lines.len() >= LIST_CAP {
                     more = true;
                     return false;
@@ -217,7 +285,7 @@ impl Tool for ListDir {
                 lines.push(if meta.is_dir() { format!("{name}/") } else { format!("{name}  ({} bytes)", meta.len()) });
                 true
             })
-            .map_err(|e| io_error("list", &shown, e))?;
+            .map_err(|e| ws.error("list", &shown, e))?;
             if lines.is_empty() {
                 return Ok(ToolOutput::text(format!("{shown} is empty")));
             }
@@ -230,25 +298,37 @@ impl Tool for ListDir {
     }
 }
 
-/// Visits the entries under `dir` in name order (folders before their contents); `visit`
-/// returns false to stop.
-fn walk(
-    dir: &Path,
-    recursive: bool,
-    visit: &mut dyn FnMut(&Path, &std::fs::Metadata) -> bool,
-) -> std::io::Result<bool> {
-    let mut entries: Vec<(PathBuf, std::fs::Metadata)> = std::fs::read_dir(dir)?
+/// The resolved folder `dir`, opened for listing.
+fn open_folder(ws: &Workspace, dir: &Path, shown: &str) -> Result<Dir, ToolError> {
+    match ws.metadata(dir) {
+        Ok(meta) if meta.is_dir() => ws.open_dir(dir).map_err(|e| ws.error("list", shown, e)),
+        Ok(_) => Err(ToolError::Failed(format!("{shown} is not a folder"))),
+        Err(e) => Err(ws.error("list", shown, e)),
+    }
+}
+
+/// What `walk` shows a visitor: the folder holding an entry and the entry's name in it
+/// (to open it through that folder), the entry's path (to show it), and its metadata (of
+/// a link itself, never of its target). The visitor returns false to stop.
+type Visit<'a> = dyn FnMut(&Dir, &OsStr, &Path, &Metadata) -> bool + 'a;
+
+/// Visits the entries of the open folder `dir`, which is at `at`, in name order (folders
+/// before their contents). Links are listed, never followed; subfolders are opened
+/// through their parent's handle, so the walk cannot leave the folder it started in.
+fn walk(dir: &Dir, at: &Path, recursive: bool, visit: &mut Visit<'_>) -> std::io::Result<bool> {
+    let mut entries: Vec<(std::ffi::OsString, Metadata)> = dir
+        .entries()?
         .filter_map(Result::ok)
-        // symlink_metadata: a link is listed, never followed out of the workspace.
-        .filter_map(|entry| entry.path().symlink_metadata().ok().map(|meta| (entry.path(), meta)))
+        .filter_map(|entry| entry.metadata().ok().map(|meta| (entry.file_name(), meta)))
         .collect();
     entries.sort_by(|a, b| a.0.cmp(&b.0));
-    for (path, meta) in entries {
-        if !visit(&path, &meta) {
+    for (name, meta) in entries {
+        let path = at.join(&name);
+        if !visit(dir, &name, &path, &meta) {
             return Ok(false);
         }
-        let skipped = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| SKIPPED_DIRS.contains(&n));
-        if recursive && meta.is_dir() && !skipped && !walk(&path, true, visit)? {
+        let skipped = name.to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n));
+        if recursive && meta.is_dir() && !skipped && !walk(&dir.open_dir(&name)?, &path, true, visit)? {
             return Ok(false);
         }
     }
@@ -321,18 +401,22 @@ impl Tool for SearchFiles {
         let cancel = ctx.cancel.clone();
         blocking(move || {
             let mut hits = Vec::new();
-            let mut visit = |path: &Path, meta: &std::fs::Metadata| {
+            let mut visit = |parent: &Dir, name: &OsStr, path: &Path, meta: &Metadata| {
                 if cancel.is_cancelled() || hits.len() >= max {
                     return false;
                 }
                 if !meta.is_file() || meta.len() > SEARCH_FILE_CAP {
                     return true;
                 }
-                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-                if name_filter.as_ref().is_some_and(|filter| !filter.is_match(name)) {
+                if name_filter.as_ref().is_some_and(|filter| !filter.is_match(&name.to_string_lossy())) {
                     return true;
                 }
-                let Ok(bytes) = std::fs::read(path) else { return true };
+                // Opened through its folder, checked again: it may have changed since the listing.
+                let Ok(file) = open_in(parent, Path::new(name), OpenOptions::new().read(true)) else { return true };
+                if !file.metadata().is_ok_and(|meta| meta.is_file()) {
+                    return true;
+                }
+                let Ok((bytes, true)) = read_capped(&file, SEARCH_FILE_CAP) else { return true };
                 if looks_binary(&bytes) {
                     return true;
                 }
@@ -348,11 +432,13 @@ impl Tool for SearchFiles {
                 }
                 true
             };
-            if root.is_file() {
-                let meta = root.metadata().map_err(|e| io_error("search", &input.path, e))?;
-                visit(&root, &meta);
-            } else {
-                walk(&root, true, &mut visit).map_err(|e| io_error("search", &input.path, e))?;
+            let meta = ws.metadata(&root).map_err(|e| ws.error("search", &input.path, e))?;
+            if meta.is_dir() {
+                let folder = open_folder(&ws, &root, &input.path)?;
+                walk(&folder, &root, true, &mut visit).map_err(|e| ws.error("search", &input.path, e))?;
+            } else if let (Some(parent), Some(name)) = (root.parent(), root.file_name()) {
+                let folder = open_folder(&ws, parent, &input.path)?;
+                visit(&folder, name, &root, &meta);
             }
             if cancel.is_cancelled() {
                 return Err(ToolError::Cancelled);
@@ -424,14 +510,24 @@ impl Tool for WriteFile {
         let path = ws.resolve(&input.path)?;
         let shown = ws.display(&path);
         blocking(move || {
-            if path.is_dir() {
-                return Err(ToolError::Failed(format!("{shown} is a folder")));
+            let existed = match ws.metadata(&path) {
+                Ok(meta) if meta.is_dir() => return Err(ToolError::Failed(format!("{shown} is a folder"))),
+                Ok(meta) if !meta.is_file() => return Err(not_regular(&shown)),
+                Ok(_) => true,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                Err(e) => return Err(ws.error("write", &shown, e)),
+            };
+            if let Some(parent) = path.parent().filter(|parent| *parent != ws.root()) {
+                ws.create_dir_all(parent).map_err(|e| ws.error("create the folder for", &shown, e))?;
             }
-            let existed = path.exists();
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| io_error("create the folder for", &shown, e))?;
-            }
-            std::fs::write(&path, input.content.as_bytes()).map_err(|e| io_error("write", &shown, e))?;
+            // Not truncated on opening: only once it is known to be a regular file.
+            let mut file = ws
+                .open_file(&path, OpenOptions::new().write(true).create(true).truncate(false))
+                .map_err(|e| ws.error("write", &shown, e))?;
+            regular_size(&ws, &file, &shown)?;
+            file.set_len(0)
+                .and_then(|()| file.write_all(input.content.as_bytes()))
+                .map_err(|e| ws.error("write", &shown, e))?;
             let verb = if existed { "replaced" } else { "created" };
             Ok(ToolOutput::text(format!("{verb} {shown} ({} bytes)", input.content.len())))
         })
@@ -442,8 +538,29 @@ impl Tool for WriteFile {
         let input: WriteInput = parse(input.clone()).ok()?;
         let ws = Workspace::of(ctx).ok()?;
         let path = ws.resolve(&input.path).ok()?;
-        let old = std::fs::read_to_string(&path).unwrap_or_default();
-        Some(diff(&ws.display(&path), &old, &input.content))
+        let shown = ws.display(&path);
+        preview_blocking(move || {
+            let head = match ws.metadata(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Some(diff(&shown, "", &input.content));
+                }
+                _ => read_head(&ws, &path, &shown, EDIT_CAP),
+            };
+            match head {
+                Ok(Head { bytes, size, .. }) if looks_binary(&bytes) => {
+                    Some(format!("{shown}: replaces a binary file of {size} bytes"))
+                }
+                Ok(Head { bytes, whole: true, .. }) => {
+                    Some(diff(&shown, &String::from_utf8_lossy(&bytes), &input.content))
+                }
+                Ok(Head { size, .. }) => {
+                    Some(format!("{shown}: replaces a file of {size} bytes, too large to show a diff"))
+                }
+                Err(ToolError::Refused(_)) => None,
+                Err(err) => Some(format!("this write will fail: {err}")),
+            }
+        })
+        .await
     }
 }
 
@@ -453,8 +570,9 @@ impl EditFile {
     pub fn new() -> Self {
         Self(definition(
             "edit_file",
-            "Replace exact text in a file of the workspace. `old_text` must match exactly once \
-             (include surrounding lines to make it unique) unless `replace_all` is true.",
+            "Replace exact text in a file of the workspace (a text file of at most 2 MiB). \
+             `old_text` must match exactly once (include surrounding lines to make it unique) \
+             unless `replace_all` is true.",
             json!({
                 "type": "object",
                 "properties": {
@@ -516,9 +634,16 @@ impl Tool for EditFile {
         let path = ws.resolve(&input.path)?;
         let shown = ws.display(&path);
         blocking(move || {
-            let text = std::fs::read_to_string(&path).map_err(|e| io_error("read", &shown, e))?;
+            // One open for reading and writing: the text edited is the file written.
+            let mut file = ws
+                .open_file(&path, OpenOptions::new().read(true).write(true))
+                .map_err(|e| ws.error("edit", &shown, e))?;
+            let text = text_to_edit(&ws, &file, &shown)?;
             let new = edited(&text, &input, &shown)?;
-            std::fs::write(&path, new.as_bytes()).map_err(|e| io_error("write", &shown, e))?;
+            file.set_len(0)
+                .and_then(|()| file.rewind())
+                .and_then(|()| file.write_all(new.as_bytes()))
+                .map_err(|e| ws.error("write", &shown, e))?;
             let count = if input.replace_all { text.matches(input.old_text.as_str()).count() } else { 1 };
             Ok(ToolOutput::text(format!("edited {shown} ({count} replacement{})", if count == 1 { "" } else { "s" })))
         })
@@ -530,11 +655,19 @@ impl Tool for EditFile {
         let ws = Workspace::of(ctx).ok()?;
         let path = ws.resolve(&input.path).ok()?;
         let shown = ws.display(&path);
-        let text = std::fs::read_to_string(&path).ok()?;
-        match edited(&text, &input, &shown) {
-            Ok(new) => Some(diff(&shown, &text, &new)),
-            Err(err) => Some(format!("this edit will fail: {err}")),
-        }
+        preview_blocking(move || {
+            let text = ws
+                .open_file(&path, OpenOptions::new().read(true))
+                .map_err(|e| ws.error("read", &shown, e))
+                .and_then(|file| text_to_edit(&ws, &file, &shown))
+                .and_then(|text| edited(&text, &input, &shown).map(|new| (text, new)));
+            match text {
+                Ok((text, new)) => Some(diff(&shown, &text, &new)),
+                Err(ToolError::Refused(_)) => None,
+                Err(err) => Some(format!("this edit will fail: {err}")),
+            }
+        })
+        .await
     }
 }
 
@@ -669,6 +802,131 @@ mod tests {
         assert!(!listing.contains("secret.txt"), "{listing}");
         let hits = text(&SearchFiles::new().execute(json!({ "pattern": "secret" }), &ctx).await.unwrap());
         assert_eq!(hits, "inside.txt:1: no secret here");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn audit_01_write_file_refuses_a_dangling_symlink_out_of_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        // Links whose targets do not exist yet: a file, and a folder to write into.
+        std::os::unix::fs::symlink(outside.path().join("x"), dir.path().join("notes.md")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("new"), dir.path().join("docs")).unwrap();
+        let ctx = ctx(dir.path());
+
+        for path in ["notes.md", "docs/a.md"] {
+            let input = json!({ "path": path, "content": "written through a link" });
+            assert_eq!(WriteFile::new().preview(&input, &ctx).await, None, "no preview of {path}");
+            refused(WriteFile::new().execute(input, &ctx).await, &format!("write_file {path}"));
+            let input = json!({ "path": path, "old_text": "a", "new_text": "b" });
+            refused(EditFile::new().execute(input, &ctx).await, &format!("edit_file {path}"));
+            refused(ReadFile::new().execute(json!({ "path": path }), &ctx).await, &format!("read_file {path}"));
+        }
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "nothing was created outside");
+        assert_eq!(WriteFile::new().rule_input(&json!({ "path": "notes.md" }), &ctx)["path"], "notes.md");
+
+        // A dangling link that stays inside is written through, creating its target.
+        std::os::unix::fs::symlink("drafts/today.md", dir.path().join("today.md")).unwrap();
+        let out = WriteFile::new().execute(json!({ "path": "today.md", "content": "hi" }), &ctx).await.unwrap();
+        assert_eq!(text(&out), "created drafts/today.md (2 bytes)");
+        assert_eq!(std::fs::read_to_string(dir.path().join("today.md")).unwrap(), "hi");
+    }
+
+    /// Makes a FIFO at `path` and keeps opening its other end (and writing a line into it)
+    /// until the returned flag is set, so that a tool that waited on the FIFO would go on
+    /// instead of hanging the test.
+    #[cfg(unix)]
+    fn fifo_with_another_end(
+        path: &Path,
+    ) -> (std::sync::Arc<std::sync::atomic::AtomicBool>, std::thread::JoinHandle<()>) {
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::sync::atomic::Ordering;
+        let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo touches nothing else.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0, "mkfifo");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let path = path.to_path_buf();
+        let flag = stop.clone();
+        let other_end = std::thread::spawn(move || {
+            while !flag.load(Ordering::SeqCst) {
+                // Read and write: opening never waits, and unblocks a reader or a writer.
+                let end = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK).open(&path);
+                if let Ok(mut end) = end {
+                    let _ = std::io::Write::write_all(&mut end, b"from a pipe\n");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        });
+        (stop, other_end)
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn audit_13_file_tools_refuse_a_fifo_instead_of_waiting_on_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (stop, other_end) = fifo_with_another_end(&dir.path().join("pipe"));
+        let ctx = ctx(dir.path());
+
+        let read = ReadFile::new().execute(json!({ "path": "pipe" }), &ctx).await;
+        let write = WriteFile::new().execute(json!({ "path": "pipe", "content": "x" }), &ctx).await;
+        let edit = EditFile::new().execute(json!({ "path": "pipe", "old_text": "pipe", "new_text": "x" }), &ctx).await;
+        let preview =
+            EditFile::new().preview(&json!({ "path": "pipe", "old_text": "pipe", "new_text": "x" }), &ctx).await;
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        other_end.join().unwrap();
+
+        for (tool, result) in [("read_file", read), ("write_file", write), ("edit_file", edit)] {
+            match result {
+                Err(ToolError::Failed(message)) => assert_eq!(
+                    message,
+                    "pipe is not a regular file (a pipe, socket or device); file tools read and write regular files only",
+                    "{tool}"
+                ),
+                other => panic!("{tool} must refuse the FIFO, got {other:?}"),
+            }
+        }
+        assert!(preview.as_deref().is_some_and(|p| p.contains("not a regular file")), "{preview:?}");
+    }
+
+    #[tokio::test]
+    async fn audit_13_read_file_stops_at_its_cap_and_says_how_big_the_file_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let head: String = (1..=2000).map(|n| format!("line {n}\n")).collect();
+        let file = std::fs::File::create(dir.path().join("huge.log")).unwrap();
+        std::io::Write::write_all(&mut &file, head.as_bytes()).unwrap();
+        file.set_len(1 << 30).unwrap(); // a sparse gigabyte
+        let ctx = ctx(dir.path());
+
+        let out = text(&ReadFile::new().execute(json!({ "path": "huge.log", "limit": 2 }), &ctx).await.unwrap());
+        assert_eq!(
+            out,
+            "     1\tline 1\n     2\tline 2\n[only the first 262144 bytes of huge.log (1073741824 bytes) were read]\n"
+        );
+        let preview = WriteFile::new().preview(&json!({ "path": "huge.log", "content": "x" }), &ctx).await.unwrap();
+        assert_eq!(preview, "huge.log: replaces a file of 1073741824 bytes, too large to show a diff");
+    }
+
+    #[tokio::test]
+    async fn audit_13_edit_file_refuses_a_file_above_its_size_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.txt");
+        std::fs::write(&path, "hello\n").unwrap();
+        std::fs::File::options().write(true).open(&path).unwrap().set_len(EDIT_CAP + 1).unwrap();
+        let ctx = ctx(dir.path());
+        let input = json!({ "path": "big.txt", "old_text": "hello", "new_text": "bye" });
+
+        let err = EditFile::new().execute(input.clone(), &ctx).await.unwrap_err();
+        let expected =
+            format!("big.txt is too large to edit ({} bytes; edit_file edits files up to 2 MiB)", EDIT_CAP + 1);
+        assert_eq!(err, ToolError::Failed(expected.clone()));
+        assert_eq!(EditFile::new().preview(&input, &ctx).await, Some(format!("this edit will fail: {expected}")));
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes.starts_with(b"hello\n") && bytes.len() as u64 == EDIT_CAP + 1, "the file is unchanged");
+
+        // At the limit, it is edited.
+        std::fs::File::options().write(true).open(&path).unwrap().set_len(EDIT_CAP).unwrap();
+        EditFile::new().execute(input, &ctx).await.unwrap();
+        assert!(std::fs::read(&path).unwrap().starts_with(b"bye\n"));
     }
 
     #[tokio::test]

@@ -469,6 +469,9 @@ pub(crate) fn tool_output(result: Value) -> ToolOutput {
 }
 
 #[cfg(test)]
+mod properties;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -35,7 +35,8 @@ pub trait CatalogSink: Send + Sync {
 }
 
 pub struct HubOptions {
-    /// Where stdio servers' process groups are recorded (for reaping after a crash).
+    /// Where child process groups (stdio servers, agent CLIs) are recorded, for reaping
+    /// after a crash.
     pub processes_file: std::path::PathBuf,
     /// How long the MCP handshake (and a `tools/list`) may take.
     pub connect_timeout: Duration,
@@ -61,7 +62,8 @@ pub struct McpHub {
 
 pub(crate) struct Inner {
     options: HubOptions,
-    pub(crate) processes: ProcessRegistry,
+    /// Shared with the agent CLIs' driver: one record of child processes per data folder.
+    pub(crate) processes: Arc<ProcessRegistry>,
     servers: Mutex<BTreeMap<String, Server>>,
     /// Order of addition: tools are listed server by server in this order.
     order: Mutex<Vec<String>>,
@@ -83,10 +85,10 @@ impl McpHub {
     /// A hub with no servers yet. Process groups a crashed run left behind are killed
     /// first.
     pub fn new(options: HubOptions) -> Self {
-        let processes = ProcessRegistry::new(&options.processes_file);
+        let processes = Arc::new(ProcessRegistry::new(&options.processes_file));
         let reaped = processes.reap_orphans();
         if reaped > 0 {
-            tracing::warn!(reaped, "stopped MCP servers left running by the last run");
+            tracing::warn!(reaped, "stopped child processes left running by the last run");
         }
         Self {
             inner: Arc::new(Inner {
@@ -97,6 +99,12 @@ impl McpHub {
                 tracker: TaskTracker::new(),
             }),
         }
+    }
+
+    /// The record of child process groups (reaped when the hub was made), for other
+    /// children of the app to be recorded in too (agent CLIs).
+    pub fn processes(&self) -> Arc<ProcessRegistry> {
+        self.inner.processes.clone()
     }
 
     /// Adds or replaces a server (its connection restarts), starting from `cached` tools

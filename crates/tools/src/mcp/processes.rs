@@ -1,9 +1,16 @@
-//! Stdio servers' process groups: every server runs as the leader of its own process
-//! group (so a server that starts children is stopped whole), the groups are written to a
-//! file in the data folder, and at the next start any group a crash left behind is killed.
+//! Child process groups: every stdio MCP server, and every agent CLI (Claude Code) an
+//! agent session runs, is the leader of its own process group (so a child that starts
+//! children is stopped whole), the groups are written to one file in the data folder, and
+//! at the next start any group a crash left behind is killed.
 //!
 //! A recorded group is only killed if its leader still has the start time recorded with
-//! it, so a process id reused by something else since is never touched.
+//! it, so a process id reused by something else since is never touched. A group whose
+//! leader is gone (it died with the app, see [`die_with_parent`]) is still reaped: its
+//! id cannot be taken by another process while members are left, and only members that
+//! started after the recorded leader are killed, one by one.
+//!
+//! [`die_with_parent`] also ends a child as soon as the app dies (Linux), so one that
+//! was mid-task does not run on until the next start.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,7 +18,8 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-/// The process groups of running stdio servers, mirrored in a file.
+/// The process groups of running children (stdio servers, agent CLIs), mirrored in a
+/// file. One registry per data folder: its owners share it (`Arc`).
 #[derive(Debug)]
 pub struct ProcessRegistry {
     path: PathBuf,
@@ -22,6 +30,7 @@ pub struct ProcessRegistry {
 struct Recorded {
     /// The leader's start time, in clock ticks since boot (`/proc/<pid>/stat` field 22).
     start_time: u64,
+    /// What it is, for the log (a server's name, "Claude Code, session …").
     server: String,
 }
 
@@ -37,10 +46,29 @@ impl ProcessRegistry {
             std::fs::read_to_string(&self.path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
         let mut reaped = 0;
         for (pid, entry) in recorded {
-            if start_time(pid) == Some(entry.start_time) {
-                tracing::warn!(pid, server = %entry.server, "stopping an MCP server left running by the last run");
-                kill_group(pid, libc::SIGKILL);
-                reaped += 1;
+            match start_time(pid) {
+                Some(started) if started == entry.start_time => {
+                    tracing::warn!(pid, process = %entry.server, "stopping a child process left running by the last run");
+                    kill_group(pid, libc::SIGKILL);
+                    reaped += 1;
+                }
+                // The id is someone else's now: so is any group of that id.
+                Some(_) => {}
+                None => {
+                    let members = members_since(pid, entry.start_time);
+                    if !members.is_empty() {
+                        tracing::warn!(
+                            pid,
+                            process = %entry.server,
+                            left = members.len(),
+                            "stopping what a child process left running by the last run started"
+                        );
+                        for member in members {
+                            kill_process(member, libc::SIGKILL);
+                        }
+                        reaped += 1;
+                    }
+                }
             }
         }
         if let Ok(mut groups) = self.groups.lock() {
@@ -50,11 +78,11 @@ impl ProcessRegistry {
         reaped
     }
 
-    /// Remembers a new server process (its own group leader).
-    pub fn add(&self, pid: u32, server: &str) {
+    /// Remembers a new child process (its own group leader); `label` says what it is.
+    pub fn add(&self, pid: u32, label: &str) {
         let Some(start_time) = start_time(pid) else { return };
         if let Ok(mut groups) = self.groups.lock() {
-            groups.insert(pid, Recorded { start_time, server: server.to_owned() });
+            groups.insert(pid, Recorded { start_time, server: label.to_owned() });
         }
         self.save();
     }
@@ -100,9 +128,40 @@ impl ProcessRegistry {
         }
         let tmp = self.path.with_extension("tmp");
         if std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &self.path)).is_err() {
-            tracing::warn!(path = %self.path.display(), "could not record MCP server processes");
+            tracing::warn!(path = %self.path.display(), "could not record child processes");
         }
     }
+}
+
+/// Linux: the child gets SIGKILL as soon as the app dies, however it dies (a SIGKILL
+/// included), instead of running on, re-parented to init, until the next start reaps its
+/// group. (Only the leader gets the signal; what it started is reaped with its group.)
+///
+/// The kernel sends it when the *thread* that spawned the child ends: spawn from a
+/// runtime's worker thread (an async task), never from a blocking-pool thread, which
+/// exits when idle. A no-op elsewhere.
+pub fn die_with_parent(command: &mut tokio::process::Command) {
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::process::id();
+        // SAFETY: the closure runs in the forked child before exec, where only
+        // async-signal-safe calls are allowed: prctl(2) and getppid(2) are, and it touches
+        // no memory but a copied integer.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The app died between fork and prctl: no signal will come.
+                if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
 }
 
 fn kill_group(pid: u32, signal: libc::c_int) {
@@ -114,6 +173,34 @@ fn kill_group(pid: u32, signal: libc::c_int) {
     unsafe {
         libc::kill(-pid, signal);
     }
+}
+
+fn kill_process(pid: u32, signal: libc::c_int) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return };
+    if pid <= 1 {
+        return;
+    }
+    // SAFETY: kill(2) on one process id; no memory is involved.
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
+/// The live members of group `pgid` that started at or after `since` (clock ticks).
+fn members_since(pgid: u32, since: u64) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|&pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+            let Some(rest) = stat.rfind(')').map(|at| &stat[at + 1..]) else { return false };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let group = fields.get(2).and_then(|g| g.parse::<u32>().ok());
+            let started = fields.get(22 - 3).and_then(|t| t.parse::<u64>().ok());
+            fields.first() != Some(&"Z") && group == Some(pgid) && started.is_some_and(|t| t >= since)
+        })
+        .collect()
 }
 
 /// Whether a process of the group is still running. Killed processes linger as zombies
@@ -176,6 +263,65 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(100));
         assert!(!group_alive(pid), "the server's children are gone too");
         assert_eq!(ProcessRegistry::new(&path).reap_orphans(), 0, "the file was emptied");
+    }
+
+    #[test]
+    fn audit_16_a_child_started_to_die_with_its_parent_ends_when_the_spawning_thread_does() {
+        // The spawning thread stands in for the app: when it ends, the child must too.
+        let pid = std::thread::spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async {
+                let mut command = tokio::process::Command::new("sleep");
+                command.arg("300");
+                die_with_parent(&mut command);
+                let child = command.spawn().unwrap();
+                let pid = child.id().unwrap();
+                // Not killed on drop, not waited for: only the parent's death ends it.
+                std::mem::forget(child);
+                pid
+            })
+        })
+        .join()
+        .unwrap();
+        let mut gone = false;
+        for _ in 0..200 {
+            if start_time(pid).is_none() {
+                gone = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        if !gone {
+            kill_group(pid, libc::SIGKILL);
+        }
+        assert!(gone, "the child outlived the thread that started it");
+    }
+
+    #[test]
+    fn audit_16_a_group_whose_leader_died_with_the_app_is_still_reaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp-processes.json");
+        let mut child = spawn_group();
+        let pid = child.id();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        ProcessRegistry::new(&path).add(pid, "Claude Code, agent session s1");
+        // The leader died with the app (its parent-death signal); its child runs on.
+        kill_process(pid, libc::SIGKILL);
+        child.wait().unwrap();
+        assert!(group_alive(pid), "the leader's child outlived it");
+        assert_eq!(ProcessRegistry::new(&path).reap_orphans(), 1);
+        let mut gone = false;
+        for _ in 0..200 {
+            if !group_alive(pid) {
+                gone = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        if !gone {
+            kill_group(pid, libc::SIGKILL);
+        }
+        assert!(gone, "the next start stopped what the dead leader had started");
     }
 
     #[test]
