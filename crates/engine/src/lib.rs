@@ -156,13 +156,27 @@ impl Engine {
         if cut_off > 0 {
             tracing::warn!(cut_off, "tool calls were running when the last run ended; they are not run again");
         }
+        sessions::deny_orphaned_approvals(&store).await?;
+        let repaired = store.recover_approvals(approvals::ORPHANED_BY_A_CRASH).await.map_err(store_error)?;
+        if repaired.settled > 0 {
+            tracing::warn!(
+                settled = repaired.settled,
+                "approvals were pending for replies the last run left interrupted; they are denied"
+            );
+        }
+        if repaired.made_continuable > 0 {
+            tracing::warn!(
+                replies = repaired.made_continuable,
+                "replies whose approvals were all answered had not resumed when the last run ended; \
+                 they are interrupted and can be continued"
+            );
+        }
         let secrets: Arc<dyn SecretStore> = Arc::from(store::secrets::open(&config.data_dir));
         tracing::info!(store = %secrets.describe(), "API keys and MCP server secrets are kept in");
         let streams = StreamManager::new(store.clone(), config.streams.clone());
         for (topic_id, statuses) in store.latest_turn_statuses().await.map_err(store_error)? {
             streams.status().seed(&topic_id, settled_status(&statuses));
         }
-        sessions::deny_orphaned_approvals(&store).await?;
         // Replies still waiting for approval wait across restarts, and say so.
         for approval in store.list_approvals(None, true).await.map_err(store_error)? {
             streams.status().seed(&approval.topic_id, protocol::TopicStatus::AwaitingApproval);

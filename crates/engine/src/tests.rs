@@ -12,6 +12,7 @@ use super::*;
 
 mod call_ids;
 mod mcp;
+mod recovery;
 mod secrets;
 mod sessions;
 mod settings;
