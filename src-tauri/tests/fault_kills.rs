@@ -54,8 +54,6 @@ async fn sigkill_recovery_leaves_no_part_streaming() {
 /// The same, also requiring that a reply whose questions were all answered just before the
 /// kill does not come back waiting for an answer nobody can give any more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "found by this suite: a kill between an approval's answer and the reply's resume leaves the reply \
-            awaiting approval with no open question"]
 async fn sigkill_after_an_answer_never_leaves_a_reply_waiting_without_a_question() {
     run_kills(Known { answered_may_wait: false, ..Known::default() }).await;
 }
@@ -63,8 +61,6 @@ async fn sigkill_after_an_answer_never_leaves_a_reply_waiting_without_a_question
 /// The same, also requiring that every approval still pending after a restart belongs to a
 /// reply that waits for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "found by this suite: a kill between an approval's write and its reply's final write leaves the \
-            approval pending for a reply recovered as interrupted"]
 async fn sigkill_never_leaves_an_approval_pending_for_a_reply_that_does_not_wait() {
     run_kills(Known { orphans_may_stay: false, ..Known::default() }).await;
 }
