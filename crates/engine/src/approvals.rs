@@ -113,7 +113,16 @@ impl Engine {
             Ok(_) => {}
             // Another answer resumed it first.
             Err(err) if err.kind == ErrorKind::Conflict => {}
-            Err(err) => tracing::error!(error = %err, "the approved reply could not go on"),
+            Err(err) => {
+                tracing::error!(error = %err, "the approved reply could not go on");
+                // It must not keep waiting for answers it already has: Continue or Retry
+                // (after fixing what failed) takes it on from its ledger.
+                match self.inner.store.interrupt_answered_reply(message_id).await {
+                    Ok(true) => self.inner.streams.status().publish(topic_id, protocol::TopicStatus::Error),
+                    Ok(false) => {}
+                    Err(err) => tracing::error!(error = %err, "could not mark the reply interrupted"),
+                }
+            }
         }
     }
 

@@ -173,6 +173,16 @@ macro_rules! approval_select {
     };
 }
 
+/// Replies `paused/awaiting_approval` with no pending approval become `paused/interrupted`
+/// (`?1` is the time).
+macro_rules! answered_waiting_reply {
+    () => {
+        "UPDATE messages SET status_reason = 'interrupted', updated_at = ?1 \
+         WHERE status = 'paused' AND status_reason = 'awaiting_approval' AND NOT EXISTS \
+             (SELECT 1 FROM approvals a WHERE a.message_id = messages.id AND a.state = 'pending')"
+    };
+}
+
 async fn audit(
     tx: &mut sqlx::SqliteConnection,
     actor: &str,
@@ -617,15 +627,25 @@ impl Store {
                 settled += 1;
             }
         }
-        let unstuck = sqlx::query(
-            "UPDATE messages SET status_reason = 'interrupted', updated_at = ? \
-             WHERE status = 'paused' AND status_reason = 'awaiting_approval' AND NOT EXISTS \
-                 (SELECT 1 FROM approvals a WHERE a.message_id = messages.id AND a.state = 'pending')",
-        )
-        .bind(now())
-        .execute(&mut *self.writer().await?)
-        .await?;
+        let unstuck = sqlx::query(concat!(answered_waiting_reply!(), " AND (?2 IS NULL OR id = ?2)"))
+            .bind(now())
+            .bind(None::<&str>)
+            .execute(&mut *self.writer().await?)
+            .await?;
         Ok(RecoveredApprovals { settled, made_continuable: unstuck.rows_affected() })
+    }
+
+    /// A reply whose questions are all answered but which could not go on (its model's
+    /// provider was removed, …) stops waiting: it becomes `paused/interrupted`, offered
+    /// Continue and Retry. Nothing changes while a question of it is pending. True if it
+    /// changed.
+    pub async fn interrupt_answered_reply(&self, message_id: &str) -> Result<bool> {
+        let done = sqlx::query(concat!(answered_waiting_reply!(), " AND (?2 IS NULL OR id = ?2)"))
+            .bind(now())
+            .bind(message_id)
+            .execute(&mut *self.writer().await?)
+            .await?;
+        Ok(done.rows_affected() > 0)
     }
 
     // ---- audit -------------------------------------------------------------------------

@@ -127,3 +127,21 @@ async fn fault_kills_a_question_whose_reply_never_waited_is_settled_and_the_repl
     assert!(!t.workspace.path().join("never.md").exists(), "the unanswered call never ran");
     assert_eq!(f.messages(&t.topic).await[1].message.text(), "Picked up again.");
 }
+
+/// The same state without a crash: the last answer lands but the reply cannot go on (its
+/// provider was removed meanwhile). It stops waiting for answers it already has.
+#[tokio::test]
+async fn a_reply_that_cannot_resume_after_its_last_answer_stops_waiting() {
+    let t = tool_fixture().await;
+    t.server.push_script(write("gone.md", "x"));
+    t.f.send(&t.topic, "write it").await;
+    let approval = t.pending().await.remove(0);
+    let providers: Vec<protocol::api::Provider> = t.f.call("providers_list", json!({})).await;
+    let _: Value = t.f.call("provider_delete", json!({ "providerId": providers[0].id })).await;
+
+    let answered = t.respond(json!({ "approvalId": approval.id, "decision": "approve" })).await.unwrap();
+    assert_eq!(answered.state, ApprovalState::Approved);
+    let rows = t.f.messages(&t.topic).await;
+    assert_eq!((rows[1].status, rows[1].status_reason.as_deref()), (MessageStatus::Paused, Some("interrupted")));
+    assert!(!t.workspace.path().join("gone.md").exists());
+}
