@@ -15,6 +15,12 @@ use crate::{Engine, ListenerId, store_error};
 /// What a reply stopped while waiting is told about its open calls.
 pub(crate) const STOPPED_WHILE_WAITING: &str = "the user stopped the reply instead of answering";
 
+/// Why a question is denied at start-up when its reply was not waiting for it: Colloquy
+/// stopped between recording the question and the reply's last write, so answering it
+/// could resume nothing. The model reads it if the reply is continued.
+pub(crate) const ORPHANED_BY_A_CRASH: &str = "Colloquy stopped before this question reached the user, so it was never \
+     answered; the reply was interrupted and can be continued";
+
 impl Engine {
     /// Records the user's answer. When it was the last open question of its reply, the
     /// reply goes on (the approved calls run). A second answer returns the first.
@@ -135,7 +141,16 @@ impl Engine {
             Ok(_) => {}
             // Another answer resumed it first.
             Err(err) if err.kind == ErrorKind::Conflict => {}
-            Err(err) => tracing::error!(error = %err, "the approved reply could not go on"),
+            Err(err) => {
+                tracing::error!(error = %err, "the approved reply could not go on");
+                // It must not keep waiting for answers it already has: Continue or Retry
+                // (after fixing what failed) takes it on from its ledger.
+                match self.inner.store.interrupt_answered_reply(message_id).await {
+                    Ok(true) => self.inner.streams.status().publish(topic_id, protocol::TopicStatus::Error),
+                    Ok(false) => {}
+                    Err(err) => tracing::error!(error = %err, "could not mark the reply interrupted"),
+                }
+            }
         }
     }
 

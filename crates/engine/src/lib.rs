@@ -172,6 +172,23 @@ impl Engine {
         if cut_off > 0 {
             tracing::warn!(cut_off, "tool calls were running when the last run ended; they are not run again");
         }
+        // An agent's question waits again for its answer (first: the step below settles
+        // every question whose reply does not wait).
+        sessions::keep_orphaned_approvals(&store).await?;
+        let repaired = store.recover_approvals(approvals::ORPHANED_BY_A_CRASH).await.map_err(store_error)?;
+        if repaired.settled > 0 {
+            tracing::warn!(
+                settled = repaired.settled,
+                "approvals were pending for replies the last run left interrupted; they are denied"
+            );
+        }
+        if repaired.made_continuable > 0 {
+            tracing::warn!(
+                replies = repaired.made_continuable,
+                "replies whose approvals were all answered had not resumed when the last run ended; \
+                 they are interrupted and can be continued"
+            );
+        }
         let secrets: Arc<dyn SecretStore> = Arc::from(store::secrets::open(&config.data_dir));
         tracing::info!(store = %secrets.describe(), "API keys and MCP server secrets are kept in");
         let streams = StreamManager::new(store.clone(), config.streams.clone());
@@ -181,7 +198,6 @@ impl Engine {
             let was_unseen = unseen.contains(&topic_id);
             streams.status().restore(&topic_id, settled_status(&statuses), was_unseen);
         }
-        sessions::keep_orphaned_approvals(&store).await?;
         // Replies still waiting for approval wait across restarts, and say so.
         for approval in store.list_approvals(None, true).await.map_err(store_error)? {
             streams.status().seed(&approval.topic_id, protocol::TopicStatus::AwaitingApproval);

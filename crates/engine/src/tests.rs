@@ -10,6 +10,7 @@ use testkit::{Fault, Finish, MockConfig, MockServer, Script};
 
 use super::*;
 
+mod approval_recovery;
 mod call_ids;
 mod data_folder;
 mod disk_full;

@@ -173,6 +173,16 @@ macro_rules! approval_select {
     };
 }
 
+/// Replies `paused/awaiting_approval` with no pending approval become `paused/interrupted`
+/// (`?1` is the time).
+macro_rules! answered_waiting_reply {
+    () => {
+        "UPDATE messages SET status_reason = 'interrupted', updated_at = ?1 \
+         WHERE status = 'paused' AND status_reason = 'awaiting_approval' AND NOT EXISTS \
+             (SELECT 1 FROM approvals a WHERE a.message_id = messages.id AND a.state = 'pending')"
+    };
+}
+
 async fn audit(
     tx: &mut sqlx::SqliteConnection,
     actor: &str,
@@ -610,6 +620,62 @@ impl Store {
         Ok(true)
     }
 
+    /// At start-up, after [`Store::recover_interrupted`]: approvals and replies a crash left
+    /// out of step with each other (the question and the reply's waiting state are written
+    /// by separate transactions, and so are an answer and the reply's resume).
+    ///
+    /// - A pending approval whose reply does not wait for it (a kill fell after the question
+    ///   was recorded but before the reply's final write, so the reply came back
+    ///   `interrupted`) can never be acted on: it is denied with `orphan_reason`, with the
+    ///   same writes as a user's denial, so no card stays that answering would not resume.
+    /// - A reply `paused/awaiting_approval` with no pending approval left (a kill fell after
+    ///   its last answer was committed but before it resumed) becomes `paused/interrupted`:
+    ///   Continue takes it on, and runs or reports each call as the ledger recorded it.
+    pub async fn recover_approvals(&self, orphan_reason: &str) -> Result<RecoveredApprovals> {
+        let orphans: Vec<String> = sqlx::query_scalar(
+            "SELECT a.id FROM approvals a LEFT JOIN messages m ON m.id = a.message_id \
+             WHERE a.state = 'pending' AND (m.id IS NULL OR m.status <> 'paused' \
+                 OR m.status_reason IS NOT 'awaiting_approval') \
+             ORDER BY a.created_at, a.rowid",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let mut settled = 0;
+        for approval_id in &orphans {
+            let answer = ApprovalAnswer {
+                approval_id,
+                decision: ApprovalDecision::Deny,
+                scope: ApprovalScope::Once,
+                reason: Some(orphan_reason),
+                updated_input: None,
+                rule_id: "",
+                rule_conditions: Vec::new(),
+            };
+            if self.respond_approval(&answer).await?.1 {
+                settled += 1;
+            }
+        }
+        let unstuck = sqlx::query(concat!(answered_waiting_reply!(), " AND (?2 IS NULL OR id = ?2)"))
+            .bind(now())
+            .bind(None::<&str>)
+            .execute(&mut *self.writer().await?)
+            .await?;
+        Ok(RecoveredApprovals { settled, made_continuable: unstuck.rows_affected() })
+    }
+
+    /// A reply whose questions are all answered but which could not go on (its model's
+    /// provider was removed, …) stops waiting: it becomes `paused/interrupted`, offered
+    /// Continue and Retry. Nothing changes while a question of it is pending. True if it
+    /// changed.
+    pub async fn interrupt_answered_reply(&self, message_id: &str) -> Result<bool> {
+        let done = sqlx::query(concat!(answered_waiting_reply!(), " AND (?2 IS NULL OR id = ?2)"))
+            .bind(now())
+            .bind(message_id)
+            .execute(&mut *self.writer().await?)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     // ---- audit -------------------------------------------------------------------------
 
     pub async fn list_audit(&self, topic: Option<&TopicId>, limit: u32) -> Result<Vec<AuditEntry>> {
@@ -644,6 +710,15 @@ impl Store {
             })
             .collect()
     }
+}
+
+/// What [`Store::recover_approvals`] repaired.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecoveredApprovals {
+    /// Pending approvals of replies that did not wait for them, now denied.
+    pub settled: u64,
+    /// Replies waiting with every question answered, now `paused/interrupted`.
+    pub made_continuable: u64,
 }
 
 /// The user's answer to one approval.
