@@ -47,7 +47,7 @@ async fn sigkill_at_random_points_of_a_tool_calling_two_model_turn_loses_nothing
 /// Recovery gaps this suite found, each counted in the last line the test prints. All are
 /// closed now and the test requires them closed; a `true` here tolerates one (for looking
 /// at a regression's other effects).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Known {
     /// Defect 17: a recovered reply keeps a part in state `streaming`.
     parts_may_stream: bool,
@@ -57,12 +57,6 @@ struct Known {
     /// A kill between an approval's write and its reply's final write leaves the approval
     /// pending while the reply comes back `paused/interrupted`: answering it resumes nothing.
     orphans_may_stay: bool,
-}
-
-impl Default for Known {
-    fn default() -> Self {
-        Self { parts_may_stream: false, answered_may_wait: false, orphans_may_stay: false }
-    }
 }
 
 /// What a reply says in its first step (before its tool calls) and after them.
