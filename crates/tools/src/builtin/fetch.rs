@@ -222,8 +222,9 @@ fn literal_ip(url: &url::Url) -> Option<IpAddr> {
 }
 
 /// Whether `ip` is on this computer or a local network (loopback, private, link-local,
-/// unique-local, shared/CGNAT, unspecified, broadcast, multicast, reserved or set aside
-/// for special use), IPv4 inside IPv6 included.
+/// unique-local, shared/CGNAT, unspecified, broadcast, multicast, reserved, documentation
+/// or set aside for special use), IPv4 inside IPv6 included (mapped, compatible, 6to4,
+/// NAT64 by the IPv4 it carries, local-use NAT64 and Teredo always).
 pub(crate) fn is_private(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(ip) => private_v4(ip),
@@ -247,6 +248,17 @@ pub(crate) fn is_private(ip: IpAddr) -> bool {
                 let [.., a, b] = segments;
                 return private_v4(Ipv4Addr::from((u32::from(a) << 16) | u32::from(b)));
             }
+            // Local-use NAT64 (64:ff9b:1::/48, RFC 8215) translates only inside a site's own
+            // network; Teredo (2001::/32) tunnels to an IPv4 host named inside the address
+            // (its client part obfuscated) and no public site is reached that way.
+            if segments[..3] == [0x64, 0xff9b, 1] || segments[..2] == [0x2001, 0] {
+                return true;
+            }
+            // Documentation 2001:db8::/32 (RFC 3849): never a real host, so a name resolving
+            // there is a trick or a lab network.
+            if segments[..2] == [0x2001, 0xdb8] {
+                return true;
+            }
             ip.is_loopback()
                 || ip.is_unspecified()
                 || ip.is_multicast()
@@ -268,6 +280,10 @@ fn private_v4(ip: Ipv4Addr) -> bool {
         || (a == 100 && (64..128).contains(&b)) // shared address space (CGNAT) 100.64/10
         || (a == 198 && (b == 18 || b == 19)) // benchmarking 198.18/15, often a lab network
         || (a == 192 && b == 0 && c == 0) // IETF protocol assignments 192.0.0/24
+        // documentation TEST-NET-1/2/3 (RFC 5737): never a real host, so a lab network
+        || (a == 192 && b == 0 && c == 2)
+        || (a == 198 && b == 51 && c == 100)
+        || (a == 203 && b == 0 && c == 113)
 }
 
 /// The first private address `url` leads to, looked up now; `None` when it is public or
@@ -578,10 +594,35 @@ mod tests {
             "198.18.0.1",
             "198.19.255.254",
             "192.0.0.8",
+            // documentation ranges
+            "192.0.2.1",
+            "198.51.100.7",
+            "203.0.113.254",
+            "2001:db8::1",
+            "2001:db8:ffff::1",
+            // Teredo, whatever IPv4 it names
+            "2001::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            // NAT64: well-known prefix carrying a private IPv4, and the local-use prefix
+            "64:ff9b::c0a8:1",
+            "64:ff9b::7f00:1",
+            "64:ff9b:1::808:808",
+            "64:ff9b:1:ffff::1",
         ] {
             assert!(is_private(ip.parse().unwrap()), "{ip} is private");
         }
-        for ip in ["198.17.255.255", "198.20.0.1", "192.0.1.1", "2001:db9::1"] {
+        for ip in [
+            "198.17.255.255",
+            "198.20.0.1",
+            "192.0.1.1",
+            "2001:db9::1",
+            "192.0.3.1",
+            "198.51.101.1",
+            "203.0.114.1",
+            "2001:4860:4860::8888",
+            // NAT64 well-known prefix carrying a public IPv4 (8.8.8.8) reaches that public host
+            "64:ff9b::808:808",
+        ] {
             assert!(!is_private(ip.parse().unwrap()), "{ip} is public");
         }
     }
