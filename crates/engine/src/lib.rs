@@ -210,11 +210,13 @@ impl Engine {
         let cannot_start = |e: reqwest::Error| ApiError::internal(format!("cannot start the HTTP client: {e}"));
         let http = client().build().map_err(cannot_start)?;
         let provider_http = providers::ProviderHttp::from_builder(client()).map_err(cannot_start)?;
+        // MCP servers get their configured headers on every request: no cross-origin redirect.
+        let mcp_http = ::tools::mcp::McpHttp::from_builder(client()).map_err(cannot_start)?;
         let held = store.hold_inbox(None, inbox::HELD_AFTER_RESTART).await.map_err(store_error)?;
         if held > 0 {
             tracing::info!(held, "queued messages from the last run are held until released");
         }
-        let mcp = ::tools::mcp::McpHub::new(mcp::hub_options(&config.data_dir, &store, http.clone()));
+        let mcp = ::tools::mcp::McpHub::new(mcp::hub_options(&config.data_dir, &store, mcp_http));
         mcp::load(&store, secrets.as_ref(), &mcp).await?;
         // Claude Code's process groups are recorded with the MCP servers' (reaped above, in
         // `McpHub::new`, before any session can start one).

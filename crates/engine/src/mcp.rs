@@ -459,7 +459,7 @@ fn checked_transport(
 pub(crate) fn hub_options(
     data_dir: &std::path::Path,
     store: &Store,
-    http: reqwest::Client,
+    http: ::tools::mcp::McpHttp,
 ) -> ::tools::mcp::HubOptions {
     ::tools::mcp::HubOptions {
         processes_file: data_dir.join("mcp-processes.json"),

@@ -8,6 +8,8 @@
 //! - `backoff`: how long to wait before reconnecting a server that failed or died.
 //! - `client`: one connection: handshake, listing, calls with progress and cancellation.
 //! - `http`: the HTTP client under rmcp, which also reads "no valid session" as expired.
+//! - [`redirects`]: [`McpHttp`], which never follows a redirect to another origin (the
+//!   server's headers would go along).
 //! - `tool`: [`crate::Tool`] for one server tool.
 
 mod backoff;
@@ -17,6 +19,7 @@ pub mod environment;
 mod http;
 mod hub;
 pub mod processes;
+pub mod redirects;
 mod tool;
 
 use std::collections::BTreeMap;
@@ -24,6 +27,7 @@ use std::time::Duration;
 
 pub use catalog::McpToolSpec;
 pub use hub::{CatalogSink, HubOptions, McpHub, McpToolEntry};
+pub use redirects::McpHttp;
 
 /// What the hub needs to reach one server.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -72,7 +72,7 @@ fn hub_pinging(connect_timeout: Duration, ping_interval: Duration) -> Fixture {
         processes_file: dir.path().join("mcp-processes.json"),
         connect_timeout,
         ping_interval,
-        http: reqwest::Client::new(),
+        http: colloquy_tools::mcp::McpHttp::new().unwrap(),
         sink: sink.clone(),
     });
     Fixture { hub, sink, dir }

@@ -20,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::http::SessionAwareClient;
 use super::processes::ProcessRegistry;
-use super::{McpEndpoint, McpServerConfig};
+use super::redirects::CrossOriginRedirect;
+use super::{McpEndpoint, McpHttp, McpServerConfig};
 use crate::capped_lines::CappedLines;
 use crate::tool::{Progress, ProgressSink, ToolError};
 
@@ -134,7 +135,7 @@ impl Client {
     pub(crate) async fn connect(
         config: &McpServerConfig,
         processes: &ProcessRegistry,
-        http: &reqwest::Client,
+        http: &McpHttp,
         timeout: Duration,
     ) -> Result<Self, ConnectError> {
         let handler = Handler::default();
@@ -199,8 +200,10 @@ impl Client {
                     .max_sse_event_size(MAX_MESSAGE_BYTES)
                     .max_json_response_size(MAX_MESSAGE_BYTES)
                     .reinit_on_expired_session(true);
-                let transport =
-                    StreamableHttpClientTransport::with_client(SessionAwareClient(http.clone()), transport_config);
+                let transport = StreamableHttpClientTransport::with_client(
+                    SessionAwareClient(http.client().clone()),
+                    transport_config,
+                );
                 (tokio::time::timeout(timeout, handler.clone().serve(transport)).await, None, None)
             }
         };
@@ -384,13 +387,18 @@ impl Client {
 
 /// What went wrong in the handshake, in words: the SDK's errors name its own types.
 fn handshake_error(error: &rmcp::service::ClientInitializeError, endpoint: &McpEndpoint) -> String {
-    let detail = match error {
-        rmcp::service::ClientInitializeError::TransportError { error, .. } => chain(error.error.as_ref()),
-        other => chain(other),
+    let cause: &(dyn std::error::Error + 'static) = match error {
+        rmcp::service::ClientInitializeError::TransportError { error, .. } => error.error.as_ref(),
+        other => other,
     };
+    let detail = chain(cause);
     let McpEndpoint::Http { url, .. } = endpoint else {
         return format!("the MCP handshake failed: {detail}");
     };
+    // reqwest's own words ("error following redirect for url …") add nothing to ours.
+    if let Some(refused) = find_cause::<CrossOriginRedirect>(cause) {
+        return format!("the MCP handshake with {url} stopped: {refused}");
+    }
     match http_status(&detail) {
         Some(401) => format!(
             "the server at {url} answered 401 Unauthorized: it wants credentials; add them as a header \
@@ -406,16 +414,32 @@ fn handshake_error(error: &rmcp::service::ClientInitializeError, endpoint: &McpE
     }
 }
 
+/// `error` and its causes, outermost first.
+fn causes<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(error), |error| {
+        // rmcp's `Client` variant shows the HTTP client's error but gives no `source`.
+        match error.downcast_ref::<rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>() {
+            Some(rmcp::transport::streamable_http_client::StreamableHttpError::Client(inner)) => Some(inner as _),
+            _ => error.source(),
+        }
+    })
+}
+
+/// The first error of type `E` among `error` and its causes.
+fn find_cause<'a, E: std::error::Error + 'static>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a E> {
+    causes(error).find_map(|error| error.downcast_ref::<E>())
+}
+
 /// An error and its causes, each once, joined with `: `.
 fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
-    let mut next = Some(error);
-    while let Some(error) = next {
+    for error in causes(error) {
         let text = error.to_string();
         if !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
         }
-        next = error.source();
     }
     parts.join(": ")
 }

@@ -46,7 +46,9 @@ pub struct HubOptions {
     /// How often a connection over HTTP is pinged to see the server is still there
     /// (nothing else tells: a stdio server's exit closes its pipes).
     pub ping_interval: Duration,
-    pub http: reqwest::Client,
+    /// The client for servers over HTTP: it refuses a redirect to another origin, so a
+    /// server's headers reach no one else.
+    pub http: super::McpHttp,
     pub sink: Arc<dyn CatalogSink>,
 }
 
