@@ -55,7 +55,13 @@ export type PartState = "streaming" | "done";
 
 export type ToolState = "input-streaming" | "input-available" | "approval-requested" | "approval-responded" | "output-available" | "output-error" | "output-denied";
 
-export type ToolApproval = { id: string, approved?: boolean, reason?: string, };
+export type ToolApproval = { id: string, approved?: boolean, reason?: string, 
+/**
+ * Who answered, when it was not the user (absent: the user, as the AI SDK has it).
+ */
+decidedBy?: Decider, };
+
+export type Decider = "user" | "app";
 
 export type DataPart = { type: `data-${string}`, id?: string, data: JsonValue, };
 

@@ -17,6 +17,7 @@ import {
   type ToolPart,
   type ToolProgressByCall,
 } from '../src/chat/tools';
+import { ToolCard } from '../src/components/ToolCard';
 import { ToolOutputView } from '../src/components/ToolOutputView';
 import type { UiMessage } from '../src/protocol.gen';
 import { fold } from './helpers';
@@ -63,6 +64,26 @@ describe('toolOutput', () => {
     expect(toolOutput({ hits: 2 })).toBeUndefined();
     expect(toolOutput({ content: [{ type: 'video' }] })).toBeUndefined();
     expect(toolOutput('text')).toBeUndefined();
+  });
+});
+
+describe('ToolCard', () => {
+  it('audit_followup_c_an_input_that_was_not_json_shows_as_the_text_the_model_sent', () => {
+    const part: ToolPart = {
+      type: 'dynamic-tool',
+      toolName: 'write_file',
+      toolCallId: 'c1',
+      state: 'output-error',
+      input: 'write notes.md <- hello',
+      errorText: 'the arguments are not valid JSON',
+    };
+    const html = renderToStaticMarkup(createElement(ToolCard, { part, isLive: false }));
+    expect(html).toContain('<pre>write notes.md &lt;- hello</pre>');
+    expect(html).not.toContain('&quot;write notes.md');
+    const json: ToolPart = { ...part, input: { path: 'notes.md' } };
+    expect(renderToStaticMarkup(createElement(ToolCard, { part: json, isLive: false }))).toContain(
+      '<pre>{\n  &quot;path&quot;: &quot;notes.md&quot;\n}</pre>',
+    );
   });
 });
 

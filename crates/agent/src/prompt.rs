@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use base64::Engine as _;
-use protocol::message::ToolState;
+use protocol::message::{Decider, ToolApproval, ToolState};
 use protocol::tool::{ToolContent, ToolOutput};
 use protocol::{MessageRole, UiMessage, UiPart};
 use providers::{ChatMessage, ChatRole, ContentPart, Media, MediaSource, Reasoning, ToolCall, ToolResult};
@@ -140,7 +140,13 @@ fn assistant_steps(message: &UiMessage, open: bool, options: &PromptOptions<'_>,
                         ToolState::OutputDenied => Some(ToolResult::text(
                             tool_call_id,
                             tool_name,
-                            denial_text(approval.as_ref().and_then(|a| a.reason.as_deref())),
+                            match approval {
+                                // The app settled it (start-up recovery): not the user's no.
+                                Some(ToolApproval { decided_by: Some(Decider::App), reason, .. }) => {
+                                    refusal_text(reason.as_deref().unwrap_or("the app denied it"))
+                                }
+                                _ => denial_text(approval.as_ref().and_then(|a| a.reason.as_deref())),
+                            },
                             true,
                         )),
                         _ if leave_open => None,
@@ -250,6 +256,11 @@ pub fn denial_text(reason: Option<&str>) -> String {
     }
 }
 
+/// What the model is told about a call the app refused (a rule, or start-up recovery).
+pub fn refusal_text(reason: &str) -> String {
+    format!("This tool call was not run: {reason}.")
+}
+
 /// Results as the user message a prompt-tools model reads.
 pub(crate) fn prompt_results(results: &[ToolResult]) -> ChatMessage {
     let blocks: Vec<String> = results
@@ -334,7 +345,6 @@ fn cut(text: &str) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use protocol::message::ToolApproval;
     use protocol::{MessageRole, PartState};
     use serde_json::json;
 
@@ -406,14 +416,39 @@ mod tests {
     fn denials_carry_the_reason_and_prompt_mode_writes_calls_as_text() {
         let mut denied = tool("c1", ToolState::OutputDenied, None);
         if let UiPart::DynamicTool { approval, .. } = &mut denied {
-            *approval =
-                Some(ToolApproval { id: "ap".into(), approved: Some(false), reason: Some("not that file".into()) });
+            *approval = Some(ToolApproval {
+                id: "ap".into(),
+                approved: Some(false),
+                reason: Some("not that file".into()),
+                decided_by: None,
+            });
         }
         let history = [UiMessage::user_text("u", "go"), assistant("a", vec![UiPart::StepStart, denied])];
         let prompt = prompt_form(build_prompt(&history, &PromptOptions::default()));
         assert_eq!(prompt[1].text(), "<tool_call>{\"arguments\":{\"path\":\"a\"},\"name\":\"read_file\"}</tool_call>");
         assert_eq!(prompt[2].role, ChatRole::User);
         assert!(prompt[2].text().contains("Their reason: not that file"), "{}", prompt[2].text());
+    }
+
+    #[test]
+    fn audit_followup_b_a_denial_the_app_made_at_start_up_is_not_told_as_the_users() {
+        let mut denied = tool("c1", ToolState::OutputDenied, None);
+        if let UiPart::DynamicTool { approval, .. } = &mut denied {
+            *approval = Some(ToolApproval {
+                id: "ap".into(),
+                approved: Some(false),
+                reason: Some("Colloquy stopped before this question reached the user".into()),
+                decided_by: Some(Decider::App),
+            });
+        }
+        let history = [UiMessage::user_text("u", "go"), assistant("a", vec![UiPart::StepStart, denied])];
+        let prompt = prompt_form(build_prompt(&history, &PromptOptions::default()));
+        let text = prompt[2].text();
+        assert!(!text.contains("The user denied"), "{text}");
+        assert!(
+            text.contains("This tool call was not run: Colloquy stopped before this question reached the user."),
+            "{text}"
+        );
     }
 
     #[test]

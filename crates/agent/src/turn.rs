@@ -24,7 +24,7 @@ use crate::call_ids::CallIds;
 use crate::features::{Feature, PromptContext, PromptToolCalling, ResponseContext, RoundAction, ToolCalling};
 use crate::gate::{AllowAll, Allowed, CallRecord, GateCall, GateDecision, PendingCall, PendingState, ToolGate};
 use crate::hooks::{ErrorDecision, Hooks, StepPlan, StepReport, ToolExecutionEnd, ToolExecutionStart};
-use crate::prompt::{denial_text, model_content, prompt_form};
+use crate::prompt::{denial_text, model_content, prompt_form, refusal_text};
 use crate::step::{StepEnd, StepInput, StepOutput, send_all, stream_step};
 use crate::writer::PartWriter;
 use crate::{ChunkSink, SinkClosed};
@@ -673,7 +673,7 @@ impl Turn {
             }
             PendingState::Refused { reason } => {
                 sink.send(self.writer.plain(UiChunk::ToolOutputDenied { tool_call_id: call_id.clone() })).await?;
-                let text = format!("This tool call was not run: {reason}.");
+                let text = refusal_text(&reason);
                 return Ok((ToolResult::text(call_id, tool_name, text, true), None));
             }
             // Ran before (its output, context rounds included, is from the ledger).

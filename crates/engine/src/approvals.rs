@@ -53,6 +53,7 @@ impl Engine {
         };
         let answer = ApprovalAnswer {
             approval_id: id,
+            decided_by: protocol::message::Decider::User,
             decision: request.decision,
             scope,
             reason: request.reason.as_deref(),

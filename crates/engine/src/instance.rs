@@ -57,13 +57,17 @@ pub enum ClaimError {
 pub fn claim(data_dir: &Path, mode: &str) -> Result<DataFolderLock, ClaimError> {
     let io = |source| ClaimError::Io { dir: data_dir.to_owned(), source };
     crate::data_folder::prepare(data_dir).map_err(io)?;
-    let mut file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(data_dir.join(LOCK_FILE))
-        .map_err(io)?;
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).read(true).write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(data_dir.join(LOCK_FILE)).map_err(io)?;
+    // An older version created it `0644`; `mode` only applies to a new file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+    }
     match file.try_lock() {
         Ok(()) => {
             // Who holds it, for the next process that tries.

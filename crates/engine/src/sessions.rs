@@ -485,6 +485,7 @@ pub(crate) async fn keep_orphaned_approvals(store: &store::Store) -> Result<(), 
         }
         let answer = store::tools::ApprovalAnswer {
             approval_id: &approval.id,
+            decided_by: protocol::message::Decider::App,
             decision: protocol::api::ApprovalDecision::Deny,
             scope: ApprovalScope::Once,
             reason: Some("the agent's turn had already ended"),

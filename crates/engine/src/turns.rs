@@ -447,10 +447,13 @@ impl Engine {
                             None => agent::PendingState::Unchecked,
                         },
                         LedgerState::Approved => agent::PendingState::Approved,
-                        // With an approval the user said no, without one a rule did.
+                        // With an approval the user said no (unless start-up recovery
+                        // settled it), without one a rule did.
                         LedgerState::Denied => match &row.approval_id {
-                            Some(_) => agent::PendingState::Denied { reason: row.reason.clone() },
-                            None => agent::PendingState::Refused {
+                            Some(_) if row.decided_by.as_deref() != Some(protocol::message::Decider::App.as_str()) => {
+                                agent::PendingState::Denied { reason: row.reason.clone() }
+                            }
+                            _ => agent::PendingState::Refused {
                                 reason: row.reason.clone().unwrap_or_else(|| "the approval policy refused it".into()),
                             },
                         },

@@ -243,6 +243,30 @@ pub struct ToolApproval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub reason: Option<String>,
+    /// Who answered, when it was not the user (absent: the user, as the AI SDK has it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub decided_by: Option<Decider>,
+}
+
+/// Who answered an approval: the audit log's actor and the tool-call ledger's
+/// `decided_by` say the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Decider {
+    /// The user answered it (or stopped the reply that asked).
+    User,
+    /// The app settled it itself: start-up recovery denying a question nobody can answer.
+    App,
+}
+
+impl Decider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decider::User => "user",
+            Decider::App => "app",
+        }
+    }
 }
 
 /// A chunk that does not fit the message built so far (our own producers never emit one;
@@ -389,7 +413,8 @@ impl MessageAccumulator {
                     return Err(missing("tool-approval-request", tool_call_id));
                 };
                 *state = ToolState::ApprovalRequested;
-                *approval = Some(ToolApproval { id: approval_id.clone(), approved: None, reason: None });
+                *approval =
+                    Some(ToolApproval { id: approval_id.clone(), approved: None, reason: None, decided_by: None });
             }
             UiChunk::ToolOutputAvailable { tool_call_id, output, .. } => {
                 let Some(UiPart::DynamicTool { state, output: slot, .. }) = self.tool_mut(tool_call_id) else {

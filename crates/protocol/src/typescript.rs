@@ -36,6 +36,7 @@ pub fn declarations() -> String {
         PartState::decl(&cfg),
         ToolState::decl(&cfg),
         ToolApproval::decl(&cfg),
+        Decider::decl(&cfg),
         DataPart::decl(&cfg),
         UiPart::decl(&cfg),
         UiMessage::decl(&cfg),

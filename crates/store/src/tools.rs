@@ -13,6 +13,7 @@ use std::collections::HashSet;
 
 use protocol::TopicId;
 use protocol::api::{ApprovalDecision, ApprovalScope};
+use protocol::message::Decider;
 use protocol::tool::{Approval, ApprovalState, AuditEntry, PolicyDecision, PolicyRule, RuleCondition, RuleScope};
 use serde_json::Value;
 use sqlx::Row;
@@ -33,6 +34,9 @@ pub struct LedgerCall {
     pub reason: Option<String>,
     /// The pending (or answered) approval of this call, if it needed one.
     pub approval_id: Option<String>,
+    /// Who decided it: `user`, `app`, `rule:<id>` or `default` (`None`: recorded before
+    /// this was kept).
+    pub decided_by: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -425,6 +429,7 @@ impl Store {
                     error: row.try_get("error")?,
                     reason: row.try_get("reason")?,
                     approval_id: row.try_get("approval_id")?,
+                    decided_by: row.try_get("decided_by")?,
                 })
             })
             .collect()
@@ -476,7 +481,7 @@ impl Store {
         Ok(count.max(0) as u64)
     }
 
-    /// Records the user's answer, all in one transaction: the approval, the ledger row (with
+    /// Records an answer (the user's, or the app's at start-up), all in one transaction: the approval, the ledger row (with
     /// the edited input), the audit entry, a rule for a topic or global scope, and the
     /// reply's tool part. The second answer to the same approval changes nothing: it gets
     /// the first one back, with `false`.
@@ -515,19 +520,20 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         sqlx::query(
-            "UPDATE tool_calls SET state = ?, input = ?, reason = ?, updated_at = ?, decided_by = 'user' WHERE message_id = ? AND call_id = ? AND state = 'requested'",
+            "UPDATE tool_calls SET state = ?, input = ?, reason = ?, updated_at = ?, decided_by = ? WHERE message_id = ? AND call_id = ? AND state = 'requested'",
         )
         .bind(if approved { "approved" } else { "denied" })
         .bind(encode(&input)?)
         .bind(reason)
         .bind(&now)
+        .bind(answer.decided_by.as_str())
         .bind(&approval.message_id)
         .bind(&approval.tool_call_id)
         .execute(&mut *tx)
         .await?;
         let decision = if approved { PolicyDecision::Allow } else { PolicyDecision::Deny };
         let facts = (approval.tool_name.as_str(), &input, approval.topic_id.as_str(), approval.tool_call_id.as_str());
-        audit(&mut tx, "user", decision, facts, reason).await?;
+        audit(&mut tx, answer.decided_by.as_str(), decision, facts, reason).await?;
         if approved && answer.scope != ApprovalScope::Once {
             let topic = (answer.scope == ApprovalScope::Topic).then(|| approval.topic_id.as_str());
             sqlx::query(
@@ -541,7 +547,10 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         }
-        let approval_json = serde_json::json!({ "id": approval.id, "approved": approved, "reason": reason });
+        let mut approval_json = serde_json::json!({ "id": approval.id, "approved": approved, "reason": reason });
+        if answer.decided_by != Decider::User {
+            approval_json["decidedBy"] = Value::String(answer.decided_by.as_str().into());
+        }
         update_tool_part(&mut tx, &approval.message_id, &approval.tool_call_id, |part| {
             part["state"] = Value::String("approval-responded".into());
             part["approval"] = approval_json.clone();
@@ -567,6 +576,8 @@ impl Store {
         for approval in pending {
             let answer = ApprovalAnswer {
                 approval_id: &approval.id,
+                // The user stopped the reply.
+                decided_by: Decider::User,
                 decision: ApprovalDecision::Deny,
                 scope: ApprovalScope::Once,
                 reason: Some(reason),
@@ -626,8 +637,8 @@ impl Store {
     ///
     /// - A pending approval whose reply does not wait for it (a kill fell after the question
     ///   was recorded but before the reply's final write, so the reply came back
-    ///   `interrupted`) can never be acted on: it is denied with `orphan_reason`, with the
-    ///   same writes as a user's denial, so no card stays that answering would not resume.
+    ///   `interrupted`) can never be acted on: it is denied with `orphan_reason`, by the app
+    ///   ([`Decider::App`]: the audit log's actor and the ledger's `decided_by` are `app`), so no card stays that answering would not resume.
     /// - A reply `paused/awaiting_approval` with no pending approval left (a kill fell after
     ///   its last answer was committed but before it resumed) becomes `paused/interrupted`:
     ///   Continue takes it on, and runs or reports each call as the ledger recorded it.
@@ -644,6 +655,7 @@ impl Store {
         for approval_id in &orphans {
             let answer = ApprovalAnswer {
                 approval_id,
+                decided_by: Decider::App,
                 decision: ApprovalDecision::Deny,
                 scope: ApprovalScope::Once,
                 reason: Some(orphan_reason),
@@ -721,10 +733,11 @@ pub struct RecoveredApprovals {
     pub made_continuable: u64,
 }
 
-/// The user's answer to one approval.
+/// An answer to one approval.
 #[derive(Clone, Debug)]
 pub struct ApprovalAnswer<'a> {
     pub approval_id: &'a str,
+    pub decided_by: Decider,
     pub decision: ApprovalDecision,
     pub scope: ApprovalScope,
     pub reason: Option<&'a str>,
@@ -811,6 +824,7 @@ mod tests {
 
     fn answer(decision: ApprovalDecision, scope: ApprovalScope) -> ApprovalAnswer<'static> {
         ApprovalAnswer {
+            decided_by: Decider::User,
             approval_id: "ap1",
             decision,
             scope,

@@ -74,6 +74,14 @@ export function prettyJson(value: unknown): string {
 }
 
 /**
+ * A call's input for people: a string (the raw text of an input the model sent that was
+ * not JSON, see `tool-input-error`) as it is, anything else as indented JSON.
+ */
+export function toolInputText(input: unknown): string {
+  return typeof input === 'string' ? input : prettyJson(input);
+}
+
+/**
  * A one-line summary of a call's arguments: `path: "notes.md", content: "hello"`, cut
  * to `max` characters.
  */
@@ -83,6 +91,9 @@ export function argumentsSummary(input: unknown, max = 80): string {
     text = Object.entries(input)
       .map(([key, value]) => `${key}: ${JSON.stringify(value) ?? 'undefined'}`)
       .join(', ');
+  } else if (typeof input === 'string') {
+    // The raw text of an input that was not JSON.
+    text = input;
   } else {
     text = input === undefined ? '' : (JSON.stringify(input) ?? '');
   }

@@ -2,9 +2,9 @@ import { memo, type ReactNode } from 'react';
 import {
   argumentsSummary,
   PHASE_LABEL,
-  prettyJson,
   progressFraction,
   progressText,
+  toolInputText,
   toolPhase,
   type ToolPart,
   type ToolPhase,
@@ -76,7 +76,7 @@ function ToolCardBody({ part, phase, progress, children }: ToolCardBodyProps) {
       {children ?? (
         <details className="tool-arguments" data-testid="tool-arguments">
           <summary className="small">Arguments</summary>
-          <pre>{prettyJson(part.input)}</pre>
+          <pre>{toolInputText(part.input)}</pre>
         </details>
       )}
       {part.state === 'output-available' && <ToolOutputView output={part.output} />}

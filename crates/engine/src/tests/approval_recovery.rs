@@ -49,6 +49,7 @@ async fn fault_kills_a_reply_answered_but_never_resumed_comes_back_continuable_a
     let store = open_store(&t.config).await;
     let answer = ApprovalAnswer {
         approval_id: &approval.id,
+        decided_by: protocol::message::Decider::User,
         decision: protocol::api::ApprovalDecision::Approve,
         scope: protocol::api::ApprovalScope::Once,
         reason: None,
@@ -118,6 +119,7 @@ async fn fault_kills_a_question_whose_reply_never_waited_is_settled_and_the_repl
     let settled = all.iter().find(|a| a.id == approval.id).unwrap();
     assert_eq!(settled.state, ApprovalState::Denied);
     assert!(settled.reason.as_deref().unwrap().contains("Colloquy stopped"), "{settled:?}");
+    assert_decided_by_the_app(&f, &t.topic, &reply).await;
     let rows = f.messages(&t.topic).await;
     assert_eq!((rows[1].status, rows[1].status_reason.as_deref()), (MessageStatus::Paused, Some("interrupted")));
     assert_ne!(topic_status(&f, &t.topic).await, Some(protocol::TopicStatus::AwaitingApproval));
@@ -127,6 +129,51 @@ async fn fault_kills_a_question_whose_reply_never_waited_is_settled_and_the_repl
     assert_eq!(terminal_status(&stream), TerminalStatus::Success);
     assert!(!t.workspace.path().join("never.md").exists(), "the unanswered call never ran");
     assert_eq!(f.messages(&t.topic).await[1].message.text(), "Picked up again.");
+}
+
+/// The audit log and the tool-call ledger say the app denied the call, not the user.
+async fn assert_decided_by_the_app(f: &Fixture, topic: &Topic, reply: &StoredMessage) {
+    let audit: Vec<protocol::tool::AuditEntry> = f.call("tool_audit_list", json!({ "topicId": topic.id })).await;
+    let denial = audit.iter().find(|e| e.decision == protocol::tool::PolicyDecision::Deny).unwrap();
+    assert_eq!(denial.actor, "app", "{audit:?}");
+    let ledger = f.engine.inner.store.calls_of_message(reply.id.as_str()).await.unwrap();
+    assert_eq!(ledger[0].decided_by.as_deref(), Some("app"), "{ledger:?}");
+}
+
+/// The same kill, but the reply's last checkpoint already held the call: recovery's denial
+/// is the app's, and on Continue the model is told the call was not run and why, not that
+/// the user said no.
+#[tokio::test]
+async fn audit_followup_b_a_denial_made_by_start_up_recovery_is_the_apps_not_the_users() {
+    let t = tool_fixture().await;
+    t.server.push_script(write("never.md", "x"));
+    t.f.send(&t.topic, "write it").await;
+    let approval = t.pending().await.remove(0);
+    let reply = t.f.messages(&t.topic).await.remove(1);
+    t.f.engine.shutdown().await;
+
+    let store = open_store(&t.config).await;
+    sqlx::query("UPDATE messages SET status = 'streaming', status_reason = NULL WHERE id = ?")
+        .bind(reply.id.as_str())
+        .execute(store.pool())
+        .await
+        .unwrap();
+    store.pool().close().await;
+
+    let f = restart(&t.config).await;
+    let all: Vec<Approval> = f.call("approvals_list", json!({ "topicId": t.topic.id, "all": true })).await;
+    assert_eq!(all.iter().find(|a| a.id == approval.id).unwrap().state, ApprovalState::Denied);
+    assert_decided_by_the_app(&f, &t.topic, &reply).await;
+
+    t.server.push_script(Script::text(["Picked up again."]));
+    let rows = f.messages(&t.topic).await;
+    let stream = continue_reply(&f, &t.topic, &rows[1]).await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    assert!(!t.workspace.path().join("never.md").exists(), "the unanswered call never ran");
+    let told = tool_messages(&t.chat_requests()[1]);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(!told[0].contains("The user denied"), "{told:?}");
+    assert!(told[0].starts_with("This tool call was not run: Colloquy stopped before this question"), "{told:?}");
 }
 
 /// The same state without a crash: the last answer lands but the reply cannot go on (its

@@ -43,17 +43,22 @@ async fn audit_15_the_data_folder_and_the_database_are_private_to_the_user() {
     let engine = Engine::open(config.clone()).await.unwrap();
     engine.call("topic_create", json!({ "title": "private" })).await.unwrap();
     assert_eq!(mode(&dir), 0o700);
-    for name in ["colloquy.db", "colloquy.db-wal", "colloquy.db-shm"] {
+    let files = ["colloquy.db", "colloquy.db-wal", "colloquy.db-shm", "colloquy.lock", "mcp-processes.json"];
+    for name in files {
         assert_eq!(mode(&dir.join(name)), 0o600, "{name}");
     }
     engine.shutdown().await;
 
     // A folder an older version left readable by everyone is tightened at start.
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(dir.join("colloquy.db"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    for name in ["colloquy.db", "colloquy.lock", "mcp-processes.json"] {
+        std::fs::set_permissions(dir.join(name), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
     let engine = Engine::open(config).await.unwrap();
     assert_eq!(mode(&dir), 0o700);
-    assert_eq!(mode(&dir.join("colloquy.db")), 0o600);
+    for name in ["colloquy.db", "colloquy.lock", "mcp-processes.json"] {
+        assert_eq!(mode(&dir.join(name)), 0o600, "{name}");
+    }
     let topics: Vec<Topic> = serde_json::from_value(engine.call("topics_list", json!({})).await.unwrap()).unwrap();
     assert_eq!(topics[0].title, "private", "nothing stored was lost");
     engine.shutdown().await;

@@ -127,10 +127,21 @@ impl ProcessRegistry {
             let _ = std::fs::create_dir_all(dir);
         }
         let tmp = self.path.with_extension("tmp");
-        if std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &self.path)).is_err() {
+        if write_private(&tmp, text.as_bytes()).and_then(|()| std::fs::rename(&tmp, &self.path)).is_err() {
             tracing::warn!(path = %self.path.display(), "could not record child processes");
         }
     }
+}
+
+/// Writes `path` readable by the user only (the data folder is private, see the engine's
+/// `data_folder`); the rename then also replaces a file an older version left `0644`.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut file = std::fs::OpenOptions::new().create(true).truncate(true).write(true).mode(0o600).open(path)?;
+    // `mode` only applies to a new file: a `.tmp` left by an older version keeps its own.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(bytes)
 }
 
 /// Linux: the child gets SIGKILL as soon as the app dies, however it dies (a SIGKILL
