@@ -126,14 +126,15 @@ impl McpHub {
                 Some(old) if cached.is_empty() => old.tools.clone(),
                 _ => cached,
             };
-            let state = if enabled { McpState::Connecting } else { McpState::Disabled };
-            let status = McpStatus {
-                state,
-                message: None,
-                stderr_tail: None,
-                tool_count: tools.len() as u32,
-                problems: Vec::new(),
+            // A server that cannot start (a value is missing) says so at once, not only
+            // once its supervisor has run: a list read right after shows the reason.
+            let (state, message) = match (&config.blocked, enabled) {
+                (_, false) => (McpState::Disabled, None),
+                (Some(why), true) => (McpState::Error, Some(why.clone())),
+                (None, true) => (McpState::Connecting, None),
             };
+            let status =
+                McpStatus { state, message, stderr_tail: None, tool_count: tools.len() as u32, problems: Vec::new() };
             let server = Server {
                 config: config.clone(),
                 enabled,
