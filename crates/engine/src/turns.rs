@@ -24,9 +24,9 @@ use store::StoreError;
 use store::tools::LedgerState;
 use streams::{PreparedExecution, PreparedTurn, ReplySlot, UserInput};
 
+use crate::Engine;
 use crate::operations::DEFAULT_TOPIC_TITLE;
 use crate::tools::EngineGate;
-use crate::{Engine, store_error};
 
 /// Longest automatic topic title, in characters.
 const TITLE_CHARS: usize = 60;
@@ -72,7 +72,7 @@ impl Engine {
             return Err(ApiError::bad_request("text", "the message is empty"));
         }
         let store = &self.inner.store;
-        let topic = store.get_topic(&request.topic_id).await.map_err(store_error)?;
+        let topic = store.get_topic(&request.topic_id).await?;
         self.refuse_while_waiting(&topic).await?;
         let setup = self.turn_setup(topic).await?;
         let assistant_models = setup.assistant.as_ref().map(|a| a.models.clone()).unwrap_or_default();
@@ -87,7 +87,7 @@ impl Engine {
         };
         let models = distinct(models)?;
 
-        let history = store.list_messages(&setup.topic.id).await.map_err(store_error)?;
+        let history = store.list_messages(&setup.topic.id).await?;
         let user_message_id = request.message_id.unwrap_or_default();
         let mut parts = Vec::with_capacity(files.len() + 1);
         if !text.is_empty() {
@@ -131,7 +131,7 @@ impl Engine {
     /// A reply waiting for the user's approval must be answered (or stopped) before the
     /// topic takes another message.
     async fn refuse_while_waiting(&self, topic: &Topic) -> Result<(), ApiError> {
-        let waiting = self.inner.store.list_approvals(Some(&topic.id), true).await.map_err(store_error)?;
+        let waiting = self.inner.store.list_approvals(Some(&topic.id), true).await?;
         if let Some(first) = waiting.first() {
             return Err(ApiError::conflict(format!(
                 "a {} call in this topic is waiting for your approval; answer it or press Stop first",
@@ -146,7 +146,7 @@ impl Engine {
             Some(id) => match self.inner.store.get_assistant(id).await {
                 Ok(assistant) => Some(assistant),
                 Err(StoreError::NotFound { .. }) => None,
-                Err(err) => return Err(store_error(err)),
+                Err(err) => return Err(err.into()),
             },
             None => None,
         };
@@ -188,8 +188,8 @@ impl Engine {
         mode: Continuation,
     ) -> Result<PreparedTurn, ApiError> {
         let store = &self.inner.store;
-        let topic = store.get_topic(&request.topic_id).await.map_err(store_error)?;
-        let history = store.list_messages(&request.topic_id).await.map_err(store_error)?;
+        let topic = store.get_topic(&request.topic_id).await?;
+        let history = store.list_messages(&request.topic_id).await?;
         let reply = history
             .iter()
             .find(|m| m.id == request.message_id && m.message.role == MessageRole::Assistant)
@@ -219,7 +219,7 @@ impl Engine {
                 // Retrying drops the open question: it is answered "no" first. That writes
                 // the reply, so the retry starts from the row as it is now.
                 self.stop_waiting_replies(&request.topic_id).await?;
-                seen = store.get_message(&reply.id).await.map_err(store_error)?.revision;
+                seen = store.get_message(&reply.id).await?.revision;
             }
             _ => {}
         }
@@ -244,8 +244,8 @@ impl Engine {
             ));
         }
         let store = &self.inner.store;
-        let topic = store.get_topic(&request.topic_id).await.map_err(store_error)?;
-        let history = store.list_messages(&request.topic_id).await.map_err(store_error)?;
+        let topic = store.get_topic(&request.topic_id).await?;
+        let history = store.list_messages(&request.topic_id).await?;
         if !history.iter().any(|m| m.turn_id.as_ref() == Some(&request.turn_id) && m.message.role == MessageRole::User)
         {
             return Err(ApiError::not_found("turn", &request.turn_id));
@@ -289,7 +289,7 @@ impl Engine {
                     format!("no provider {} (was it removed?): pick another model", model_ref.provider_id),
                 ));
             }
-            Err(err) => return Err(store_error(err)),
+            Err(err) => return Err(err.into()),
         };
         let api_key = match provider.kind {
             ProviderKind::Demo => None,
@@ -373,7 +373,7 @@ impl Engine {
         };
         let mut used_call_ids: Vec<String> = conversation.iter().flat_map(|m| call_ids_of(m)).collect();
         if !matches!(slot, ReplySlot::New) {
-            let ledger = self.inner.store.calls_of_message(message_id.as_str()).await.map_err(store_error)?;
+            let ledger = self.inner.store.calls_of_message(message_id.as_str()).await?;
             used_call_ids.extend(ledger.into_iter().map(|row| row.call_id));
             used_call_ids.extend(open.into_iter().flat_map(call_ids_of));
         }
@@ -434,7 +434,7 @@ impl Engine {
         if open.is_empty() {
             return Ok(Vec::new());
         }
-        let ledger = self.inner.store.calls_of_message(&message.id).await.map_err(store_error)?;
+        let ledger = self.inner.store.calls_of_message(&message.id).await?;
         Ok(open
             .into_iter()
             .map(|(call_id, tool_name, input)| {
@@ -476,7 +476,7 @@ impl Engine {
 
     /// The first provider's default model: what a topic without a model of its own uses.
     async fn default_model(&self) -> Result<ModelRef, ApiError> {
-        let providers = self.inner.store.list_providers().await.map_err(store_error)?;
+        let providers = self.inner.store.list_providers().await?;
         providers.into_iter().next().map(|p| ModelRef { provider_id: p.id, model: p.default_model }).ok_or_else(|| {
             ApiError::bad_request("model", "no provider is configured: add one in Settings, or try the demo provider")
         })
