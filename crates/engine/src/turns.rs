@@ -390,20 +390,22 @@ impl Engine {
             message_id: message_id.clone(),
             defaults: setup.defaults.clone(),
         };
-        let mut agent_request = agent::TurnRequest::new(model, completion, setup.idle_timeout);
-        agent_request.tools = setup.tools.clone();
-        agent_request.tool_calling = tool_calling;
-        agent_request.gate = Arc::new(gate);
-        agent_request.workspace = setup.workspace.clone();
-        agent_request.http = self.inner.http.clone();
-        agent_request.vision = capabilities.vision;
-        agent_request.max_tool_calls =
+        let max_tool_calls =
             setup.assistant.as_ref().map(|a| a.max_tool_calls).unwrap_or(crate::assistants::DEFAULT_MAX_TOOL_CALLS);
-        agent_request.tool_calls_used = used;
-        agent_request.pending = pending;
-        agent_request.usage = usage;
-        agent_request.used_call_ids = used_call_ids;
-        agent_request.context_rounds_left = context_rounds_left;
+        let agent_request = agent::TurnRequest::builder(model, completion, setup.idle_timeout)
+            .tools(setup.tools.clone())
+            .tool_calling(tool_calling)
+            .gate(Arc::new(gate))
+            .workspace(setup.workspace.clone())
+            .http(self.inner.http.clone())
+            .vision(capabilities.vision)
+            .max_tool_calls(max_tool_calls)
+            .tool_calls_used(used)
+            .pending(pending)
+            .usage(usage)
+            .used_call_ids(used_call_ids)
+            .context_rounds_left(context_rounds_left)
+            .build();
         Ok(PreparedExecution {
             message_id,
             model_ref,
