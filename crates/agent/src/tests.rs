@@ -1,19 +1,19 @@
 //! The loop against in-process fakes: a scripted model, scripted tools, a recording gate.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::{StreamExt, stream};
 use protocol::message::ToolState;
 use protocol::tool::{ToolAnnotations, ToolOutput};
 use protocol::{ErrorKind, FinishReason, MessageAccumulator, UiChunk, UiMessage, UiPart};
 use providers::{
-    ChatMessage, ChatRole, CompletionEvent, CompletionRequest, CompletionStream, ContentPart, LanguageModel,
-    ProviderError, ProviderErrorKind, StopReason, TokenUsage,
+    ChatMessage, ChatRole, CompletionEvent, CompletionRequest, ContentPart, LanguageModel, ProviderError,
+    ProviderErrorKind, StopReason, TokenUsage,
 };
 use serde_json::{Value, json};
+use testkit::ScriptedModel;
+use testkit::scripted_model::{End, Reply, Step};
 use tokio_util::sync::CancellationToken;
 use tools::{Tool, ToolContext, ToolDefinition, ToolError, ToolSet};
 
@@ -32,53 +32,10 @@ mod tool_calls;
 
 type Event = Result<CompletionEvent, ProviderError>;
 
-/// A model that answers each call with the next scripted list of events and records the
-/// requests it was sent.
-struct FakeModel {
-    replies: Mutex<VecDeque<Vec<Event>>>,
-    requests: Mutex<Vec<CompletionRequest>>,
-    gap: Option<Duration>,
-    hang_at_end: bool,
-    format: &'static str,
-}
-
-impl FakeModel {
-    fn new(replies: Vec<Vec<Event>>) -> Arc<Self> {
-        Arc::new(Self::plain(replies))
-    }
-
-    fn plain(replies: Vec<Vec<Event>>) -> Self {
-        Self {
-            replies: Mutex::new(replies.into()),
-            requests: Mutex::new(Vec::new()),
-            gap: None,
-            hang_at_end: false,
-            format: "",
-        }
-    }
-
-    fn requests(&self) -> Vec<CompletionRequest> {
-        self.requests.lock().unwrap().clone()
-    }
-}
-
-impl LanguageModel for FakeModel {
-    fn stream(&self, request: CompletionRequest) -> CompletionStream {
-        self.requests.lock().unwrap().push(request);
-        let events = self.replies.lock().unwrap().pop_front().unwrap_or_else(|| vec![text("(no more script)")]);
-        let gap = self.gap;
-        let s = stream::iter(events).then(move |event| async move {
-            if let Some(gap) = gap {
-                tokio::time::sleep(gap).await;
-            }
-            event
-        });
-        if self.hang_at_end { Box::pin(s.chain(stream::pending())) } else { Box::pin(s) }
-    }
-
-    fn format_name(&self) -> &'static str {
-        self.format
-    }
+/// The testkit's scripted model: each call answers with the next list of events, and the
+/// requests it was sent are recorded.
+fn scripted(replies: Vec<Vec<Event>>) -> Arc<ScriptedModel> {
+    Arc::new(ScriptedModel::new(replies))
 }
 
 fn text(s: &str) -> Event {
@@ -300,6 +257,6 @@ fn tool_results(request: &CompletionRequest) -> Vec<providers::ToolResult> {
         .collect()
 }
 
-fn request_for(model: Arc<FakeModel>) -> TurnRequest {
+fn request_for(model: Arc<ScriptedModel>) -> TurnRequest {
     request(model)
 }
