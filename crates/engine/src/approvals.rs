@@ -83,7 +83,7 @@ impl Engine {
         if approval.state != ApprovalState::Pending {
             return Ok(());
         }
-        let catalog = self.catalog().await;
+        let catalog = self.inner.tools.catalog().await;
         // A tool that is gone since cannot be checked; running it will say it is gone.
         let Some(tool) = catalog.iter().find(|t| t.tool.definition().name == approval.tool_name) else {
             return Ok(());
@@ -110,7 +110,7 @@ impl Engine {
             // The store returns the first answer and saves no rule.
             return Ok(Vec::new());
         }
-        let catalog = self.catalog().await;
+        let catalog = self.inner.tools.catalog().await;
         let Some(entry) = catalog.iter().find(|t| t.tool.definition().name == approval.tool_name) else {
             return Ok(Vec::new());
         };

@@ -23,11 +23,13 @@ mod inbox;
 pub mod instance;
 mod limits;
 mod mcp;
+mod model_providers;
 mod operations;
 mod sessions;
 mod settings;
 pub mod telemetry;
 mod tools;
+mod topics;
 mod turns;
 
 use std::path::PathBuf;
@@ -131,14 +133,14 @@ struct Inner {
     store: Store,
     secrets: Arc<dyn SecretStore>,
     streams: StreamManager,
-    /// For tools and MCP servers.
+    /// For tools.
     http: reqwest::Client,
-    /// For model providers: never follows a redirect to another origin (the API key
-    /// would go along).
-    provider_http: providers::ProviderHttp,
-    demo: demo::DemoProvider,
-    /// MCP servers, kept connected; their tools come from its cache.
-    mcp: ::tools::mcp::McpHub,
+    settings: Arc<settings::Settings>,
+    providers: Arc<model_providers::Providers>,
+    topics: topics::Topics,
+    mcp: mcp::Mcp,
+    tools: Arc<tools::Tools>,
+    assistants: assistants::Assistants,
     /// Agent sessions' connections, resume tokens, steering and approval waits.
     sessions: ::sessions::SessionHost,
     /// Replies being resumed after their last approval was answered (see
@@ -225,6 +227,12 @@ impl Engine {
         let demo = demo::DemoProvider::new(config.demo_token_delay);
         let tasks = tokio_util::task::TaskTracker::new();
         let stop = tokio_util::sync::CancellationToken::new();
+        let settings = Arc::new(settings::Settings::new(store.clone(), config.streams.idle_timeout));
+        let providers = Arc::new(model_providers::Providers::new(store.clone(), secrets.clone(), provider_http, demo));
+        let topics = topics::Topics::new(store.clone(), providers.clone());
+        let tools = Arc::new(tools::Tools::new(store.clone(), mcp.clone()));
+        let assistants = assistants::Assistants::new(store.clone(), providers.clone(), tools.clone());
+        let mcp = mcp::Mcp::new(store.clone(), secrets.clone(), mcp);
         let engine = Self {
             inner: Arc::new(Inner {
                 config,
@@ -232,9 +240,12 @@ impl Engine {
                 secrets,
                 streams,
                 http,
-                provider_http,
-                demo,
+                settings,
+                providers,
+                topics,
                 mcp,
+                tools,
+                assistants,
                 sessions,
                 resuming: approvals::Resuming::default(),
                 tasks,
@@ -242,7 +253,7 @@ impl Engine {
                 lock: std::sync::Mutex::new(Some(lock)),
             }),
         };
-        engine.restart_demo().await?;
+        engine.inner.providers.restart_demo().await?;
         engine.inner.tasks.spawn(engine.clone().run_dispatcher(engine.inner.stop.clone()));
         Ok(engine)
     }
@@ -343,12 +354,119 @@ impl Engine {
         self.inner.streams.shutdown().await;
         self.inner.sessions.shutdown().await;
         self.inner.mcp.shutdown().await;
-        self.inner.demo.stop().await;
+        self.inner.providers.stop_demo().await;
         self.inner.store.close().await;
         // The database is closed: another process may take the folder now.
         if let Ok(mut lock) = self.inner.lock.lock() {
             lock.take();
         }
+    }
+}
+
+/// The plain operations, each handed to the service that owns it.
+impl Engine {
+    pub(crate) async fn settings(&self) -> Result<protocol::api::AppSettings, ApiError> {
+        self.inner.settings.settings().await
+    }
+
+    pub(crate) async fn update_settings(
+        &self,
+        update: protocol::api::UpdateAppSettings,
+    ) -> Result<protocol::api::AppSettings, ApiError> {
+        self.inner.settings.update_settings(update).await
+    }
+
+    pub(crate) async fn create_topic(
+        &self,
+        request: protocol::api::CreateTopic,
+    ) -> Result<protocol::api::Topic, ApiError> {
+        self.inner.topics.create_topic(request).await
+    }
+
+    pub(crate) async fn update_topic(
+        &self,
+        request: protocol::api::UpdateTopic,
+    ) -> Result<protocol::api::Topic, ApiError> {
+        self.inner.topics.update_topic(request).await
+    }
+
+    pub(crate) async fn list_providers(&self) -> Result<Vec<protocol::api::Provider>, ApiError> {
+        self.inner.providers.list_providers().await
+    }
+
+    pub(crate) async fn create_provider(
+        &self,
+        input: protocol::api::ProviderInput,
+    ) -> Result<protocol::api::Provider, ApiError> {
+        self.inner.providers.create_provider(input).await
+    }
+
+    pub(crate) async fn update_provider(
+        &self,
+        request: protocol::api::UpdateProvider,
+    ) -> Result<protocol::api::Provider, ApiError> {
+        self.inner.providers.update_provider(request).await
+    }
+
+    pub(crate) async fn provider_models(
+        &self,
+        request: protocol::api::ListModelsRequest,
+    ) -> Result<protocol::api::ModelList, ApiError> {
+        self.inner.providers.provider_models(request).await
+    }
+
+    pub(crate) async fn demo_provider(&self) -> Result<protocol::api::Provider, ApiError> {
+        self.inner.providers.demo_provider().await
+    }
+
+    pub(crate) async fn list_tools(&self) -> Result<Vec<protocol::tool::ToolInfo>, ApiError> {
+        self.inner.tools.list_tools().await
+    }
+
+    pub(crate) async fn set_tool_enabled(&self, request: protocol::api::ToolEnableRequest) -> Result<(), ApiError> {
+        self.inner.tools.set_tool_enabled(request).await
+    }
+
+    pub(crate) async fn save_assistant(
+        &self,
+        id: Option<String>,
+        input: protocol::api::AssistantInput,
+    ) -> Result<protocol::api::Assistant, ApiError> {
+        self.inner.assistants.save_assistant(id, input).await
+    }
+
+    pub(crate) async fn update_assistant(
+        &self,
+        request: protocol::api::UpdateAssistant,
+    ) -> Result<protocol::api::Assistant, ApiError> {
+        self.inner.assistants.update_assistant(request).await
+    }
+
+    pub(crate) async fn list_mcp_servers(&self) -> Result<Vec<protocol::mcp::McpServer>, ApiError> {
+        self.inner.mcp.list_mcp_servers().await
+    }
+
+    pub(crate) async fn save_mcp_server(
+        &self,
+        id: Option<String>,
+        input: protocol::mcp::McpServerInput,
+    ) -> Result<protocol::mcp::McpServer, ApiError> {
+        self.inner.mcp.save_mcp_server(id, input).await
+    }
+
+    pub(crate) async fn update_mcp_server(
+        &self,
+        request: protocol::mcp::UpdateMcpServer,
+    ) -> Result<protocol::mcp::McpServer, ApiError> {
+        self.inner.mcp.update_mcp_server(request).await
+    }
+
+    pub(crate) async fn delete_mcp_server(&self, id: &str) -> Result<(), ApiError> {
+        self.inner.mcp.delete_mcp_server(id).await
+    }
+
+    pub(crate) async fn refresh_mcp_server(&self, id: &str) -> Result<(), ApiError> {
+        self.inner.mcp.refresh_mcp_server(id).await
     }
 }
 

@@ -181,7 +181,7 @@ impl Engine {
         }
         let history = self.inner.store.list_messages(&session.topic_id).await?;
         if session.title == DEFAULT_SESSION_TITLE && history.is_empty() {
-            let title = crate::turns::auto_title(text);
+            let title = crate::topics::auto_title(text);
             if let Err(err) = self.inner.store.update_topic(&session.topic_id, Some(&title), None).await {
                 tracing::warn!(error = %err, "could not title the session");
             }
@@ -252,7 +252,7 @@ impl Engine {
                 let base = provider.base_url.trim_end_matches('/');
                 let base = base.strip_suffix("/v1").unwrap_or(base);
                 env.push(("ANTHROPIC_BASE_URL".to_owned(), base.to_owned()));
-                if let Some(key) = self.api_key(provider_id)? {
+                if let Some(key) = self.inner.providers.api_key(provider_id)? {
                     env.push(("ANTHROPIC_API_KEY".to_owned(), key));
                 }
                 // No model chosen: the provider's default, as a chat with it would use (the

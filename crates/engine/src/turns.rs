@@ -25,11 +25,9 @@ use store::tools::LedgerState;
 use streams::{PreparedExecution, PreparedTurn, ReplySlot, UserInput};
 
 use crate::Engine;
-use crate::operations::DEFAULT_TOPIC_TITLE;
 use crate::tools::EngineGate;
+use crate::topics::{DEFAULT_TOPIC_TITLE, auto_title};
 
-/// Longest automatic topic title, in characters.
-const TITLE_CHARS: usize = 60;
 /// Most models one turn may ask at once.
 const MAX_MODELS: usize = 8;
 /// Attachments: how many per message, and how large (decoded bytes).
@@ -157,8 +155,8 @@ impl Engine {
             .map(PathBuf::from)
             // A folder that was moved or deleted since: file tools are left out, the chat works.
             .filter(|path| path.is_dir());
-        let (tools, defaults) = self.turn_tools(assistant.as_ref(), workspace.as_deref()).await?;
-        let idle_timeout = self.idle_timeout().await;
+        let (tools, defaults) = self.inner.tools.turn_tools(assistant.as_ref(), workspace.as_deref()).await?;
+        let idle_timeout = self.inner.settings.idle_timeout().await;
         Ok(TurnSetup { topic, assistant, workspace, tools, defaults, idle_timeout })
     }
 
@@ -293,7 +291,7 @@ impl Engine {
         };
         let api_key = match provider.kind {
             ProviderKind::Demo => None,
-            ProviderKind::OpenaiCompatible => self.api_key(&provider.id)?,
+            ProviderKind::OpenaiCompatible => self.inner.providers.api_key(&provider.id)?,
         };
         let capabilities: ModelCapabilities = provider
             .capabilities
@@ -304,7 +302,7 @@ impl Engine {
             provider.name.clone(),
             provider.base_url.clone(),
             api_key,
-            self.inner.provider_http.clone(),
+            self.inner.providers.http().clone(),
         );
         config.retry = self.inner.config.retry;
         let format = wire_format(provider.format);
@@ -606,32 +604,9 @@ fn distinct(models: Vec<ModelRef>) -> Result<Vec<ModelRef>, ApiError> {
     Ok(out)
 }
 
-/// A topic title from the first message: its first line, cut at a word boundary.
-pub(crate) fn auto_title(text: &str) -> String {
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or(text).trim();
-    if line.chars().count() <= TITLE_CHARS {
-        return line.to_owned();
-    }
-    let cut: String = line.chars().take(TITLE_CHARS).collect();
-    let cut = match cut.rfind(' ') {
-        Some(space) if space > TITLE_CHARS / 2 => &cut[..space],
-        _ => &cut,
-    };
-    format!("{}…", cut.trim_end())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn titles_come_from_the_first_line_and_are_cut_at_a_word() {
-        assert_eq!(auto_title("\n  Hello there\nmore"), "Hello there");
-        let long = "word ".repeat(30);
-        let title = auto_title(&long);
-        assert!(title.ends_with('…'));
-        assert!(title.chars().count() <= 61);
-    }
 
     #[test]
     fn attachments_are_checked_and_stored_inline() {
