@@ -6,10 +6,13 @@
 //! streaming ones through [`Engine::stream_open`] / [`Engine::stream_attach`] with a
 //! [`Listener`] the transport drains.
 //!
-//! - `operations`: the plain operations and their request validation.
-//! - `turns`: preparing a turn (model resolution, prompt) for the stream manager.
-//! - `demo`: the local scripted demo provider.
-//! - `settings`: app-wide settings (the stream idle timeout), read when a turn starts.
+//! [`Engine`] is a façade over services that each hold only what they use:
+//!
+//! - `operations`: the plain operations by name, handed to the services below.
+//! - `settings`, `model_providers` (with `demo`, the local scripted demo provider),
+//!   `topics`, `mcp`, `tools`, `assistants`: what settings and the topic list change.
+//! - `sessions` (agent sessions), `turns` (preparing a turn: model resolution, prompt,
+//!   tools, for the stream manager), `approvals`, `inbox` (queue, steer, dispatcher).
 //! - [`telemetry`]: tracing setup, with OTLP export when configured.
 
 mod approvals;
@@ -25,6 +28,7 @@ mod limits;
 mod mcp;
 mod model_providers;
 mod operations;
+mod resuming;
 mod sessions;
 mod settings;
 pub mod telemetry;
@@ -128,24 +132,23 @@ pub struct Engine {
     inner: Arc<Inner>,
 }
 
+/// The services, each holding only what it uses; the façade hands each operation to the
+/// one that owns it.
 struct Inner {
     config: EngineConfig,
     store: Store,
     secrets: Arc<dyn SecretStore>,
     streams: StreamManager,
-    /// For tools.
-    http: reqwest::Client,
     settings: Arc<settings::Settings>,
     providers: Arc<model_providers::Providers>,
     topics: topics::Topics,
     mcp: mcp::Mcp,
     tools: Arc<tools::Tools>,
     assistants: assistants::Assistants,
-    /// Agent sessions' connections, resume tokens, steering and approval waits.
-    sessions: ::sessions::SessionHost,
-    /// Replies being resumed after their last approval was answered (see
-    /// `approvals::ResumeClaim`): two answers that land together resume a reply once.
-    resuming: approvals::Resuming,
+    sessions: Arc<sessions::AgentSessions>,
+    turns: Arc<turns::Turns>,
+    approvals: approvals::Approvals,
+    inbox: Arc<inbox::Inbox>,
     /// The engine's own background tasks (the inbox dispatcher).
     tasks: tokio_util::task::TaskTracker,
     stop: tokio_util::sync::CancellationToken,
@@ -218,28 +221,56 @@ impl Engine {
         if held > 0 {
             tracing::info!(held, "queued messages from the last run are held until released");
         }
-        let mcp = ::tools::mcp::McpHub::new(mcp::hub_options(&config.data_dir, &store, mcp_http));
-        mcp::load(&store, secrets.as_ref(), &mcp).await?;
+        let hub = ::tools::mcp::McpHub::new(mcp::hub_options(&config.data_dir, &store, mcp_http));
+        mcp::load(&store, secrets.as_ref(), &hub).await?;
         // Claude Code's process groups are recorded with the MCP servers' (reaped above, in
         // `McpHub::new`, before any session can start one).
-        let driver = Arc::new(::sessions::ClaudeCode::new(config.claude.clone()).with_processes(mcp.processes()));
-        let sessions = ::sessions::SessionHost::new(driver, config.agent_idle_timeout);
+        let driver = Arc::new(::sessions::ClaudeCode::new(config.claude.clone()).with_processes(hub.processes()));
+        let host = ::sessions::SessionHost::new(driver, config.agent_idle_timeout);
         let demo = demo::DemoProvider::new(config.demo_token_delay);
         let tasks = tokio_util::task::TaskTracker::new();
         let stop = tokio_util::sync::CancellationToken::new();
+        // Two answers that land together resume a reply once, whichever service resumes it.
+        let resuming = Arc::new(resuming::Resuming::default());
         let settings = Arc::new(settings::Settings::new(store.clone(), config.streams.idle_timeout));
         let providers = Arc::new(model_providers::Providers::new(store.clone(), secrets.clone(), provider_http, demo));
         let topics = topics::Topics::new(store.clone(), providers.clone());
-        let tools = Arc::new(tools::Tools::new(store.clone(), mcp.clone()));
+        let tools = Arc::new(tools::Tools::new(store.clone(), hub.clone()));
         let assistants = assistants::Assistants::new(store.clone(), providers.clone(), tools.clone());
-        let mcp = mcp::Mcp::new(store.clone(), secrets.clone(), mcp);
+        let mcp = mcp::Mcp::new(store.clone(), secrets.clone(), hub);
+        let sessions = Arc::new(sessions::AgentSessions::new(
+            store.clone(),
+            streams.clone(),
+            host.clone(),
+            providers.clone(),
+            tasks.clone(),
+            resuming.clone(),
+        ));
+        let turns = Arc::new(turns::Turns::new(
+            store.clone(),
+            streams.clone(),
+            http,
+            config.retry,
+            providers.clone(),
+            tools.clone(),
+            settings.clone(),
+            sessions.clone(),
+        ));
+        let approvals = approvals::Approvals::new(
+            store.clone(),
+            streams.clone(),
+            tools.clone(),
+            turns.clone(),
+            sessions.clone(),
+            resuming,
+        );
+        let inbox = Arc::new(inbox::Inbox::new(store.clone(), streams.clone(), host, turns.clone()));
         let engine = Self {
             inner: Arc::new(Inner {
                 config,
                 store,
                 secrets,
                 streams,
-                http,
                 settings,
                 providers,
                 topics,
@@ -247,14 +278,16 @@ impl Engine {
                 tools,
                 assistants,
                 sessions,
-                resuming: approvals::Resuming::default(),
+                turns,
+                approvals,
+                inbox,
                 tasks,
                 stop,
                 lock: std::sync::Mutex::new(Some(lock)),
             }),
         };
         engine.inner.providers.restart_demo().await?;
-        engine.inner.tasks.spawn(engine.clone().run_dispatcher(engine.inner.stop.clone()));
+        engine.inner.tasks.spawn(engine.inner.inbox.clone().run_dispatcher(engine.inner.stop.clone()));
         Ok(engine)
     }
 
@@ -274,20 +307,19 @@ impl Engine {
 
     /// Starts a turn in the topic (one reply per model) and subscribes `listener` to it.
     pub async fn stream_open(&self, request: StreamOpenRequest, listener: Listener) -> Result<AttachReply, ApiError> {
-        let turn = self.prepare_turn(request).await?;
-        self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
+        self.inner.turns.open(request, listener).await
     }
 
     /// Generates one reply again, in place, and subscribes `listener` to the turn.
     pub async fn stream_retry(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
-        let turn = self.prepare_reply(request, false).await?;
-        self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
+        let turn = self.inner.turns.prepare_reply(request, false).await?;
+        self.inner.turns.start(turn, listener).await
     }
 
     /// Continues a stopped or interrupted reply after the text it kept.
     pub async fn stream_continue(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
-        let turn = self.prepare_reply(request, true).await?;
-        self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
+        let turn = self.inner.turns.prepare_reply(request, true).await?;
+        self.inner.turns.start(turn, listener).await
     }
 
     /// Asks one more model to answer an existing turn (it joins a live turn too).
@@ -296,8 +328,8 @@ impl Engine {
         request: AddModelRequest,
         listener: Listener,
     ) -> Result<AttachReply, ApiError> {
-        let turn = self.prepare_added_model(request).await?;
-        self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
+        let turn = self.inner.turns.prepare_added_model(request).await?;
+        self.inner.turns.start(turn, listener).await
     }
 
     /// Subscribes `listener` to the topic's live reply, if any, continuing after the
@@ -332,12 +364,18 @@ impl Engine {
     pub async fn stream_abort(&self, topic_id: &TopicId) -> Result<(), ApiError> {
         self.inner.store.get_topic(topic_id).await?;
         self.inner.streams.abort(topic_id).await;
-        self.stop_waiting_replies(topic_id).await?;
-        if sessions::is_session(topic_id) {
-            let session = self.inner.store.session_of_topic(topic_id).await?;
-            self.inner.sessions.stop(&session.id).await;
-        }
-        Ok(())
+        self.inner.turns.stop_waiting_replies(topic_id).await?;
+        self.inner.sessions.stop(topic_id).await
+    }
+
+    /// Interrupt: stop the live turn (persisted as paused), then send this message now.
+    pub async fn stream_interrupt(
+        &self,
+        request: StreamOpenRequest,
+        listener: Listener,
+    ) -> Result<protocol::AttachReply, ApiError> {
+        self.stream_abort(&request.topic_id).await?;
+        self.stream_open(request, listener).await
     }
 
     /// How many replies are still streaming, across all topics. The desktop app stays
@@ -361,10 +399,9 @@ impl Engine {
             lock.take();
         }
     }
-}
 
-/// The plain operations, each handed to the service that owns it.
-impl Engine {
+    // The plain operations, each handed to the service that owns it.
+
     pub(crate) async fn settings(&self) -> Result<protocol::api::AppSettings, ApiError> {
         self.inner.settings.settings().await
     }
@@ -467,6 +504,106 @@ impl Engine {
 
     pub(crate) async fn refresh_mcp_server(&self, id: &str) -> Result<(), ApiError> {
         self.inner.mcp.refresh_mcp_server(id).await
+    }
+
+    pub(crate) async fn inbox_add(
+        &self,
+        request: protocol::api::InboxAddRequest,
+    ) -> Result<protocol::api::InboxItem, ApiError> {
+        self.inner.inbox.inbox_add(request).await
+    }
+
+    pub(crate) async fn inbox_update(
+        &self,
+        request: protocol::api::InboxUpdateRequest,
+    ) -> Result<protocol::api::InboxItem, ApiError> {
+        self.inner.inbox.inbox_update(request).await
+    }
+
+    pub(crate) async fn inbox_move(
+        &self,
+        request: protocol::api::InboxMoveRequest,
+    ) -> Result<Vec<protocol::api::InboxItem>, ApiError> {
+        self.inner.inbox.inbox_move(request).await
+    }
+
+    pub(crate) async fn inbox_cancel(&self, request: protocol::api::InboxItemRequest) -> Result<(), ApiError> {
+        self.inner.inbox.inbox_cancel(request).await
+    }
+
+    pub(crate) async fn inbox_release(
+        &self,
+        request: protocol::api::InboxItemRequest,
+    ) -> Result<protocol::api::InboxItem, ApiError> {
+        self.inner.inbox.inbox_release(request).await
+    }
+
+    pub(crate) async fn respond_approval(
+        &self,
+        request: protocol::api::ToolApprovalRespond,
+    ) -> Result<protocol::tool::Approval, ApiError> {
+        self.inner.approvals.respond_approval(request).await
+    }
+
+    pub(crate) async fn list_approvals(
+        &self,
+        request: protocol::api::ApprovalsListRequest,
+    ) -> Result<Vec<protocol::tool::Approval>, ApiError> {
+        self.inner.approvals.list_approvals(request).await
+    }
+
+    pub(crate) async fn save_rule(
+        &self,
+        id: Option<String>,
+        input: protocol::api::ToolRuleInput,
+    ) -> Result<protocol::tool::PolicyRule, ApiError> {
+        self.inner.approvals.save_rule(id, input).await
+    }
+
+    pub(crate) async fn update_rule(
+        &self,
+        request: protocol::api::UpdateToolRule,
+    ) -> Result<protocol::tool::PolicyRule, ApiError> {
+        self.inner.approvals.update_rule(request).await
+    }
+
+    pub(crate) async fn list_audit(
+        &self,
+        request: protocol::api::AuditListRequest,
+    ) -> Result<Vec<protocol::tool::AuditEntry>, ApiError> {
+        self.inner.approvals.list_audit(request).await
+    }
+
+    pub(crate) async fn list_sessions(&self) -> Result<Vec<protocol::api::AgentSession>, ApiError> {
+        self.inner.sessions.list_sessions().await
+    }
+
+    pub(crate) async fn create_session(
+        &self,
+        input: protocol::api::AgentSessionInput,
+    ) -> Result<protocol::api::AgentSession, ApiError> {
+        self.inner.sessions.create_session(input).await
+    }
+
+    pub(crate) async fn update_session(
+        &self,
+        request: protocol::api::UpdateAgentSession,
+    ) -> Result<protocol::api::AgentSession, ApiError> {
+        self.inner.sessions.update_session(request).await
+    }
+
+    pub(crate) async fn delete_session(&self, id: &str) -> Result<(), ApiError> {
+        self.inner.sessions.delete_session(id).await
+    }
+
+    pub(crate) async fn reset_session(&self, id: &str) -> Result<protocol::api::AgentSession, ApiError> {
+        self.inner.sessions.reset_session(id).await
+    }
+
+    /// A new turn as the stream manager gets it (tests look at what a model is told).
+    #[cfg(test)]
+    pub(crate) async fn prepare_turn(&self, request: StreamOpenRequest) -> Result<streams::PreparedTurn, ApiError> {
+        self.inner.turns.prepare_turn(request).await
     }
 }
 
