@@ -13,13 +13,13 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use protocol::api::{
-    AddModelRequest, ApiFormat, Assistant, Attachment, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage,
+    AddModelRequest, Assistant, Attachment, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage,
     StreamOpenRequest, Topic,
 };
 use protocol::message::ToolState;
 use protocol::tool::{PolicyDecision, ToolOutput};
 use protocol::{ApiError, MessageId, MessageRole, MessageStatus, ModelRef, TurnId, UiMessage, UiPart};
-use providers::{ChatMessage, CompletionRequest, LanguageModel, ProviderConfig, ProviderFormat, ReasoningEffort};
+use providers::{ChatMessage, CompletionRequest, LanguageModel, ProviderConfig, ReasoningEffort};
 use store::StoreError;
 use store::tools::LedgerState;
 use streams::{PreparedExecution, PreparedTurn, ReplySlot, UserInput};
@@ -307,7 +307,7 @@ impl Engine {
             self.inner.provider_http.clone(),
         );
         config.retry = self.inner.config.retry;
-        let format = wire_format(provider.format);
+        let format = provider.format;
         let model: Arc<dyn LanguageModel> = providers::model_for(format, config);
         let tool_calling = if capabilities.tools { agent::ToolCalling::Native } else { agent::ToolCalling::Prompt };
 
@@ -537,24 +537,6 @@ fn attachment_parts(attachments: &[Attachment]) -> Result<Vec<UiPart>, ApiError>
         });
     }
     Ok(parts)
-}
-
-pub(crate) fn wire_format(format: ApiFormat) -> ProviderFormat {
-    match format {
-        ApiFormat::OpenaiChat => ProviderFormat::OpenaiChat,
-        ApiFormat::OpenaiResponses => ProviderFormat::OpenaiResponses,
-        ApiFormat::Anthropic => ProviderFormat::Anthropic,
-        ApiFormat::Gemini => ProviderFormat::Gemini,
-    }
-}
-
-pub(crate) fn api_format(format: ProviderFormat) -> ApiFormat {
-    match format {
-        ProviderFormat::OpenaiChat => ApiFormat::OpenaiChat,
-        ProviderFormat::OpenaiResponses => ApiFormat::OpenaiResponses,
-        ProviderFormat::Anthropic => ApiFormat::Anthropic,
-        ProviderFormat::Gemini => ApiFormat::Gemini,
-    }
 }
 
 /// The conversation a model sees: each earlier turn's user message and one reply (the
