@@ -127,7 +127,6 @@ impl Providers {
             (None, Some(id)) => self.store.get_provider(id).await?.format,
             (None, None) => ApiFormat::OpenaiChat,
         };
-        let format = crate::turns::wire_format(format);
         let models =
             providers::list_models_for(format, &self.http, base_url.as_str(), key.as_deref()).await.map_err(|e| {
                 ApiError {
@@ -207,7 +206,7 @@ pub(crate) fn presets() -> Vec<ProviderPresetInfo> {
         .map(|p| ProviderPresetInfo {
             id: p.id.to_owned(),
             name: p.name.to_owned(),
-            format: crate::turns::api_format(p.format),
+            format: p.format,
             base_url: p.base_url.to_owned(),
             needs_api_key: p.needs_api_key,
         })

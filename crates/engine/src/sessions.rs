@@ -32,7 +32,7 @@ const CLAUDE_CODE: &str = "claude_code";
 const OWN_LOGIN: &str = "claude-code";
 
 pub(crate) fn is_session(topic_id: &TopicId) -> bool {
-    topic_id.as_str().starts_with(sessions::TOPIC_PREFIX)
+    topic_id.kind() == protocol::TopicKind::AgentSession
 }
 
 fn permission_mode(field: &str, text: &str) -> Result<PermissionMode, ApiError> {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use protocol::api::{
-    AddModelRequest, ApiFormat, Assistant, Attachment, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage,
+    AddModelRequest, Assistant, Attachment, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage,
     StreamOpenRequest, Topic,
 };
 use protocol::message::ToolState;
@@ -21,7 +21,7 @@ use protocol::tool::{PolicyDecision, ToolOutput};
 use protocol::{
     ApiError, AttachReply, MessageId, MessageRole, MessageStatus, ModelRef, TopicId, TurnId, UiMessage, UiPart,
 };
-use providers::{ChatMessage, CompletionRequest, LanguageModel, ProviderConfig, ProviderFormat, ReasoningEffort};
+use providers::{ChatMessage, CompletionRequest, LanguageModel, ProviderConfig, ReasoningEffort};
 use store::tools::LedgerState;
 use store::{Store, StoreError};
 use streams::{Listener, PreparedExecution, PreparedTurn, ReplySlot, StreamManager, UserInput};
@@ -352,7 +352,7 @@ impl Turns {
             self.providers.http().clone(),
         );
         config.retry = self.retry;
-        let format = wire_format(provider.format);
+        let format = provider.format;
         let model: Arc<dyn LanguageModel> = providers::model_for(format, config);
         let tool_calling = if capabilities.tools { agent::ToolCalling::Native } else { agent::ToolCalling::Prompt };
 
@@ -597,24 +597,6 @@ fn attachment_parts(attachments: &[Attachment]) -> Result<Vec<UiPart>, ApiError>
         });
     }
     Ok(parts)
-}
-
-pub(crate) fn wire_format(format: ApiFormat) -> ProviderFormat {
-    match format {
-        ApiFormat::OpenaiChat => ProviderFormat::OpenaiChat,
-        ApiFormat::OpenaiResponses => ProviderFormat::OpenaiResponses,
-        ApiFormat::Anthropic => ProviderFormat::Anthropic,
-        ApiFormat::Gemini => ProviderFormat::Gemini,
-    }
-}
-
-pub(crate) fn api_format(format: ProviderFormat) -> ApiFormat {
-    match format {
-        ProviderFormat::OpenaiChat => ApiFormat::OpenaiChat,
-        ProviderFormat::OpenaiResponses => ApiFormat::OpenaiResponses,
-        ProviderFormat::Anthropic => ApiFormat::Anthropic,
-        ProviderFormat::Gemini => ApiFormat::Gemini,
-    }
 }
 
 /// The conversation a model sees: each earlier turn's user message and one reply (the

@@ -20,8 +20,5 @@ pub use claude_code::{ClaudeCode, ClaudeCodeConfig};
 pub use driver::{Connection, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
 pub use host::{Decision, SessionHost, TokenStore};
 
-/// The prefix of agent-session topic ids.
-pub const TOPIC_PREFIX: &str = "agent-session:";
-
 #[cfg(test)]
 mod tests;
