@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use agent::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 use protocol::api::{
     AgentSession, AgentSessionInput, ApprovalScope, ReplyRequest, StreamOpenRequest, UpdateAgentSession,
 };
@@ -17,7 +16,8 @@ use serde_json::Value;
 use sessions::{Decision, PermissionMode, SessionSpec};
 use store::sessions::{NewSession, SessionRow};
 use store::tools::{CallDecision, NewCall, Recorded};
-use streams::{PreparedExecution, PreparedTurn, ReplySlot, Runner, UserInput};
+use streams::{PreparedExecution, PreparedTurn, ReplySlot, UserInput};
+use turn::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 
 use crate::approvals::ResumeClaim;
 use crate::tools::EngineGate;
@@ -287,7 +287,7 @@ impl Engine {
             message_id,
             model_ref,
             provider_name: self.inner.sessions.driver_name().to_owned(),
-            runner: Runner::Custom(runner),
+            runner,
             slot,
             // The agent program keeps its own watch on a silent model.
             idle_timeout: None,

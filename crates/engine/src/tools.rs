@@ -6,7 +6,6 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use agent::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 use async_trait::async_trait;
 use protocol::api::{Assistant, ToolEnableRequest};
 use protocol::tool::{PolicyDecision, ToolAnnotations, ToolInfo, ToolSource};
@@ -15,6 +14,7 @@ use store::Store;
 use store::tools::{CallDecision, NewCall, Recorded};
 use tools::policy::{Decider, Policy};
 use tools::{Tool, ToolSet};
+use turn::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 
 use crate::{Engine, store_error};
 
