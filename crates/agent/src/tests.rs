@@ -18,11 +18,13 @@ use tokio_util::sync::CancellationToken;
 use tools::{Tool, ToolContext, ToolDefinition, ToolError, ToolSet};
 
 use crate::features::{Feature, PromptContext, ResponseContext, RoundAction, ToolCalling};
-use crate::gate::{CallRecord, GateCall, GateDecision, GateError, PendingCall, PendingState, ToolGate};
 use crate::hooks::{
     AgentHooks, ErrorDecision, HookError, HookSource, StepPlan, StepReport, ToolExecutionEnd, ToolExecutionStart,
 };
 use crate::*;
+use ::turn::{
+    Allowed, CallRecord, GateCall, GateDecision, GateError, PendingCall, PendingState, ToolGate, TurnOutcome,
+};
 
 mod context;
 mod hooks_and_features;
@@ -182,9 +184,9 @@ impl ToolGate for FakeGate {
         Ok(self.decision.clone())
     }
 
-    async fn begin(&self, call_id: &str) -> Result<Option<crate::Allowed>, GateError> {
+    async fn begin(&self, call_id: &str) -> Result<Option<Allowed>, GateError> {
         self.begun.lock().unwrap().push(call_id.to_owned());
-        Ok((!self.already_ran.iter().any(|id| id == call_id)).then_some(crate::Allowed::ByUser))
+        Ok((!self.already_ran.iter().any(|id| id == call_id)).then_some(Allowed::ByUser))
     }
 
     async fn finish(&self, call_id: &str, record: &CallRecord) -> Result<(), GateError> {

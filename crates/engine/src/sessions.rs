@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use agent::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 use protocol::api::{
     AgentSession, AgentSessionInput, ApprovalScope, ReplyRequest, StreamOpenRequest, UpdateAgentSession,
 };
@@ -18,8 +17,9 @@ use sessions::{Decision, PermissionMode, SessionHost, SessionSpec};
 use store::Store;
 use store::sessions::{NewSession, SessionRow};
 use store::tools::{CallDecision, NewCall, Recorded};
-use streams::{ListenerId, PreparedExecution, PreparedTurn, ReplySlot, Runner, StreamManager, UserInput};
+use streams::{ListenerId, PreparedExecution, PreparedTurn, ReplySlot, StreamManager, UserInput};
 use tokio_util::task::TaskTracker;
+use turn::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 
 use crate::error::stream_error;
 use crate::model_providers::Providers;
@@ -326,7 +326,7 @@ impl AgentSessions {
             message_id,
             model_ref,
             provider_name: self.host.driver_name().to_owned(),
-            runner: Runner::Custom(runner),
+            runner,
             slot,
             // The agent program keeps its own watch on a silent model.
             idle_timeout: None,

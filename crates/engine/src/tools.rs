@@ -6,7 +6,6 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use agent::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 use async_trait::async_trait;
 use protocol::api::{Assistant, ToolEnableRequest};
 use protocol::tool::{PolicyDecision, ToolAnnotations, ToolInfo, ToolSource};
@@ -16,6 +15,7 @@ use store::tools::{CallDecision, NewCall, Recorded};
 use tools::mcp::McpHub;
 use tools::policy::{Decider, Policy};
 use tools::{Tool, ToolSet};
+use turn::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 
 /// What happens to a call of a tool when no rule matches: read-only tools run, anything
 /// that can change something asks.

@@ -455,7 +455,7 @@ impl Turns {
             message_id,
             model_ref,
             provider_name: provider.name,
-            runner: streams::Runner::Agent(Box::new(agent_request)),
+            runner: Box::new(agent_request),
             slot,
             idle_timeout: Some(setup.idle_timeout),
         })
@@ -463,7 +463,7 @@ impl Turns {
 
     /// The calls of a reply's last step that have no result yet, with what the ledger
     /// knows of each.
-    async fn pending_calls(&self, message: &UiMessage) -> Result<Vec<agent::PendingCall>, ApiError> {
+    async fn pending_calls(&self, message: &UiMessage) -> Result<Vec<turn::PendingCall>, ApiError> {
         let last_step = message.parts.rsplit(|p| matches!(p, UiPart::StepStart)).next().unwrap_or_default();
         let open: Vec<(&String, &String, Option<&serde_json::Value>)> = last_step
             .iter()
@@ -487,28 +487,28 @@ impl Turns {
             .map(|(call_id, tool_name, input)| {
                 let row = ledger.iter().find(|row| &row.call_id == call_id);
                 let state = match row {
-                    None => agent::PendingState::Unchecked,
+                    None => turn::PendingState::Unchecked,
                     Some(row) => match row.state {
                         LedgerState::Requested => match &row.approval_id {
-                            Some(id) => agent::PendingState::Waiting { approval_id: id.clone() },
-                            None => agent::PendingState::Unchecked,
+                            Some(id) => turn::PendingState::Waiting { approval_id: id.clone() },
+                            None => turn::PendingState::Unchecked,
                         },
-                        LedgerState::Approved => agent::PendingState::Approved,
+                        LedgerState::Approved => turn::PendingState::Approved,
                         // With an approval the user said no (unless start-up recovery
                         // settled it), without one a rule did.
                         LedgerState::Denied => match &row.approval_id {
                             Some(_) if row.decided_by.as_deref() != Some(protocol::message::Decider::App.as_str()) => {
-                                agent::PendingState::Denied { reason: row.reason.clone() }
+                                turn::PendingState::Denied { reason: row.reason.clone() }
                             }
-                            _ => agent::PendingState::Refused {
+                            _ => turn::PendingState::Refused {
                                 reason: row.reason.clone().unwrap_or_else(|| "the approval policy refused it".into()),
                             },
                         },
-                        LedgerState::Running => agent::PendingState::Interrupted,
-                        LedgerState::Done => agent::PendingState::Done(
+                        LedgerState::Running => turn::PendingState::Interrupted,
+                        LedgerState::Done => turn::PendingState::Done(
                             row.output.clone().and_then(|o| serde_json::from_value(o).ok()).unwrap_or_default(),
                         ),
-                        LedgerState::Error => agent::PendingState::Done(ToolOutput {
+                        LedgerState::Error => turn::PendingState::Done(ToolOutput {
                             is_error: true,
                             ..ToolOutput::text(row.error.clone().unwrap_or_else(|| "the call failed".into()))
                         }),
@@ -516,7 +516,7 @@ impl Turns {
                 };
                 // The ledger holds the input that runs (the user may have edited it).
                 let input = row.map(|r| r.input.clone()).or_else(|| input.cloned()).unwrap_or_default();
-                agent::PendingCall { call_id: call_id.clone(), tool_name: tool_name.clone(), input, state }
+                turn::PendingCall { call_id: call_id.clone(), tool_name: tool_name.clone(), input, state }
             })
             .collect())
     }

@@ -6,7 +6,7 @@
 //! - [`claude_code`]: the Claude Code driver (stream-json and its control protocol).
 //! - [`SessionHost`]: per session, the warm connection, the resume token, steering and
 //!   approval decisions, and the idle timer (`host.rs`).
-//! - `turn`: one turn as a reply for the stream manager (a [`streams::CustomRunner`]).
+//! - `turn`: one turn as a reply for the stream manager (a `turn::TurnRunner`).
 //!
 //! API boundary: the host knows nothing about storage; the engine gives each turn its
 //! gate (policy, approvals, ledger) and a [`TokenStore`] for resume tokens.
