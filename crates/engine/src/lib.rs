@@ -17,6 +17,7 @@
 
 mod approvals;
 mod assistants;
+mod attachments;
 mod capabilities;
 mod data_folder;
 mod demo;
@@ -45,10 +46,10 @@ use store::Store;
 use store::secrets::SecretStore;
 use streams::{StreamConfig, StreamManager};
 
+pub use attachments::{MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES};
 pub use operations::OPERATIONS;
 pub use store::{DATABASE_DAMAGED, DATABASE_NEWER};
 pub use streams::{Listener, ListenerId, StatusFeed, Subscription};
-pub use turns::{MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES};
 
 /// Where the engine keeps its data and how it presents itself.
 #[derive(Clone, Debug)]
