@@ -13,11 +13,14 @@
 //!   `topics`, `mcp`, `tools`, `assistants`: what settings and the topic list change.
 //! - `sessions` (agent sessions), `turns` (preparing a turn: model resolution, prompt,
 //!   tools, for the stream manager), `approvals`, `inbox` (queue, steer, dispatcher).
+//! - `config`: [`EngineConfig`], with the environment's overrides.
 //! - [`telemetry`]: tracing setup, with OTLP export when configured.
 
 mod approvals;
 mod assistants;
+mod attachments;
 mod capabilities;
+mod config;
 mod data_folder;
 mod demo;
 mod error;
@@ -43,65 +46,13 @@ use protocol::api::{AddModelRequest, AppInfo, ReplyRequest, StreamOpenRequest};
 use protocol::{ApiError, AttachReply, ExecutionCursor, TopicId};
 use store::Store;
 use store::secrets::SecretStore;
-use streams::{StreamConfig, StreamManager};
+use streams::StreamManager;
 
+pub use attachments::{MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES};
+pub use config::EngineConfig;
 pub use operations::OPERATIONS;
 pub use store::{DATABASE_DAMAGED, DATABASE_NEWER};
-pub use streams::{Listener, ListenerId, StatusFeed, Subscription};
-pub use turns::{MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES};
-
-/// Where the engine keeps its data and how it presents itself.
-#[derive(Clone, Debug)]
-pub struct EngineConfig {
-    pub data_dir: PathBuf,
-    /// `desktop` or `server`, reported to the UI.
-    pub mode: String,
-    pub streams: StreamConfig,
-    /// Delay between tokens of the demo provider.
-    pub demo_token_delay: std::time::Duration,
-    /// How refused provider requests are retried (before the first byte only).
-    pub retry: providers::RetryPolicy,
-    /// Where the Claude Code CLI is, and what it runs with.
-    pub claude: ::sessions::ClaudeCodeConfig,
-    /// An agent session's connection closes after this long without a turn.
-    pub agent_idle_timeout: std::time::Duration,
-}
-
-impl EngineConfig {
-    pub fn new(data_dir: PathBuf, mode: &str) -> Self {
-        Self {
-            data_dir,
-            mode: mode.to_owned(),
-            streams: StreamConfig::default(),
-            demo_token_delay: std::time::Duration::from_millis(25),
-            retry: providers::RetryPolicy::default(),
-            claude: ::sessions::ClaudeCodeConfig::default(),
-            agent_idle_timeout: std::time::Duration::from_secs(300),
-        }
-    }
-
-    /// Applies `COLLOQUY_GRACE_SECONDS` (how long a finished reply stays attachable),
-    /// `COLLOQUY_IDLE_TIMEOUT_SECONDS` (the default of how long a silent reply may wait
-    /// before it is stopped as stalled; a value chosen in Settings wins over it),
-    /// `COLLOQUY_AGENT_IDLE_SECONDS` (how long an agent session's
-    /// connection stays open between turns) and `COLLOQUY_CLAUDE_PATH` (the Claude Code
-    /// CLI). A number that is not a whole number of seconds is reported and ignored.
-    pub fn with_env_overrides(mut self) -> Self {
-        if let Some(secs) = env_seconds("COLLOQUY_GRACE_SECONDS") {
-            self.streams.grace_period = secs;
-        }
-        if let Some(secs) = env_seconds("COLLOQUY_IDLE_TIMEOUT_SECONDS") {
-            self.streams.idle_timeout = secs;
-        }
-        if let Some(secs) = env_seconds("COLLOQUY_AGENT_IDLE_SECONDS") {
-            self.agent_idle_timeout = secs;
-        }
-        if let Some(path) = std::env::var_os("COLLOQUY_CLAUDE_PATH").filter(|p| !p.is_empty()) {
-            self.claude.program = PathBuf::from(path);
-        }
-        self
-    }
-}
+pub use streams::{Listener, ListenerId, StatusFeed, StreamConfig, Subscription};
 
 /// The topic status a finished turn leaves, from its replies' stored statuses.
 pub(crate) fn settled_status(statuses: &[protocol::MessageStatus]) -> protocol::TopicStatus {
@@ -112,17 +63,6 @@ pub(crate) fn settled_status(statuses: &[protocol::MessageStatus]) -> protocol::
         TopicStatus::Error
     } else {
         TopicStatus::Aborted
-    }
-}
-
-fn env_seconds(name: &str) -> Option<std::time::Duration> {
-    let value = std::env::var(name).ok()?;
-    match value.trim().parse::<u64>() {
-        Ok(secs) => Some(std::time::Duration::from_secs(secs)),
-        Err(_) => {
-            tracing::warn!(name, value, "not a whole number of seconds; using the default");
-            None
-        }
     }
 }
 
