@@ -2,11 +2,13 @@
 //!
 //! It composes the store, the providers, the agent loop and the stream manager, and is
 //! the only thing `src-tauri` and `crates/server` talk to. Both serve the same
-//! operations: plain ones through [`Engine::call`] (name + JSON request → JSON response),
+//! operations: plain ones through [`Operations::call`] (name + JSON request → JSON response),
 //! streaming ones through [`Engine::stream_open`] / [`Engine::stream_attach`] with a
 //! [`Listener`] the transport drains.
 //!
-//! - `operations`: the plain operations and their request validation.
+//! - `dispatch`: `impl Operations for Engine`, one method per operation of the table in
+//!   `protocol::operations`, each handing its typed request to a handler.
+//! - `operations`: the topic and provider handlers and their request validation.
 //! - `turns`: preparing a turn (model resolution, prompt) for the stream manager.
 //! - `demo`: the local scripted demo provider.
 //! - `settings`: app-wide settings (the stream idle timeout), read when a turn starts.
@@ -17,6 +19,7 @@ mod assistants;
 mod capabilities;
 mod data_folder;
 mod demo;
+mod dispatch;
 mod error;
 mod images;
 mod inbox;
@@ -40,7 +43,7 @@ use store::secrets::SecretStore;
 use streams::{StreamConfig, StreamManager};
 
 pub use error::{DATABASE_DAMAGED, DATABASE_NEWER, store_error};
-pub use operations::OPERATIONS;
+pub use protocol::{OPERATIONS, Operations};
 pub use streams::{Listener, ListenerId, StatusFeed, Subscription};
 pub use turns::{MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES};
 
