@@ -4,12 +4,11 @@
 //! ([`protocol::Operations::call`]).
 
 use protocol::api::{
-    AgentSession, AgentSessionInput, AppInfo, AppSettings, Assistant, AssistantInput, ApprovalsListRequest,
+    AgentSession, AgentSessionInput, AppInfo, AppSettings, ApprovalsListRequest, Assistant, AssistantInput,
     AuditListRequest, CreateTopic, FetchedImage, IdRequest, ImageFetchRequest, InboxAddRequest, InboxItem,
     InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, ListModelsRequest, ModelList, Provider, ProviderInput,
     ProviderPresetInfo, ProviderRequest, StoredMessage, ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic,
-    TopicRequest, UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider, UpdateToolRule,
-    UpdateTopic, WindowOpenRequest,
+    TopicRequest, UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider, UpdateToolRule, UpdateTopic,
 };
 use protocol::mcp::{McpServer, McpServerInput, UpdateMcpServer};
 use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
@@ -213,7 +212,7 @@ impl Operations for Engine {
     }
 
     /// Served by the desktop shell itself; over HTTP there is no window to open.
-    async fn window_open(&self, _: WindowOpenRequest) -> Result<(), ApiError> {
+    async fn window_open(&self) -> Result<(), ApiError> {
         Err(ApiError::new(
             ErrorKind::BadRequest,
             "only the desktop app opens windows; open the topic in a new tab instead",

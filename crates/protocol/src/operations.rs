@@ -26,7 +26,7 @@ use crate::error::{ApiError, parse_body};
 /// - `plain`: answered by the engine on every transport (one Tauri command each, and
 ///   `POST /api/<name>`).
 /// - `desktop`: answered by the desktop shell itself; over HTTP the engine answers them
-///   (with an error saying what to do instead).
+///   without reading the request (with an error saying what to do instead).
 /// - `streaming`: they make the caller a listener of the topic and stream its events;
 ///   each transport serves them itself (a Tauri channel, an SSE response).
 /// - `listener`: they act on the caller's listener; each transport serves them itself.
@@ -125,9 +125,9 @@ macro_rules! define_operations {
                 fn $name(&self $(, request: $request)?)
                     -> impl Future<Output = Result<$response, ApiError>> + Send;
             )*
+            // The engine's answer where there is no desktop shell: it reads no request.
             $(
-                fn $desktop(&self, request: $desktop_request)
-                    -> impl Future<Output = Result<$desktop_response, ApiError>> + Send;
+                fn $desktop(&self) -> impl Future<Output = Result<$desktop_response, ApiError>> + Send;
             )*
 
             /// Runs the named operation on a JSON request: see [`dispatch`].
@@ -161,9 +161,7 @@ macro_rules! define_operations {
                     stringify!($name) => respond(operations.$name($(parse::<$request>(request)?)?).await?),
                 )*
                 $(
-                    stringify!($desktop) => {
-                        respond(operations.$desktop(parse::<$desktop_request>(request)?).await?)
-                    }
+                    stringify!($desktop) => respond(operations.$desktop().await?),
                 )*
                 other => Err(ApiError::bad_request("operation", format!("unknown operation `{other}`"))),
             }
@@ -297,7 +295,7 @@ mod tests {
                     }
                 )*
                 $(
-                    async fn $desktop(&self, _: $desktop_request) -> Result<$desktop_response, ApiError> {
+                    async fn $desktop(&self) -> Result<$desktop_response, ApiError> {
                         Err(ApiError::internal(stringify!($desktop)))
                     }
                 )*
@@ -325,6 +323,9 @@ mod tests {
         assert_eq!((err.kind, err.field.as_deref()), (ErrorKind::BadRequest, Some("topicId")));
         let err = call("topics_list", json!([1, 2]));
         assert_eq!((err.kind, err.message.as_str()), (ErrorKind::Internal, "topics_list"));
+        // The engine answers a desktop operation whatever its body.
+        let err = call("window_open", json!({ "topicId": 5 }));
+        assert_eq!((err.kind, err.message.as_str()), (ErrorKind::Internal, "window_open"));
         // `null` is `{}`.
         let err = call("approvals_list", Value::Null);
         assert_eq!((err.kind, err.message.as_str()), (ErrorKind::Internal, "approvals_list"));
