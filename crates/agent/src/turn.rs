@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use protocol::tool::ToolOutput;
-use protocol::{ApiError, DataChunk, ErrorKind, FinishReason, UiChunk};
+use protocol::{ApiError, DataChunk, ErrorKind, UiChunk};
 use providers::{
     ChatMessage, ChatRole, CompletionRequest, ContentPart, LanguageModel, ProviderError, ProviderErrorKind, StopReason,
     ToolResult, ToolSpec,
@@ -19,27 +19,17 @@ use tokio_util::sync::CancellationToken;
 use tools::schema::InputSchema;
 use tools::{ToolContext, ToolError, ToolSet};
 use tracing::Instrument;
+use turn::{
+    AllowAll, Allowed, CallRecord, ChunkSink, GateCall, GateDecision, PartWriter, PendingCall, PendingState,
+    SinkClosed, ToolGate, TurnOutcome,
+};
+use turn::{REASON_STALLED, REASON_TOOL_LIMIT, REASON_USER_STOP};
 
 use crate::call_ids::CallIds;
 use crate::features::{Feature, PromptContext, PromptToolCalling, ResponseContext, RoundAction, ToolCalling};
-use crate::gate::{AllowAll, Allowed, CallRecord, GateCall, GateDecision, PendingCall, PendingState, ToolGate};
 use crate::hooks::{ErrorDecision, Hooks, StepPlan, StepReport, ToolExecutionEnd, ToolExecutionStart};
 use crate::prompt::{denial_text, model_content, prompt_form, refusal_text};
 use crate::step::{StepEnd, StepInput, StepOutput, send_all, stream_step};
-use crate::writer::PartWriter;
-use crate::{ChunkSink, SinkClosed};
-
-pub const REASON_USER_STOP: &str = "user_stop";
-pub const REASON_STALLED: &str = "stalled";
-/// The turn made as many tool calls as it may; the user can let it go on.
-pub const REASON_TOOL_LIMIT: &str = "tool_limit";
-/// A tool call waits for the user's decision.
-pub const REASON_AWAITING_APPROVAL: &str = "awaiting_approval";
-/// The turn yielded at a step boundary so a steering message can go next.
-pub const REASON_STEERED: &str = "steered";
-/// The model's output limit (`max_tokens`) cut the reply short: it is complete as far as
-/// it went, and Continue can pick it up.
-pub const REASON_LENGTH: &str = "length";
 
 /// The default cap on tool calls per turn.
 pub const DEFAULT_MAX_TOOL_CALLS: u32 = 20;
@@ -113,30 +103,92 @@ impl TurnRequest {
     }
 }
 
+/// Builds a [`TurnRequest`] in one expression: [`TurnRequest::new`]'s defaults, then
+/// whatever the caller sets.
+pub struct TurnRequestBuilder(TurnRequest);
+
+impl TurnRequest {
+    /// A builder starting from [`TurnRequest::new`].
+    pub fn builder(
+        model: Arc<dyn LanguageModel>,
+        completion: CompletionRequest,
+        idle_timeout: Duration,
+    ) -> TurnRequestBuilder {
+        TurnRequestBuilder(Self::new(model, completion, idle_timeout))
+    }
+}
+
+impl TurnRequestBuilder {
+    pub fn tools(mut self, tools: ToolSet) -> Self {
+        self.0.tools = tools;
+        self
+    }
+
+    pub fn tool_calling(mut self, tool_calling: ToolCalling) -> Self {
+        self.0.tool_calling = tool_calling;
+        self
+    }
+
+    pub fn gate(mut self, gate: Arc<dyn ToolGate>) -> Self {
+        self.0.gate = gate;
+        self
+    }
+
+    pub fn workspace(mut self, workspace: Option<PathBuf>) -> Self {
+        self.0.workspace = workspace;
+        self
+    }
+
+    pub fn http(mut self, http: reqwest::Client) -> Self {
+        self.0.http = http;
+        self
+    }
+
+    pub fn vision(mut self, vision: bool) -> Self {
+        self.0.vision = vision;
+        self
+    }
+
+    pub fn max_tool_calls(mut self, max_tool_calls: u32) -> Self {
+        self.0.max_tool_calls = max_tool_calls;
+        self
+    }
+
+    pub fn tool_calls_used(mut self, tool_calls_used: u32) -> Self {
+        self.0.tool_calls_used = tool_calls_used;
+        self
+    }
+
+    pub fn pending(mut self, pending: Vec<PendingCall>) -> Self {
+        self.0.pending = pending;
+        self
+    }
+
+    pub fn usage(mut self, usage: providers::TokenUsage) -> Self {
+        self.0.usage = usage;
+        self
+    }
+
+    pub fn used_call_ids(mut self, used_call_ids: Vec<String>) -> Self {
+        self.0.used_call_ids = used_call_ids;
+        self
+    }
+
+    pub fn context_rounds_left(mut self, context_rounds_left: HashMap<String, u32>) -> Self {
+        self.0.context_rounds_left = context_rounds_left;
+        self
+    }
+
+    pub fn build(self) -> TurnRequest {
+        self.0
+    }
+}
+
 /// One HTTP client for the tools of turns whose caller brings none. Building a client
 /// sets up a TLS context and a connection pool: too much to do per turn.
 fn shared_http_client() -> reqwest::Client {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
     CLIENT.get_or_init(reqwest::Client::new).clone()
-}
-
-/// How a turn ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TurnOutcome {
-    Finished {
-        reason: FinishReason,
-    },
-    /// Stopped before the end: `user_stop`, `stalled` or `tool_limit`.
-    Paused {
-        reason: String,
-    },
-    /// A tool call waits for the user; answering it continues the reply.
-    AwaitingApproval,
-    /// Yielded at a step boundary for a steering message.
-    Steered,
-    Failed {
-        error: ApiError,
-    },
 }
 
 fn paused(reason: &str) -> TurnOutcome {

@@ -14,7 +14,7 @@ use protocol::mcp::{McpServer, McpServerInput, UpdateMcpServer};
 use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
 use protocol::{ApiError, ErrorKind, Operations};
 
-use crate::{Engine, store_error};
+use crate::Engine;
 
 impl Operations for Engine {
     async fn app_info(&self) -> Result<AppInfo, ApiError> {
@@ -30,7 +30,7 @@ impl Operations for Engine {
     }
 
     async fn topics_list(&self) -> Result<Vec<Topic>, ApiError> {
-        self.inner.store.list_topics().await.map_err(store_error)
+        Ok(self.inner.store.list_topics().await?)
     }
 
     async fn topic_create(&self, request: CreateTopic) -> Result<Topic, ApiError> {
@@ -42,20 +42,20 @@ impl Operations for Engine {
     }
 
     async fn topic_delete(&self, request: TopicRequest) -> Result<(), ApiError> {
-        self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
+        self.inner.store.get_topic(&request.topic_id).await?;
         self.inner.streams.close_topic(&request.topic_id).await;
-        self.inner.store.delete_topic(&request.topic_id).await.map_err(store_error)
+        Ok(self.inner.store.delete_topic(&request.topic_id).await?)
     }
 
     async fn topic_mark_seen(&self, request: TopicRequest) -> Result<(), ApiError> {
-        self.inner.store.mark_topic_seen(&request.topic_id).await.map_err(store_error)?;
+        self.inner.store.mark_topic_seen(&request.topic_id).await?;
         self.inner.streams.status().mark_seen(&request.topic_id);
         Ok(())
     }
 
     async fn inbox_list(&self, request: TopicRequest) -> Result<Vec<InboxItem>, ApiError> {
-        self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
-        self.inner.store.list_inbox(&request.topic_id).await.map_err(store_error)
+        self.inner.store.get_topic(&request.topic_id).await?;
+        Ok(self.inner.store.list_inbox(&request.topic_id).await?)
     }
 
     async fn inbox_add(&self, request: InboxAddRequest) -> Result<InboxItem, ApiError> {
@@ -79,8 +79,8 @@ impl Operations for Engine {
     }
 
     async fn messages_list(&self, request: TopicRequest) -> Result<Vec<StoredMessage>, ApiError> {
-        self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
-        self.inner.store.list_messages(&request.topic_id).await.map_err(store_error)
+        self.inner.store.get_topic(&request.topic_id).await?;
+        Ok(self.inner.store.list_messages(&request.topic_id).await?)
     }
 
     async fn image_fetch(&self, request: ImageFetchRequest) -> Result<FetchedImage, ApiError> {
@@ -100,7 +100,7 @@ impl Operations for Engine {
     }
 
     async fn provider_delete(&self, request: ProviderRequest) -> Result<(), ApiError> {
-        self.inner.store.delete_provider(&request.provider_id).await.map_err(store_error)?;
+        self.inner.store.delete_provider(&request.provider_id).await?;
         if let Err(err) = self.inner.secrets.delete(request.provider_id.as_str()) {
             tracing::warn!(error = %err, "could not remove the deleted provider's key");
         }
@@ -116,7 +116,7 @@ impl Operations for Engine {
     }
 
     async fn provider_presets(&self) -> Result<Vec<ProviderPresetInfo>, ApiError> {
-        Ok(crate::operations::presets())
+        Ok(crate::model_providers::presets())
     }
 
     async fn tools_list(&self) -> Result<Vec<ToolInfo>, ApiError> {
@@ -136,7 +136,7 @@ impl Operations for Engine {
     }
 
     async fn tool_rules_list(&self) -> Result<Vec<PolicyRule>, ApiError> {
-        self.inner.store.list_rules().await.map_err(store_error)
+        Ok(self.inner.store.list_rules().await?)
     }
 
     async fn tool_rule_create(&self, request: ToolRuleInput) -> Result<PolicyRule, ApiError> {
@@ -148,7 +148,7 @@ impl Operations for Engine {
     }
 
     async fn tool_rule_delete(&self, request: IdRequest) -> Result<(), ApiError> {
-        self.inner.store.delete_rule(&request.id).await.map_err(store_error)
+        Ok(self.inner.store.delete_rule(&request.id).await?)
     }
 
     async fn tool_audit_list(&self, request: AuditListRequest) -> Result<Vec<AuditEntry>, ApiError> {
@@ -156,7 +156,7 @@ impl Operations for Engine {
     }
 
     async fn assistants_list(&self) -> Result<Vec<Assistant>, ApiError> {
-        self.inner.store.list_assistants().await.map_err(store_error)
+        Ok(self.inner.store.list_assistants().await?)
     }
 
     async fn assistant_create(&self, request: AssistantInput) -> Result<Assistant, ApiError> {
@@ -168,7 +168,7 @@ impl Operations for Engine {
     }
 
     async fn assistant_delete(&self, request: IdRequest) -> Result<(), ApiError> {
-        self.inner.store.delete_assistant(&request.id).await.map_err(store_error)
+        Ok(self.inner.store.delete_assistant(&request.id).await?)
     }
 
     async fn mcp_servers_list(&self) -> Result<Vec<McpServer>, ApiError> {

@@ -1,82 +1,61 @@
-//! Topics and providers: the handlers of their operations, with their validation.
-//!
-//! The operations themselves are declared in `protocol::operations`; `dispatch.rs`
-//! hands each typed request to its handler here or in the other modules.
+//! Model providers: their settings in the store, their API keys in the secret store,
+//! listing a provider's models, and the local demo provider.
+
+use std::sync::Arc;
 
 use protocol::api::{
-    ApiFormat, CreateTopic, ListModelsRequest, ModelCapabilities, ModelList, Provider, ProviderInput, ProviderKind,
-    ProviderPresetInfo, Topic, UpdateProvider, UpdateTopic,
+    ApiFormat, ListModelsRequest, ModelCapabilities, ModelList, Provider, ProviderInput, ProviderKind,
+    ProviderPresetInfo, UpdateProvider,
 };
 use protocol::{ApiError, ErrorKind, ModelRef, ProviderId};
+use store::Store;
 use store::providers::{ProviderFields, ProviderRow};
+use store::secrets::SecretStore;
 
-use crate::demo::{DEMO_MODEL, DEMO_NAME};
-use crate::{Engine, limits, store_error};
+use crate::demo::{DEMO_MODEL, DEMO_NAME, DemoProvider};
+use crate::limits::{self, required};
 
-pub(crate) const DEFAULT_TOPIC_TITLE: &str = "New topic";
-
-fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, ApiError> {
-    let value = value.trim();
-    if value.is_empty() { Err(ApiError::bad_request(field, "must not be empty")) } else { Ok(value) }
+/// The providers the user configured, and the demo one.
+pub(crate) struct Providers {
+    store: Store,
+    secrets: Arc<dyn SecretStore>,
+    /// Never follows a redirect to another origin (the API key would go along).
+    http: providers::ProviderHttp,
+    demo: DemoProvider,
 }
 
-impl Engine {
-    pub(crate) async fn create_topic(&self, request: CreateTopic) -> Result<Topic, ApiError> {
-        let title = request.title.as_deref().map(str::trim).filter(|t| !t.is_empty()).unwrap_or(DEFAULT_TOPIC_TITLE);
-        limits::at_most("title", title, limits::TITLE)?;
-        if let Some(model) = &request.model {
-            self.check_model(model).await?;
-        }
-        self.inner.store.create_topic(title, request.model.as_ref()).await.map_err(store_error)
+impl Providers {
+    pub(crate) fn new(
+        store: Store,
+        secrets: Arc<dyn SecretStore>,
+        http: providers::ProviderHttp,
+        demo: DemoProvider,
+    ) -> Self {
+        Self { store, secrets, http, demo }
     }
 
-    pub(crate) async fn update_topic(&self, request: UpdateTopic) -> Result<Topic, ApiError> {
-        let title = match request.title.as_deref() {
-            Some(title) => Some(limits::at_most("title", required("title", title)?, limits::TITLE)?),
-            None => None,
-        };
-        if let Some(model) = &request.model {
-            self.check_model(model).await?;
-        }
-        let workspace = match request.workspace.as_deref().map(str::trim) {
-            None => None,
-            Some("") => Some(None),
-            Some(path) => Some(Some(crate::assistants::checked_workspace("workspace", path)?)),
-        };
-        let assistant_id = match request.assistant_id.as_deref().map(str::trim) {
-            None => None,
-            Some("") => Some(None),
-            Some(id) => {
-                self.inner.store.get_assistant(id).await.map_err(|e| match e {
-                    store::StoreError::NotFound { .. } => {
-                        ApiError::bad_request("assistantId", format!("no assistant {id}"))
-                    }
-                    other => store_error(other),
-                })?;
-                Some(Some(id))
-            }
-        };
-        let changes = store::topics::TopicChanges {
-            title,
-            model: request.model.as_ref(),
-            workspace: workspace.as_ref().map(|w| w.as_deref()),
-            assistant_id,
-        };
-        self.inner.store.change_topic(&request.id, &changes).await.map_err(store_error)
+    /// What model requests go out with.
+    pub(crate) fn http(&self) -> &providers::ProviderHttp {
+        &self.http
+    }
+
+    /// Stops the demo server (at shutdown).
+    pub(crate) async fn stop_demo(&self) {
+        self.demo.stop().await;
     }
 
     pub(crate) async fn check_model(&self, model: &ModelRef) -> Result<(), ApiError> {
-        match self.inner.store.get_provider(&model.provider_id).await {
+        match self.store.get_provider(&model.provider_id).await {
             Ok(_) => Ok(()),
             Err(store::StoreError::NotFound { .. }) => {
                 Err(ApiError::bad_request("model.providerId", format!("no provider {}", model.provider_id)))
             }
-            Err(err) => Err(store_error(err)),
+            Err(err) => Err(err.into()),
         }
     }
 
     pub(crate) fn provider_view(&self, row: ProviderRow) -> Provider {
-        let has_api_key = matches!(self.inner.secrets.get(row.id.as_str()), Ok(Some(_)));
+        let has_api_key = matches!(self.secrets.get(row.id.as_str()), Ok(Some(_)));
         let capabilities = row
             .models
             .iter()
@@ -101,27 +80,21 @@ impl Engine {
     }
 
     pub(crate) async fn list_providers(&self) -> Result<Vec<Provider>, ApiError> {
-        let rows = self.inner.store.list_providers().await.map_err(store_error)?;
+        let rows = self.store.list_providers().await?;
         Ok(rows.into_iter().map(|row| self.provider_view(row)).collect())
     }
 
     pub(crate) async fn create_provider(&self, input: ProviderInput) -> Result<Provider, ApiError> {
         let checked = CheckedProvider::new(&input)?;
-        let row = self
-            .inner
-            .store
-            .create_provider(&checked.fields(ProviderKind::OpenaiCompatible))
-            .await
-            .map_err(store_error)?;
+        let row = self.store.create_provider(&checked.fields(ProviderKind::OpenaiCompatible)).await?;
         self.store_key(&row.id, input.api_key.as_deref())?;
         Ok(self.provider_view(row))
     }
 
     pub(crate) async fn update_provider(&self, request: UpdateProvider) -> Result<Provider, ApiError> {
-        let existing = self.inner.store.get_provider(&request.id).await.map_err(store_error)?;
+        let existing = self.store.get_provider(&request.id).await?;
         let checked = CheckedProvider::new(&request.provider)?;
-        let row =
-            self.inner.store.update_provider(&request.id, &checked.fields(existing.kind)).await.map_err(store_error)?;
+        let row = self.store.update_provider(&request.id, &checked.fields(existing.kind)).await?;
         self.store_key(&row.id, request.provider.api_key.as_deref())?;
         Ok(self.provider_view(row))
     }
@@ -130,14 +103,14 @@ impl Engine {
     fn store_key(&self, id: &ProviderId, key: Option<&str>) -> Result<(), ApiError> {
         let result = match key.map(str::trim) {
             None => return Ok(()),
-            Some("") => self.inner.secrets.delete(id.as_str()),
-            Some(key) => self.inner.secrets.set(id.as_str(), key),
+            Some("") => self.secrets.delete(id.as_str()),
+            Some(key) => self.secrets.set(id.as_str(), key),
         };
         result.map_err(|e| ApiError::internal(format!("could not store the API key: {e}")))
     }
 
     pub(crate) fn api_key(&self, id: &ProviderId) -> Result<Option<String>, ApiError> {
-        self.inner.secrets.get(id.as_str()).map_err(|e| ApiError::internal(format!("could not read the API key: {e}")))
+        self.secrets.get(id.as_str()).map_err(|e| ApiError::internal(format!("could not read the API key: {e}")))
     }
 
     pub(crate) async fn provider_models(&self, request: ListModelsRequest) -> Result<ModelList, ApiError> {
@@ -151,18 +124,18 @@ impl Engine {
         // The form's format; else the saved provider's; else Chat Completions.
         let format = match (request.format, &request.provider_id) {
             (Some(format), _) => format,
-            (None, Some(id)) => self.inner.store.get_provider(id).await.map_err(store_error)?.format,
+            (None, Some(id)) => self.store.get_provider(id).await?.format,
             (None, None) => ApiFormat::OpenaiChat,
         };
-        let format = crate::turns::wire_format(format);
-        let models = providers::list_models_for(format, &self.inner.provider_http, base_url.as_str(), key.as_deref())
-            .await
-            .map_err(|e| ApiError {
-                kind: ErrorKind::Provider,
-                message: format!("could not list models: {}", e.message),
-                retryable: e.retryable,
-                field: None,
-                code: Some(e.kind.as_str().to_owned()),
+        let models =
+            providers::list_models_for(format, &self.http, base_url.as_str(), key.as_deref()).await.map_err(|e| {
+                ApiError {
+                    kind: ErrorKind::Provider,
+                    message: format!("could not list models: {}", e.message),
+                    retryable: e.retryable,
+                    field: None,
+                    code: Some(e.kind.as_str().to_owned()),
+                }
             })?;
         Ok(ModelList { models })
     }
@@ -172,7 +145,7 @@ impl Engine {
     /// with it is refused: whoever answers there would get the key.
     async fn saved_key_for(&self, id: &ProviderId, base_url: &url::Url) -> Result<Option<String>, ApiError> {
         let Some(key) = self.api_key(id)? else { return Ok(None) };
-        let provider = self.inner.store.get_provider(id).await.map_err(store_error)?;
+        let provider = self.store.get_provider(id).await?;
         let saved = url::Url::parse(&provider.base_url).map(|url| url.origin());
         if saved.as_ref().is_ok_and(|origin| *origin == base_url.origin()) {
             return Ok(Some(key));
@@ -190,11 +163,11 @@ impl Engine {
 
     /// Creates (once) and starts the demo provider.
     pub(crate) async fn demo_provider(&self) -> Result<Provider, ApiError> {
-        let url = self.inner.demo.ensure_started().await?;
-        let rows = self.inner.store.list_providers().await.map_err(store_error)?;
+        let url = self.demo.ensure_started().await?;
+        let rows = self.store.list_providers().await?;
         if let Some(row) = rows.into_iter().find(|r| r.kind == ProviderKind::Demo) {
-            self.inner.store.set_provider_base_url(&row.id, &url).await.map_err(store_error)?;
-            let row = self.inner.store.get_provider(&row.id).await.map_err(store_error)?;
+            self.store.set_provider_base_url(&row.id, &url).await?;
+            let row = self.store.get_provider(&row.id).await?;
             return Ok(self.provider_view(row));
         }
         let models = [DEMO_MODEL.to_owned()];
@@ -207,20 +180,20 @@ impl Engine {
             models: &models,
             capabilities: None,
         };
-        let row = self.inner.store.create_provider(&fields).await.map_err(store_error)?;
+        let row = self.store.create_provider(&fields).await?;
         Ok(self.provider_view(row))
     }
 
     /// At start-up: the demo server gets a new port each run.
     pub(crate) async fn restart_demo(&self) -> Result<(), ApiError> {
-        let rows = self.inner.store.list_providers().await.map_err(store_error)?;
+        let rows = self.store.list_providers().await?;
         let demos: Vec<_> = rows.into_iter().filter(|r| r.kind == ProviderKind::Demo).collect();
         if demos.is_empty() {
             return Ok(());
         }
-        let url = self.inner.demo.ensure_started().await?;
+        let url = self.demo.ensure_started().await?;
         for row in demos {
-            self.inner.store.set_provider_base_url(&row.id, &url).await.map_err(store_error)?;
+            self.store.set_provider_base_url(&row.id, &url).await?;
         }
         Ok(())
     }
@@ -233,7 +206,7 @@ pub(crate) fn presets() -> Vec<ProviderPresetInfo> {
         .map(|p| ProviderPresetInfo {
             id: p.id.to_owned(),
             name: p.name.to_owned(),
-            format: crate::turns::api_format(p.format),
+            format: p.format,
             base_url: p.base_url.to_owned(),
             needs_api_key: p.needs_api_key,
         })
