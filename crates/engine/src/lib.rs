@@ -2,13 +2,14 @@
 //!
 //! It composes the store, the providers, the agent loop and the stream manager, and is
 //! the only thing `src-tauri` and `crates/server` talk to. Both serve the same
-//! operations: plain ones through [`Engine::call`] (name + JSON request → JSON response),
+//! operations: plain ones through [`Operations::call`] (name + JSON request → JSON response),
 //! streaming ones through [`Engine::stream_open`] / [`Engine::stream_attach`] with a
 //! [`Listener`] the transport drains.
 //!
 //! [`Engine`] is a façade over services that each hold only what they use:
 //!
-//! - `operations`: the plain operations by name, handed to the services below.
+//! - `dispatch`: `impl Operations for Engine`, one method per operation of the table in
+//!   `protocol::operations`, handing its typed request to the services below.
 //! - `settings`, `model_providers` (with `demo`, the local scripted demo provider),
 //!   `topics`, `mcp`, `tools`, `assistants`: what settings and the topic list change.
 //! - `sessions` (agent sessions), `turns` (preparing a turn: model resolution, prompt,
@@ -23,6 +24,7 @@ mod capabilities;
 mod config;
 mod data_folder;
 mod demo;
+mod dispatch;
 mod error;
 mod images;
 mod inbox;
@@ -30,7 +32,6 @@ pub mod instance;
 mod limits;
 mod mcp;
 mod model_providers;
-mod operations;
 mod resuming;
 mod sessions;
 mod settings;
@@ -50,7 +51,7 @@ use streams::StreamManager;
 
 pub use attachments::{MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES};
 pub use config::EngineConfig;
-pub use operations::OPERATIONS;
+pub use protocol::{OPERATIONS, Operations};
 pub use store::{DATABASE_DAMAGED, DATABASE_NEWER};
 pub use streams::{Listener, ListenerId, StatusFeed, StreamConfig, Subscription};
 
