@@ -5,7 +5,7 @@
 //! - [`PartWriter`]: part ids a snapshot reader can continue (`t<index>`, `r<index>`).
 //! - [`gate`]: [`ToolGate`], the approvals and the tool-call ledger as the loop sees them.
 //! - [`hooks`]: [`AgentHooks`] and their composition rules ([`Hooks`]).
-//! - [`features`]: per-request plugins ([`Feature`]) and prompt-based tool calling.
+//! - [`features`]: per-turn plugins ([`Feature`]) registered by name, and prompt-based tool calling.
 //! - `prompt`: stored messages → the model's prompt ([`build_prompt`]).
 //! - `call_ids`: no two calls of a reply share an id (the ledger knows a call by it).
 //!

@@ -1,6 +1,8 @@
 //! The loop: model → tool calls → results → model … until the model stops calling
 //! tools, the user stops the turn, a call waits for approval, the tool-call limit is
-//! reached, or a steer asks the turn to yield at a step boundary.
+//! reached, or a steer asks the turn to yield at a step boundary. Whether another round
+//! follows a response is the features' answer (`tool-loop` while the model calls tools);
+//! what each model call is sent passes through the features' prompt processing.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -21,10 +23,13 @@ use tools::{ToolContext, ToolError, ToolSet};
 use tracing::Instrument;
 
 use crate::call_ids::CallIds;
-use crate::features::{Feature, PromptContext, PromptToolCalling, ResponseContext, RoundAction, ToolCalling};
+use crate::features::{
+    Feature, FeatureRegistry, PromptContext, ResponseContext, RoundAction, ToolCalling, UnknownFeature,
+    default_features,
+};
 use crate::gate::{AllowAll, Allowed, CallRecord, GateCall, GateDecision, PendingCall, PendingState, ToolGate};
 use crate::hooks::{ErrorDecision, Hooks, StepPlan, StepReport, ToolExecutionEnd, ToolExecutionStart};
-use crate::prompt::{denial_text, model_content, prompt_form, refusal_text};
+use crate::prompt::{denial_text, model_content, refusal_text};
 use crate::step::{StepEnd, StepInput, StepOutput, send_all, stream_step};
 use crate::writer::PartWriter;
 use crate::{ChunkSink, SinkClosed};
@@ -73,6 +78,10 @@ pub struct TurnRequest {
     /// How many parts the message already has: new parts are numbered after them.
     pub part_offset: usize,
     pub hooks: Hooks,
+    /// The features this turn enables, by registered name (see [`crate::features`]);
+    /// `None`: the defaults derived from `tool_calling` ([`crate::features::default_features`]).
+    pub feature_names: Option<Vec<String>>,
+    /// Features the caller made itself; they compose after the named ones.
     pub features: Vec<Arc<dyn Feature>>,
     /// Cancelled when a steering message arrives: the turn yields at its next step boundary.
     pub steer: CancellationToken,
@@ -104,6 +113,7 @@ impl TurnRequest {
             idle_timeout,
             part_offset: 0,
             hooks: Hooks::new(),
+            feature_names: None,
             features: Vec::new(),
             steer: CancellationToken::new(),
             usage: providers::TokenUsage::default(),
@@ -158,8 +168,11 @@ pub async fn run_turn(request: TurnRequest, cancel: CancellationToken, sink: &mu
     let span = tracing::info_span!("agent", model = %request.completion.model, steps = tracing::field::Empty, chunks = tracing::field::Empty);
     async move {
         let mut turn = Turn::new(request, cancel);
-        turn.hooks.on_start().await;
-        let mut outcome = turn.run(sink).await;
+        turn.plugins.hooks.on_start().await;
+        let mut outcome = match turn.run(sink).await {
+            Ok(reason) => TurnOutcome::Finished { reason },
+            Err(stop) => stop.into(),
+        };
         // Whatever happened, leave no part or step open.
         if send_all(sink, turn.writer.finish_step()).await.is_err() && matches!(outcome, TurnOutcome::Finished { .. }) {
             outcome = paused(REASON_USER_STOP);
@@ -170,11 +183,11 @@ pub async fn run_turn(request: TurnRequest, cancel: CancellationToken, sink: &mu
         }
         match &outcome {
             TurnOutcome::Paused { reason } if reason == REASON_USER_STOP || reason == REASON_STALLED => {
-                turn.hooks.on_abort(reason).await
+                turn.plugins.hooks.on_abort(reason).await
             }
             _ => {}
         }
-        turn.hooks.on_finish(&outcome).await;
+        turn.plugins.hooks.on_finish(&outcome).await;
         let current = tracing::Span::current();
         current.record("steps", turn.step);
         current.record("chunks", turn.writer.chunks);
@@ -182,6 +195,42 @@ pub async fn run_turn(request: TurnRequest, cancel: CancellationToken, sink: &mu
     }
     .instrument(span)
     .await
+}
+
+/// Why the loop ended before the model was done. Every early exit is one of these,
+/// returned with `?`, and becomes the turn's outcome in one place (`From<Stop>`).
+#[derive(Debug)]
+enum Stop {
+    /// Stop was pressed, or nobody reads the chunks any more.
+    ByUser,
+    /// The model was silent longer than the idle timeout.
+    Stalled,
+    /// The step's calls would pass the tool-call cap.
+    ToolLimit,
+    /// A call waits for the user's decision.
+    AwaitingApproval,
+    /// A steering message waits at a step boundary.
+    Steered,
+    Failed(ApiError),
+}
+
+impl From<SinkClosed> for Stop {
+    fn from(_: SinkClosed) -> Self {
+        Stop::ByUser
+    }
+}
+
+impl From<Stop> for TurnOutcome {
+    fn from(stop: Stop) -> Self {
+        match stop {
+            Stop::ByUser => paused(REASON_USER_STOP),
+            Stop::Stalled => paused(REASON_STALLED),
+            Stop::ToolLimit => paused(REASON_TOOL_LIMIT),
+            Stop::AwaitingApproval => TurnOutcome::AwaitingApproval,
+            Stop::Steered => TurnOutcome::Steered,
+            Stop::Failed(error) => TurnOutcome::Failed { error },
+        }
+    }
 }
 
 /// A call on its way through the tools phase.
@@ -203,134 +252,182 @@ enum PhaseCall {
     },
 }
 
+/// One turn in progress. What stays the same for every round is grouped by what uses it;
+/// the rest is the turn's progress.
 struct Turn {
-    model: Arc<dyn LanguageModel>,
-    base: CompletionRequest,
-    tools: ToolSet,
-    schemas: HashMap<String, Result<InputSchema, String>>,
-    tool_calling: ToolCalling,
-    gate: Arc<dyn ToolGate>,
-    workspace: Option<PathBuf>,
-    http: reqwest::Client,
-    vision: bool,
-    max_tool_calls: u32,
-    used: u32,
-    pending: Vec<PendingCall>,
-    idle_timeout: Duration,
-    hooks: Hooks,
-    features: Vec<Arc<dyn Feature>>,
-    steer: CancellationToken,
+    model: ModelCall,
+    tools: ToolRunner,
+    plugins: Plugins,
+    budget: ToolBudget,
+    context: Context,
     cancel: CancellationToken,
+    /// Cancelled when a steering message arrives: the turn yields at its next step boundary.
+    steer: CancellationToken,
     writer: PartWriter,
-    /// The conversation in the native shape (the prompt form is made when it is sent).
-    conversation: Vec<ChatMessage>,
-    /// Results only a limited number of model calls see: how many more do, by call id.
-    rounds_left: HashMap<String, u32>,
+    /// Model calls made so far in this run.
     step: u32,
     call_ids: CallIds,
 }
 
-impl Turn {
-    fn new(mut request: TurnRequest, cancel: CancellationToken) -> Self {
-        let mut hooks = request.hooks;
+/// What every model call of the turn is made with.
+struct ModelCall {
+    model: Arc<dyn LanguageModel>,
+    /// The request's settings; its messages are the context's.
+    base: CompletionRequest,
+    tool_calling: ToolCalling,
+    idle_timeout: Duration,
+}
+
+/// What running the model's tool calls needs.
+struct ToolRunner {
+    set: ToolSet,
+    /// Compiled input schemas, by tool name, made when a tool is first called.
+    schemas: HashMap<String, Result<InputSchema, String>>,
+    gate: Arc<dyn ToolGate>,
+    workspace: Option<PathBuf>,
+    http: reqwest::Client,
+    /// Whether the model takes images (tool results with images).
+    vision: bool,
+}
+
+/// The turn's features and every contributor's hooks (features' included).
+struct Plugins {
+    hooks: Hooks,
+    features: Vec<Arc<dyn Feature>>,
+    /// The configuration named a feature that does not exist: the turn fails before any
+    /// model call.
+    misconfigured: Option<UnknownFeature>,
+}
+
+/// How many tool calls the reply may still make.
+struct ToolBudget {
+    max: u32,
+    used: u32,
+}
+
+/// What the model has seen and will see.
+struct Context {
+    /// The conversation in the native shape (features shape it when it is sent).
+    messages: Vec<ChatMessage>,
+    /// Results only a limited number of model calls see: how many more do, by call id.
+    rounds_left: HashMap<String, u32>,
+    /// Calls of the last step of a continued reply, to resolve before the next model call.
+    pending: Vec<PendingCall>,
+}
+
+impl Plugins {
+    /// The features the request's configuration enables (or the default ones), then the
+    /// caller's own; the usage observer's hooks, then the features', then the caller's.
+    fn new(request: &mut TurnRequest) -> Self {
+        let mut hooks = std::mem::take(&mut request.hooks);
         hooks.add(crate::hooks::HookSource::Observer, Arc::new(crate::hooks::UsageObserver::new(request.usage)));
-        let mut features = std::mem::take(&mut request.features);
-        if request.tool_calling == ToolCalling::Prompt && !request.tools.is_empty() {
-            features.insert(0, Arc::new(PromptToolCalling));
-        }
+        let names = match request.feature_names.take() {
+            Some(names) => names,
+            None => default_features(request.tool_calling).into_iter().map(str::to_owned).collect(),
+        };
+        let (mut features, misconfigured) = match FeatureRegistry::builtin().build(&names) {
+            Ok(features) => (features, None),
+            Err(unknown) => {
+                tracing::warn!(error = %unknown, "the turn's configuration names an unknown feature");
+                (Vec::new(), Some(unknown))
+            }
+        };
+        features.append(&mut request.features);
         for feature in &features {
             if let Some(feature_hooks) = feature.hooks() {
                 hooks.add(crate::hooks::HookSource::Feature, feature_hooks);
             }
         }
+        Self { hooks, features, misconfigured }
+    }
+}
+
+impl Turn {
+    fn new(mut request: TurnRequest, cancel: CancellationToken) -> Self {
+        let plugins = Plugins::new(&mut request);
         let used = std::mem::take(&mut request.used_call_ids);
         let call_ids = CallIds::new(used.into_iter().chain(request.pending.iter().map(|p| p.call_id.clone())));
-        let conversation = std::mem::take(&mut request.completion.messages);
-        let rounds_left = std::mem::take(&mut request.context_rounds_left);
+        let messages = std::mem::take(&mut request.completion.messages);
         Self {
-            model: request.model,
-            base: request.completion,
-            tools: request.tools,
-            schemas: HashMap::new(),
-            tool_calling: request.tool_calling,
-            gate: request.gate,
-            workspace: request.workspace,
-            http: request.http,
-            vision: request.vision,
-            max_tool_calls: request.max_tool_calls.max(1),
-            used: request.tool_calls_used,
-            pending: request.pending,
-            idle_timeout: request.idle_timeout,
-            hooks,
-            features,
-            steer: request.steer,
+            model: ModelCall {
+                model: request.model,
+                base: request.completion,
+                tool_calling: request.tool_calling,
+                idle_timeout: request.idle_timeout,
+            },
+            tools: ToolRunner {
+                set: request.tools,
+                schemas: HashMap::new(),
+                gate: request.gate,
+                workspace: request.workspace,
+                http: request.http,
+                vision: request.vision,
+            },
+            plugins,
+            budget: ToolBudget { max: request.max_tool_calls.max(1), used: request.tool_calls_used },
+            context: Context { messages, rounds_left: request.context_rounds_left, pending: request.pending },
             cancel,
+            steer: request.steer,
             writer: PartWriter::new(request.part_offset),
-            conversation,
-            rounds_left,
             step: 0,
             call_ids,
         }
     }
 
-    async fn run(&mut self, sink: &mut impl ChunkSink) -> TurnOutcome {
+    /// Model rounds until the features ask for no more (`Ok`, how the last response
+    /// finished) or the turn stops early.
+    async fn run(&mut self, sink: &mut impl ChunkSink) -> Result<FinishReason, Stop> {
+        if let Some(unknown) = self.plugins.misconfigured.take() {
+            return Err(Stop::Failed(ApiError::bad_request("features", unknown.to_string())));
+        }
         // A continued reply first settles the calls its last step left open.
-        if !self.pending.is_empty() {
-            let calls: Vec<PhaseCall> = std::mem::take(&mut self.pending).into_iter().map(PhaseCall::Pending).collect();
-            match self.tools_phase(calls, sink).await {
-                Ok(results) => self.push_results(results),
-                Err(outcome) => return outcome,
-            }
-            if let Some(outcome) = self.after_tools() {
-                return outcome;
-            }
+        if !self.context.pending.is_empty() {
+            let calls: Vec<PhaseCall> =
+                std::mem::take(&mut self.context.pending).into_iter().map(PhaseCall::Pending).collect();
+            let results = self.tools_phase(calls, sink).await?;
+            self.push_results(results);
+            self.at_step_boundary()?;
         }
         let mut retries = 0;
         let mut invalid_rounds = 0;
         loop {
             if self.cancel.is_cancelled() {
-                return paused(REASON_USER_STOP);
+                return Err(Stop::ByUser);
             }
             let plan = self.plan().await;
-            if sink.send(self.writer.start_step()).await.is_err() {
-                return paused(REASON_USER_STOP);
-            }
-            let request = CompletionRequest { messages: plan.messages, tools: plan.tools, ..self.base.clone() };
+            sink.send(self.writer.start_step()).await?;
+            let request = CompletionRequest { messages: plan.messages, tools: plan.tools, ..self.model.base.clone() };
             let input = StepInput {
-                model: self.model.as_ref(),
+                model: self.model.model.as_ref(),
                 request,
-                idle_timeout: self.idle_timeout,
-                tool_calling: self.tool_calling,
+                idle_timeout: self.model.idle_timeout,
+                tool_calling: self.model.tool_calling,
                 call_ids: &mut self.call_ids,
             };
             let output = stream_step(input, &self.cancel, sink, &mut self.writer).await;
             let finish = match &output.end {
                 StepEnd::Completed(finish) => finish.clone(),
-                StepEnd::Stopped => return paused(REASON_USER_STOP),
-                StepEnd::Stalled => return paused(REASON_STALLED),
+                StepEnd::Stopped => return Err(Stop::ByUser),
+                StepEnd::Stalled => return Err(Stop::Stalled),
                 StepEnd::Failed(error) => {
                     let error = crate::api_error(error.clone());
                     if !output.emitted
                         && retries < MAX_RETRIES
-                        && self.hooks.on_error(&error).await == ErrorDecision::Retry
+                        && self.plugins.hooks.on_error(&error).await == ErrorDecision::Retry
                     {
                         retries += 1;
                         tracing::info!(attempt = retries, error = %error, "a hook asked to retry the model call");
-                        if send_all(sink, self.writer.finish_step()).await.is_err() {
-                            return paused(REASON_USER_STOP);
-                        }
+                        send_all(sink, self.writer.finish_step()).await?;
                         continue;
                     }
-                    return TurnOutcome::Failed { error };
+                    return Err(Stop::Failed(error));
                 }
             };
             retries = 0;
             self.age_context();
             let calls = self.check_calls(&output);
             let chunks = self.announce_calls(&calls);
-            if send_all(sink, chunks).await.is_err() {
-                return paused(REASON_USER_STOP);
-            }
+            send_all(sink, chunks).await?;
             let report = StepReport {
                 step: self.step,
                 text: output.text(),
@@ -338,81 +435,81 @@ impl Turn {
                 usage: output.usage,
                 finish: finish.clone(),
             };
-            let emitted = self.hooks.on_step_finish(&report).await;
-            if send_all(sink, emitted).await.is_err() {
-                return paused(REASON_USER_STOP);
-            }
+            let emitted = self.plugins.hooks.on_step_finish(&report).await;
+            send_all(sink, emitted).await?;
             // A reply the provider's filter cut off did not end well, whatever text it has:
             // it fails (keeping that text) with a message that says to rephrase.
             if finish == StopReason::ContentFilter && calls.is_empty() {
                 tracing::info!("the provider's content filter stopped the reply");
-                return TurnOutcome::Failed { error: content_filtered() };
+                return Err(Stop::Failed(content_filtered()));
             }
             let action = self.response_complete(&report);
             self.push_assistant(&output, &calls);
             self.step += 1;
-
-            if calls.is_empty() {
-                if let RoundAction::NextRound { messages } = action {
-                    self.conversation.extend(messages);
-                    if send_all(sink, self.writer.finish_step()).await.is_err() {
-                        return paused(REASON_USER_STOP);
-                    }
-                    continue;
-                }
-                return TurnOutcome::Finished { reason: crate::finish_reason(&finish) };
+            let called = !calls.is_empty();
+            if called {
+                self.run_calls(calls, &mut invalid_rounds, sink).await?;
             }
-
-            let all_invalid = calls.iter().all(|c| matches!(c, PhaseCall::Invalid { .. }));
-            if all_invalid {
-                invalid_rounds += 1;
-                if invalid_rounds > 1 {
-                    return TurnOutcome::Failed {
-                        error: ApiError::new(
-                            ErrorKind::Provider,
-                            "the model kept sending tool calls that do not fit the tools' schemas; try rephrasing, or another model",
-                        ),
-                    };
-                }
-            } else {
-                invalid_rounds = 0;
-            }
-            let wanted = calls.iter().filter(|c| !matches!(c, PhaseCall::Invalid { .. })).count() as u32;
-            if self.used + wanted > self.max_tool_calls {
-                tracing::info!(used = self.used, wanted, cap = self.max_tool_calls, "tool-call limit reached");
-                return paused(REASON_TOOL_LIMIT);
-            }
-            match self.tools_phase(calls, sink).await {
-                Ok(results) => self.push_results(results),
-                Err(outcome) => return outcome,
-            }
-            self.used += wanted;
-            if send_all(sink, self.writer.finish_step()).await.is_err() {
-                return paused(REASON_USER_STOP);
-            }
-            if let Some(outcome) = self.after_tools() {
-                return outcome;
+            let RoundAction::NextRound { messages } = action else {
+                return Ok(crate::finish_reason(&finish));
+            };
+            self.context.messages.extend(messages);
+            send_all(sink, self.writer.finish_step()).await?;
+            if called {
+                self.at_step_boundary()?;
             }
         }
+    }
+
+    /// Checks a step's calls against the limits, then decides, runs and reports them;
+    /// their results join the conversation.
+    async fn run_calls(
+        &mut self,
+        calls: Vec<PhaseCall>,
+        invalid_rounds: &mut u32,
+        sink: &mut impl ChunkSink,
+    ) -> Result<(), Stop> {
+        let all_invalid = calls.iter().all(|c| matches!(c, PhaseCall::Invalid { .. }));
+        if all_invalid {
+            *invalid_rounds += 1;
+            if *invalid_rounds > 1 {
+                return Err(Stop::Failed(ApiError::new(
+                    ErrorKind::Provider,
+                    "the model kept sending tool calls that do not fit the tools' schemas; try rephrasing, or another model",
+                )));
+            }
+        } else {
+            *invalid_rounds = 0;
+        }
+        let wanted = calls.iter().filter(|c| !matches!(c, PhaseCall::Invalid { .. })).count() as u32;
+        if self.budget.used + wanted > self.budget.max {
+            tracing::info!(used = self.budget.used, wanted, cap = self.budget.max, "tool-call limit reached");
+            return Err(Stop::ToolLimit);
+        }
+        let results = self.tools_phase(calls, sink).await?;
+        self.push_results(results);
+        self.budget.used += wanted;
+        Ok(())
     }
 
     /// The step boundary after tool results: stop or steer end the turn here.
-    fn after_tools(&self) -> Option<TurnOutcome> {
+    fn at_step_boundary(&self) -> Result<(), Stop> {
         if self.cancel.is_cancelled() {
-            return Some(paused(REASON_USER_STOP));
+            return Err(Stop::ByUser);
         }
         if self.steer.is_cancelled() {
             tracing::info!("yielding at a step boundary for a steering message");
-            return Some(TurnOutcome::Steered);
+            return Err(Stop::Steered);
         }
-        None
+        Ok(())
     }
 
-    /// The next model call: the conversation (results past their rounds shortened), the
-    /// features' prompt processing, then the `prepare_step` hooks.
+    /// The next model call: the conversation shaped by the features' prompt processing,
+    /// then the `prepare_step` hooks.
     async fn plan(&self) -> StepPlan {
         let specs: Vec<ToolSpec> = self
             .tools
+            .set
             .iter()
             .map(|tool| {
                 let definition = tool.definition();
@@ -423,19 +520,21 @@ impl Turn {
                 }
             })
             .collect();
-        let mut messages: Vec<ChatMessage> =
-            self.conversation.iter().map(|message| context_message(message, &self.rounds_left)).collect();
-        if self.tool_calling == ToolCalling::Prompt {
-            messages = prompt_form(messages);
-        }
-        let ctx = PromptContext { step: self.step, tools: &specs, tool_calling: self.tool_calling };
-        for feature in &self.features {
+        let mut messages = self.context.messages.clone();
+        let ctx = PromptContext {
+            step: self.step,
+            tools: &specs,
+            tool_calling: self.model.tool_calling,
+            rounds_left: &self.context.rounds_left,
+        };
+        for feature in &self.plugins.features {
             feature.process_prompts(&ctx, &mut messages);
         }
-        let tools = if self.tool_calling == ToolCalling::Native { specs } else { Vec::new() };
-        self.hooks.prepare_step(StepPlan { step: self.step, messages, tools }).await
+        let tools = if self.model.tool_calling == ToolCalling::Native { specs } else { Vec::new() };
+        self.plugins.hooks.prepare_step(StepPlan { step: self.step, messages, tools }).await
     }
 
+    /// Asks the features, in order, whether the turn goes on; the first that asks wins.
     fn response_complete(&self, report: &StepReport) -> RoundAction {
         let ctx = ResponseContext {
             step: report.step,
@@ -443,7 +542,7 @@ impl Turn {
             tool_calls: &report.tool_calls,
             finish: &report.finish,
         };
-        for feature in &self.features {
+        for feature in &self.plugins.features {
             if let action @ RoundAction::NextRound { .. } = feature.response_complete(&ctx) {
                 tracing::debug!(feature = feature.name(), "a feature asked for another round");
                 return action;
@@ -454,7 +553,7 @@ impl Turn {
 
     /// One more model round has seen every message: count it down.
     fn age_context(&mut self) {
-        for rounds in self.rounds_left.values_mut() {
+        for rounds in self.context.rounds_left.values_mut() {
             *rounds = rounds.saturating_sub(1);
         }
     }
@@ -482,12 +581,13 @@ impl Turn {
                     continue;
                 }
             };
-            let Some(tool) = self.tools.get(&call.name) else {
-                let names: Vec<String> = self.tools.iter().map(|t| t.definition().name.clone()).collect();
+            let Some(tool) = self.tools.set.get(&call.name) else {
+                let names: Vec<String> = self.tools.set.iter().map(|t| t.definition().name.clone()).collect();
                 out.push(invalid(format!("there is no tool named {}; the tools are: {}", call.name, names.join(", "))));
                 continue;
             };
             let schema = self
+                .tools
                 .schemas
                 .entry(call.name.clone())
                 .or_insert_with(|| InputSchema::compile(&tool.definition().input_schema));
@@ -549,7 +649,7 @@ impl Turn {
         }
         let message = ChatMessage::new(ChatRole::Assistant, content);
         if !message.is_blank() {
-            self.conversation.push(message);
+            self.context.messages.push(message);
         }
     }
 
@@ -560,11 +660,11 @@ impl Turn {
         let mut message = Vec::with_capacity(results.len());
         for (result, rounds) in results {
             if let Some(rounds) = rounds {
-                self.rounds_left.insert(result.call_id.clone(), rounds);
+                self.context.rounds_left.insert(result.call_id.clone(), rounds);
             }
             message.push(result);
         }
-        self.conversation.push(ChatMessage::tool_results(message));
+        self.context.messages.push(ChatMessage::tool_results(message));
     }
 
     /// Decides, runs and reports a step's calls, in the order the model made them. When
@@ -574,7 +674,7 @@ impl Turn {
         &mut self,
         calls: Vec<PhaseCall>,
         sink: &mut impl ChunkSink,
-    ) -> Result<Vec<(ToolResult, Option<u32>)>, TurnOutcome> {
+    ) -> Result<Vec<(ToolResult, Option<u32>)>, Stop> {
         let mut settled: Vec<PendingCall> = Vec::with_capacity(calls.len());
         let mut asks: Vec<UiChunk> = Vec::new();
         let mut waiting = false;
@@ -598,17 +698,15 @@ impl Turn {
         }
         if waiting {
             let asks: Vec<UiChunk> = asks.into_iter().map(|c| self.writer.plain(c)).collect();
-            if send_all(sink, asks).await.is_err() {
-                return Err(paused(REASON_USER_STOP));
-            }
-            return Err(TurnOutcome::AwaitingApproval);
+            send_all(sink, asks).await?;
+            return Err(Stop::AwaitingApproval);
         }
         let mut results = Vec::with_capacity(settled.len());
         for call in settled {
             if self.cancel.is_cancelled() {
-                return Err(paused(REASON_USER_STOP));
+                return Err(Stop::ByUser);
             }
-            let result = self.settle(call, sink).await.map_err(|_| paused(REASON_USER_STOP))?;
+            let result = self.settle(call, sink).await?;
             results.push(result);
         }
         Ok(results)
@@ -622,7 +720,7 @@ impl Turn {
         input: Value,
         asks: &mut Vec<UiChunk>,
     ) -> PendingCall {
-        let Some(tool) = self.tools.get(&tool_name).cloned() else {
+        let Some(tool) = self.tools.set.get(&tool_name).cloned() else {
             let error = format!("there is no tool named {tool_name}");
             return PendingCall { call_id, tool_name, input, state: PendingState::Done(error_output(error)) };
         };
@@ -639,7 +737,7 @@ impl Turn {
             preview,
             caution,
         };
-        let state = match self.gate.check(&gate_call).await {
+        let state = match self.tools.gate.check(&gate_call).await {
             Ok(GateDecision::Allow) => PendingState::Approved,
             Ok(GateDecision::Deny { reason }) => PendingState::Refused { reason },
             Ok(GateDecision::Ask { approval_id }) => {
@@ -686,7 +784,7 @@ impl Turn {
             PendingState::Waiting { .. } | PendingState::Unchecked => error_output("the call was never decided".into()),
         };
         let rounds = output.context_rounds;
-        let (content, truncated) = model_content(&output, self.vision);
+        let (content, truncated) = model_content(&output, self.tools.vision);
         let chunk = if output.is_error && output.content.len() <= 1 && output.structured_content.is_none() {
             UiChunk::ToolOutputError {
                 tool_call_id: call_id.clone(),
@@ -708,8 +806,8 @@ impl Turn {
 
     fn context(&self, call_id: &str) -> ToolContext {
         ToolContext {
-            workspace: self.workspace.clone(),
-            http: self.http.clone(),
+            workspace: self.tools.workspace.clone(),
+            http: self.tools.http.clone(),
             cancel: self.cancel.child_token(),
             progress: Arc::new(|_| {}),
             call_id: call_id.to_owned(),
@@ -726,10 +824,10 @@ impl Turn {
         input: Value,
         sink: &mut impl ChunkSink,
     ) -> Result<ToolOutput, SinkClosed> {
-        let Some(tool) = self.tools.get(tool_name).cloned() else {
+        let Some(tool) = self.tools.set.get(tool_name).cloned() else {
             return Ok(error_output(format!("there is no tool named {tool_name}")));
         };
-        let allowed = match self.gate.begin(call_id).await {
+        let allowed = match self.tools.gate.begin(call_id).await {
             Ok(Some(allowed)) => allowed,
             Ok(None) => {
                 return Ok(error_output("this call was already run once; it is not run again".into()));
@@ -738,7 +836,7 @@ impl Turn {
         };
         let event =
             ToolExecutionStart { call_id: call_id.to_owned(), tool_name: tool_name.to_owned(), input: input.clone() };
-        self.hooks.on_tool_execution_start(&event).await;
+        self.plugins.hooks.on_tool_execution_start(&event).await;
         let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let mut ctx = self.context(call_id);
         ctx.allowed_by_user = allowed == Allowed::ByUser;
@@ -810,7 +908,7 @@ impl Turn {
                 (error_output(message.clone()), CallRecord::Error(message))
             }
         };
-        if let Err(err) = self.gate.finish(call_id, &record).await {
+        if let Err(err) = self.tools.gate.finish(call_id, &record).await {
             tracing::error!(error = %err, "the outcome of a tool call could not be recorded");
         }
         let end = ToolExecutionEnd {
@@ -819,7 +917,7 @@ impl Turn {
             duration,
             error: output.is_error.then(|| output.text_content()),
         };
-        self.hooks.on_tool_execution_end(&end).await;
+        self.plugins.hooks.on_tool_execution_end(&end).await;
         Ok(output)
     }
 }
@@ -858,28 +956,4 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_owned())
-}
-
-/// A conversation message as the next model call sees it: results whose rounds are used
-/// up are replaced by a note.
-fn context_message(message: &ChatMessage, rounds_left: &HashMap<String, u32>) -> ChatMessage {
-    let expired = |result: &ToolResult| rounds_left.get(&result.call_id) == Some(&0);
-    if !message.content.iter().any(|part| matches!(part, ContentPart::ToolResult(r) if expired(r))) {
-        return message.clone();
-    }
-    let content = message
-        .content
-        .iter()
-        .map(|part| match part {
-            ContentPart::ToolResult(result) if expired(result) => ContentPart::ToolResult(ToolResult {
-                content: vec![ContentPart::text(format!(
-                    "[this result of {} was removed from the context to save space; the user still sees it]",
-                    result.name
-                ))],
-                ..result.clone()
-            }),
-            other => other.clone(),
-        })
-        .collect();
-    ChatMessage::new(message.role, content)
 }
