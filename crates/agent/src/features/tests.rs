@@ -222,6 +222,49 @@ fn tool_loop_asks_for_another_round_exactly_when_the_model_called_tools() {
     }
 }
 
+/// A model whose every reply is one call of a tool that does not exist (the loop answers
+/// it with an error, so no tool is needed), counting the calls it gets.
+struct CallsAMissingTool(std::sync::atomic::AtomicU32);
+
+impl LanguageModel for CallsAMissingTool {
+    fn stream(&self, _request: CompletionRequest) -> CompletionStream {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(futures::stream::iter([
+            Ok(providers::CompletionEvent::ToolCallStart { index: 0, id: "c1".into(), name: "lookup".into() }),
+            Ok(providers::CompletionEvent::Finish { reason: StopReason::ToolCalls }),
+        ]))
+    }
+
+    fn format_name(&self) -> &'static str {
+        ""
+    }
+}
+
+#[tokio::test]
+async fn without_tool_loop_a_turn_is_one_model_call_whose_calls_are_answered_but_not_followed_up() {
+    let model = Arc::new(CallsAMissingTool(Default::default()));
+    let completion =
+        CompletionRequest { messages: vec![ChatMessage::user("Look it up")], ..CompletionRequest::default() };
+    let mut request = TurnRequest::new(model.clone(), completion, std::time::Duration::from_secs(5));
+    request.feature_names = Some(vec!["context-rounds".into()]);
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let mut sink = tx;
+    let outcome = run_turn(request, CancellationToken::new(), &mut sink).await;
+    drop(sink);
+    assert_eq!(outcome, TurnOutcome::Finished { reason: protocol::FinishReason::ToolCalls });
+    assert_eq!(model.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let mut chunks = Vec::new();
+    while let Some(chunk) = rx.recv().await {
+        chunks.push(chunk);
+    }
+    assert!(
+        chunks
+            .iter()
+            .any(|c| matches!(c, protocol::UiChunk::ToolOutputError { tool_call_id, .. } if tool_call_id == "c1")),
+        "{chunks:?}"
+    );
+}
+
 // The trait's defaults: a feature that overrides nothing changes nothing.
 #[test]
 fn a_feature_that_overrides_nothing_changes_nothing() {
