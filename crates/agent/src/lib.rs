@@ -34,7 +34,7 @@ pub use hooks::{AgentHooks, HookSource, Hooks, UsageObserver};
 pub use prompt::{MODEL_TEXT_LIMIT, PromptOptions, build_prompt, context_rounds_left, media_from_url};
 pub use turn::{
     DEFAULT_MAX_TOOL_CALLS, REASON_AWAITING_APPROVAL, REASON_LENGTH, REASON_STALLED, REASON_STEERED, REASON_TOOL_LIMIT,
-    REASON_USER_STOP, TurnOutcome, TurnRequest, run_turn,
+    REASON_USER_STOP, TurnOutcome, TurnRequest, TurnRequestBuilder, run_turn,
 };
 
 /// Where the loop's chunks go. Sending waits when the receiver is busy, which slows the

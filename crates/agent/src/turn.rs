@@ -120,6 +120,87 @@ impl TurnRequest {
     }
 }
 
+/// Builds a [`TurnRequest`] in one expression: [`TurnRequest::new`]'s defaults, then
+/// whatever the caller sets.
+pub struct TurnRequestBuilder(TurnRequest);
+
+impl TurnRequest {
+    /// A builder starting from [`TurnRequest::new`].
+    pub fn builder(
+        model: Arc<dyn LanguageModel>,
+        completion: CompletionRequest,
+        idle_timeout: Duration,
+    ) -> TurnRequestBuilder {
+        TurnRequestBuilder(Self::new(model, completion, idle_timeout))
+    }
+}
+
+impl TurnRequestBuilder {
+    pub fn tools(mut self, tools: ToolSet) -> Self {
+        self.0.tools = tools;
+        self
+    }
+
+    pub fn tool_calling(mut self, tool_calling: ToolCalling) -> Self {
+        self.0.tool_calling = tool_calling;
+        self
+    }
+
+    pub fn gate(mut self, gate: Arc<dyn ToolGate>) -> Self {
+        self.0.gate = gate;
+        self
+    }
+
+    pub fn workspace(mut self, workspace: Option<PathBuf>) -> Self {
+        self.0.workspace = workspace;
+        self
+    }
+
+    pub fn http(mut self, http: reqwest::Client) -> Self {
+        self.0.http = http;
+        self
+    }
+
+    pub fn vision(mut self, vision: bool) -> Self {
+        self.0.vision = vision;
+        self
+    }
+
+    pub fn max_tool_calls(mut self, max_tool_calls: u32) -> Self {
+        self.0.max_tool_calls = max_tool_calls;
+        self
+    }
+
+    pub fn tool_calls_used(mut self, tool_calls_used: u32) -> Self {
+        self.0.tool_calls_used = tool_calls_used;
+        self
+    }
+
+    pub fn pending(mut self, pending: Vec<PendingCall>) -> Self {
+        self.0.pending = pending;
+        self
+    }
+
+    pub fn usage(mut self, usage: providers::TokenUsage) -> Self {
+        self.0.usage = usage;
+        self
+    }
+
+    pub fn used_call_ids(mut self, used_call_ids: Vec<String>) -> Self {
+        self.0.used_call_ids = used_call_ids;
+        self
+    }
+
+    pub fn context_rounds_left(mut self, context_rounds_left: HashMap<String, u32>) -> Self {
+        self.0.context_rounds_left = context_rounds_left;
+        self
+    }
+
+    pub fn build(self) -> TurnRequest {
+        self.0
+    }
+}
+
 /// One HTTP client for the tools of turns whose caller brings none. Building a client
 /// sets up a TLS context and a connection pool: too much to do per turn.
 fn shared_http_client() -> reqwest::Client {

@@ -10,7 +10,7 @@ use protocol::{ApiError, ErrorKind, MessageId, TopicId};
 use store::tools::ApprovalAnswer;
 use tools::schema::InputSchema;
 
-use crate::{Engine, ListenerId, store_error};
+use crate::{Engine, ListenerId};
 
 /// What a reply stopped while waiting is told about its open calls.
 pub(crate) const STOPPED_WHILE_WAITING: &str = "the user stopped the reply instead of answering";
@@ -61,7 +61,7 @@ impl Engine {
             rule_id: &rule_id,
             rule_conditions,
         };
-        let (approval, changed) = self.inner.store.respond_approval(&answer).await.map_err(store_error)?;
+        let (approval, changed) = self.inner.store.respond_approval(&answer).await?;
         if changed {
             tracing::info!(approval = %approval.id, tool = %approval.tool_name, state = ?approval.state, "approval answered");
             if crate::sessions::is_session(&approval.topic_id) {
@@ -79,7 +79,7 @@ impl Engine {
     /// refused with what does not fit, and the approval stays open to be fixed. (An
     /// answered approval is left to the store, which returns the first answer.)
     async fn check_edited_input(&self, approval_id: &str, edited: &serde_json::Value) -> Result<(), ApiError> {
-        let approval = self.inner.store.get_approval(approval_id).await.map_err(store_error)?;
+        let approval = self.inner.store.get_approval(approval_id).await?;
         if approval.state != ApprovalState::Pending {
             return Ok(());
         }
@@ -105,7 +105,7 @@ impl Engine {
         approval_id: &str,
         edited: Option<&serde_json::Value>,
     ) -> Result<Vec<RuleCondition>, ApiError> {
-        let approval = self.inner.store.get_approval(approval_id).await.map_err(store_error)?;
+        let approval = self.inner.store.get_approval(approval_id).await?;
         if approval.state != ApprovalState::Pending {
             // The store returns the first answer and saves no rule.
             return Ok(Vec::new());
@@ -157,19 +157,18 @@ impl Engine {
 
     pub(crate) async fn list_approvals(&self, request: ApprovalsListRequest) -> Result<Vec<Approval>, ApiError> {
         if let Some(topic) = &request.topic_id {
-            self.inner.store.get_topic(topic).await.map_err(store_error)?;
+            self.inner.store.get_topic(topic).await?;
         }
         let pending_only = !request.all.unwrap_or(false);
-        self.inner.store.list_approvals(request.topic_id.as_ref(), pending_only).await.map_err(store_error)
+        Ok(self.inner.store.list_approvals(request.topic_id.as_ref(), pending_only).await?)
     }
 
     /// Stop on a topic whose reply waits for approvals: its questions are answered "no"
     /// and the reply is stopped. True if there was such a reply.
     pub(crate) async fn stop_waiting_replies(&self, topic_id: &TopicId) -> Result<bool, ApiError> {
-        let messages =
-            self.inner.store.deny_pending_approvals(topic_id, STOPPED_WHILE_WAITING).await.map_err(store_error)?;
+        let messages = self.inner.store.deny_pending_approvals(topic_id, STOPPED_WHILE_WAITING).await?;
         for message in &messages {
-            self.inner.store.stop_awaiting_reply(message).await.map_err(store_error)?;
+            self.inner.store.stop_awaiting_reply(message).await?;
         }
         if !messages.is_empty() {
             self.inner.streams.status().publish(topic_id, protocol::TopicStatus::Aborted);
@@ -180,7 +179,7 @@ impl Engine {
     pub(crate) async fn save_rule(&self, id: Option<String>, input: ToolRuleInput) -> Result<PolicyRule, ApiError> {
         let (id, created_at) = match id {
             Some(id) => {
-                let existing = self.inner.store.get_rule(&id).await.map_err(store_error)?;
+                let existing = self.inner.store.get_rule(&id).await?;
                 (existing.id, existing.created_at)
             }
             None => (uuid::Uuid::now_v7().to_string(), store::now()),
@@ -190,7 +189,7 @@ impl Engine {
                 store::StoreError::NotFound { .. } => {
                     ApiError::bad_request("scope.topicId", format!("no topic {topic_id}"))
                 }
-                other => store_error(other),
+                other => other.into(),
             })?;
         }
         let rule = PolicyRule {
@@ -203,7 +202,7 @@ impl Engine {
             created_at,
         };
         tools::policy::validate(&rule).map_err(|e| ApiError::bad_request(e.field, e.message))?;
-        self.inner.store.save_rule(&rule).await.map_err(store_error)?;
+        self.inner.store.save_rule(&rule).await?;
         Ok(rule)
     }
 
@@ -216,7 +215,7 @@ impl Engine {
         request: AuditListRequest,
     ) -> Result<Vec<protocol::tool::AuditEntry>, ApiError> {
         let limit = request.limit.unwrap_or(200).clamp(1, 1000);
-        self.inner.store.list_audit(request.topic_id.as_ref(), limit).await.map_err(store_error)
+        Ok(self.inner.store.list_audit(request.topic_id.as_ref(), limit).await?)
     }
 }
 

@@ -7,7 +7,7 @@ use protocol::ApiError;
 use protocol::api::{Assistant, AssistantInput, UpdateAssistant};
 use store::assistants::AssistantFields;
 
-use crate::{Engine, store_error};
+use crate::Engine;
 
 /// The default and the bounds of an assistant's tool-call cap.
 pub(crate) const DEFAULT_MAX_TOOL_CALLS: u32 = agent::DEFAULT_MAX_TOOL_CALLS;
@@ -92,7 +92,7 @@ impl Engine {
         };
         let id = match id {
             Some(id) => {
-                self.inner.store.get_assistant(&id).await.map_err(store_error)?;
+                self.inner.store.get_assistant(&id).await?;
                 id
             }
             None => uuid::Uuid::now_v7().to_string(),
@@ -105,7 +105,7 @@ impl Engine {
             max_tool_calls,
             workspace: workspace.as_deref(),
         };
-        self.inner.store.save_assistant(&id, &fields).await.map_err(store_error)
+        Ok(self.inner.store.save_assistant(&id, &fields).await?)
     }
 
     pub(crate) async fn update_assistant(&self, request: UpdateAssistant) -> Result<Assistant, ApiError> {

@@ -12,7 +12,7 @@ use protocol::api::{
 use protocol::{ApiError, StatusMessage, TopicId, TopicStatus};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Engine, ListenerId, store_error};
+use crate::{Engine, ListenerId};
 
 pub(crate) const HELD_AFTER_ERROR: &str = "Not sent: a reply before it failed. Send it now or cancel it.";
 pub(crate) const HELD_AFTER_STOP: &str = "Not sent: a reply before it was stopped. Send it now or cancel it.";
@@ -24,8 +24,8 @@ impl Engine {
         if text.is_empty() {
             return Err(ApiError::bad_request("text", "the message is empty"));
         }
-        self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
-        let item = self.inner.store.add_inbox_item(&request.topic_id, text, request.mode).await.map_err(store_error)?;
+        self.inner.store.get_topic(&request.topic_id).await?;
+        let item = self.inner.store.add_inbox_item(&request.topic_id, text, request.mode).await?;
         if request.mode == protocol::api::InboxMode::Steer {
             self.steer(&request.topic_id, text).await?;
         }
@@ -38,8 +38,8 @@ impl Engine {
             Some("") => return Err(ApiError::bad_request("text", "the message is empty")),
             other => other,
         };
-        let was = self.inner.store.get_inbox_item(&request.id).await.map_err(store_error)?;
-        let item = self.inner.store.update_inbox_item(&request.id, text, request.mode).await.map_err(store_error)?;
+        let was = self.inner.store.get_inbox_item(&request.id).await?;
+        let item = self.inner.store.update_inbox_item(&request.id, text, request.mode).await?;
         // An agent session's steering message still waiting for a tool boundary goes in
         // as edited (or not at all, once it is only queued).
         if was.mode == protocol::api::InboxMode::Steer
@@ -60,7 +60,7 @@ impl Engine {
     /// session's at its next tool boundary.
     async fn steer(&self, topic_id: &TopicId, text: &str) -> Result<(), ApiError> {
         if crate::sessions::is_session(topic_id) {
-            let session = self.inner.store.session_of_topic(topic_id).await.map_err(store_error)?;
+            let session = self.inner.store.session_of_topic(topic_id).await?;
             self.inner.sessions.steer(&session.id, text.to_owned());
         }
         if self.inner.streams.steer(topic_id).await {
@@ -70,12 +70,12 @@ impl Engine {
     }
 
     pub(crate) async fn inbox_move(&self, request: InboxMoveRequest) -> Result<Vec<InboxItem>, ApiError> {
-        self.inner.store.move_inbox_item(&request.id, request.position as usize).await.map_err(store_error)
+        Ok(self.inner.store.move_inbox_item(&request.id, request.position as usize).await?)
     }
 
     pub(crate) async fn inbox_cancel(&self, request: InboxItemRequest) -> Result<(), ApiError> {
-        let item = self.inner.store.get_inbox_item(&request.id).await.map_err(store_error)?;
-        self.inner.store.remove_inbox_item(&request.id).await.map_err(store_error)?;
+        let item = self.inner.store.get_inbox_item(&request.id).await?;
+        self.inner.store.remove_inbox_item(&request.id).await?;
         if crate::sessions::is_session(&item.topic_id)
             && let Ok(session) = self.inner.store.session_of_topic(&item.topic_id).await
         {
@@ -85,7 +85,7 @@ impl Engine {
     }
 
     pub(crate) async fn inbox_release(&self, request: InboxItemRequest) -> Result<InboxItem, ApiError> {
-        let item = self.inner.store.release_inbox_item(&request.id).await.map_err(store_error)?;
+        let item = self.inner.store.release_inbox_item(&request.id).await?;
         self.dispatch_next(&item.topic_id).await;
         self.inner.store.get_inbox_item(&item.id).await.or(Ok(item))
     }

@@ -39,8 +39,8 @@ use store::Store;
 use store::secrets::SecretStore;
 use streams::{StreamConfig, StreamManager};
 
-pub use error::{DATABASE_DAMAGED, DATABASE_NEWER, store_error};
 pub use operations::OPERATIONS;
+pub use store::{DATABASE_DAMAGED, DATABASE_NEWER};
 pub use streams::{Listener, ListenerId, StatusFeed, Subscription};
 pub use turns::{MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES};
 
@@ -163,19 +163,19 @@ impl Engine {
     /// recovers replies a crash left behind, and restarts the demo provider if one is
     /// configured.
     pub async fn open_claimed(config: EngineConfig, lock: instance::DataFolderLock) -> Result<Self, ApiError> {
-        let store = Store::open(&database_path(&config.data_dir)).await.map_err(store_error)?;
-        let recovered = store.recover_interrupted().await.map_err(store_error)?;
+        let store = Store::open(&database_path(&config.data_dir)).await?;
+        let recovered = store.recover_interrupted().await?;
         if recovered > 0 {
             tracing::info!(recovered, "marked replies left unfinished by the last run as interrupted");
         }
-        let cut_off = store.recover_running_calls().await.map_err(store_error)?;
+        let cut_off = store.recover_running_calls().await?;
         if cut_off > 0 {
             tracing::warn!(cut_off, "tool calls were running when the last run ended; they are not run again");
         }
         // An agent's question waits again for its answer (first: the step below settles
         // every question whose reply does not wait).
         sessions::keep_orphaned_approvals(&store).await?;
-        let repaired = store.recover_approvals(approvals::ORPHANED_BY_A_CRASH).await.map_err(store_error)?;
+        let repaired = store.recover_approvals(approvals::ORPHANED_BY_A_CRASH).await?;
         if repaired.settled > 0 {
             tracing::warn!(
                 settled = repaired.settled,
@@ -193,13 +193,13 @@ impl Engine {
         tracing::info!(store = %secrets.describe(), "API keys and MCP server secrets are kept in");
         let streams = StreamManager::new(store.clone(), config.streams.clone());
         // A turn that finished while the user looked elsewhere stays unseen across restarts.
-        let unseen = store.unseen_topics().await.map_err(store_error)?;
-        for (topic_id, statuses) in store.latest_turn_statuses().await.map_err(store_error)? {
+        let unseen = store.unseen_topics().await?;
+        for (topic_id, statuses) in store.latest_turn_statuses().await? {
             let was_unseen = unseen.contains(&topic_id);
             streams.status().restore(&topic_id, settled_status(&statuses), was_unseen);
         }
         // Replies still waiting for approval wait across restarts, and say so.
-        for approval in store.list_approvals(None, true).await.map_err(store_error)? {
+        for approval in store.list_approvals(None, true).await? {
             streams.status().seed(&approval.topic_id, protocol::TopicStatus::AwaitingApproval);
         }
         let client = || {
@@ -212,7 +212,7 @@ impl Engine {
         let provider_http = providers::ProviderHttp::from_builder(client()).map_err(cannot_start)?;
         // MCP servers get their configured headers on every request: no cross-origin redirect.
         let mcp_http = ::tools::mcp::McpHttp::from_builder(client()).map_err(cannot_start)?;
-        let held = store.hold_inbox(None, inbox::HELD_AFTER_RESTART).await.map_err(store_error)?;
+        let held = store.hold_inbox(None, inbox::HELD_AFTER_RESTART).await?;
         if held > 0 {
             tracing::info!(held, "queued messages from the last run are held until released");
         }
@@ -297,7 +297,7 @@ impl Engine {
         after: Vec<ExecutionCursor>,
         listener: Listener,
     ) -> Result<AttachReply, ApiError> {
-        self.inner.store.get_topic(topic_id).await.map_err(store_error)?;
+        self.inner.store.get_topic(topic_id).await?;
         Ok(self.inner.streams.attach(topic_id, after, listener).await)
     }
 
@@ -319,11 +319,11 @@ impl Engine {
     /// Stops the topic's live reply; resolves once it is persisted as paused. A reply
     /// waiting for approvals is stopped too: its open calls are denied.
     pub async fn stream_abort(&self, topic_id: &TopicId) -> Result<(), ApiError> {
-        self.inner.store.get_topic(topic_id).await.map_err(store_error)?;
+        self.inner.store.get_topic(topic_id).await?;
         self.inner.streams.abort(topic_id).await;
         self.stop_waiting_replies(topic_id).await?;
         if sessions::is_session(topic_id) {
-            let session = self.inner.store.session_of_topic(topic_id).await.map_err(store_error)?;
+            let session = self.inner.store.session_of_topic(topic_id).await?;
             self.inner.sessions.stop(&session.id).await;
         }
         Ok(())

@@ -24,8 +24,8 @@ use store::Store;
 use store::mcp::{McpServerRow, McpToolRow, PlainValues, StoredTransport};
 use store::secrets::SecretStore;
 
+use crate::Engine;
 use crate::tools::{CatalogTool, default_decision};
-use crate::{Engine, store_error};
 
 /// How long one call may take by default, and at most.
 const DEFAULT_TIMEOUT_SECS: u32 = 60;
@@ -156,11 +156,10 @@ async fn move_plain_values(store: &Store, secrets: &dyn SecretStore, row: &McpSe
 /// and their plain variable and header values moved to the secret store.
 pub(crate) async fn load(store: &Store, secrets: &dyn SecretStore, hub: &McpHub) -> Result<(), ApiError> {
     let mut moved = false;
-    for mut row in store.list_mcp_servers().await.map_err(store_error)? {
+    for mut row in store.list_mcp_servers().await? {
         if row.namespace.is_none() {
             let name = row.name.clone();
-            let namespace =
-                store.give_mcp_namespace(&row.id, |taken| unique_namespace(&name, taken)).await.map_err(store_error)?;
+            let namespace = store.give_mcp_namespace(&row.id, |taken| unique_namespace(&name, taken)).await?;
             row.namespace = Some(namespace);
         }
         if !row.transport.plain_values().is_empty() {
@@ -177,7 +176,7 @@ pub(crate) async fn load(store: &Store, secrets: &dyn SecretStore, hub: &McpHub)
                 ),
             }
         }
-        let cached = store.mcp_tools(&row.id).await.map_err(store_error)?.into_iter().map(spec).collect();
+        let cached = store.mcp_tools(&row.id).await?.into_iter().map(spec).collect();
         hub.upsert(config(&row, secrets), row.enabled, cached);
     }
     if moved && let Err(err) = store.compact().await {
@@ -207,7 +206,7 @@ impl Engine {
     }
 
     pub(crate) async fn list_mcp_servers(&self) -> Result<Vec<McpServer>, ApiError> {
-        let rows = self.inner.store.list_mcp_servers().await.map_err(store_error)?;
+        let rows = self.inner.store.list_mcp_servers().await?;
         let tools = self.inner.mcp.tools();
         Ok(rows
             .into_iter()
@@ -256,7 +255,7 @@ impl Engine {
             ));
         }
         let existing = match &id {
-            Some(id) => Some(self.inner.store.get_mcp_server(id).await.map_err(store_error)?),
+            Some(id) => Some(self.inner.store.get_mcp_server(id).await?),
             None => None,
         };
         let id = id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
@@ -272,20 +271,20 @@ impl Engine {
         };
         self.store_values(&row, &values, existing.as_ref())?;
         match &existing {
-            Some(_) => self.inner.store.save_mcp_server(&row).await.map_err(store_error)?,
+            Some(_) => self.inner.store.save_mcp_server(&row).await?,
             None => {
                 let created = self.inner.store.create_mcp_server(&row, |taken| unique_namespace(name, taken)).await;
                 if let Err(err) = created {
                     self.forget_values(&row, None);
-                    return Err(store_error(err));
+                    return Err(err.into());
                 }
             }
         }
         if let Some(old) = &existing {
             self.forget_values(old, Some(&row));
         }
-        let saved = self.inner.store.get_mcp_server(&id).await.map_err(store_error)?;
-        let cached = self.inner.store.mcp_tools(&id).await.map_err(store_error)?.into_iter().map(spec).collect();
+        let saved = self.inner.store.get_mcp_server(&id).await?;
+        let cached = self.inner.store.mcp_tools(&id).await?.into_iter().map(spec).collect();
         self.inner.mcp.upsert(config(&saved, self.inner.secrets.as_ref()), saved.enabled, cached);
         let servers = self.list_mcp_servers().await?;
         servers.into_iter().find(|s| s.id == id).ok_or_else(|| ApiError::internal("the saved server vanished"))
@@ -365,15 +364,15 @@ impl Engine {
     }
 
     pub(crate) async fn delete_mcp_server(&self, id: &str) -> Result<(), ApiError> {
-        let row = self.inner.store.get_mcp_server(id).await.map_err(store_error)?;
-        self.inner.store.delete_mcp_server(id).await.map_err(store_error)?;
+        let row = self.inner.store.get_mcp_server(id).await?;
+        self.inner.store.delete_mcp_server(id).await?;
         self.inner.mcp.remove(id);
         self.forget_values(&row, None);
         Ok(())
     }
 
     pub(crate) async fn refresh_mcp_server(&self, id: &str) -> Result<(), ApiError> {
-        let server = self.inner.store.get_mcp_server(id).await.map_err(store_error)?;
+        let server = self.inner.store.get_mcp_server(id).await?;
         if !self.inner.mcp.refresh(id) {
             return Err(ApiError::conflict(format!("{} is switched off; switch it on to list its tools", server.name)));
         }

@@ -14,7 +14,7 @@ use serde_json::Value;
 use store::providers::{ProviderFields, ProviderRow};
 
 use crate::demo::{DEMO_MODEL, DEMO_NAME};
-use crate::{Engine, limits, store_error};
+use crate::{Engine, limits};
 
 pub(crate) const DEFAULT_TOPIC_TITLE: &str = "New topic";
 
@@ -92,26 +92,26 @@ impl Engine {
             "app_info" => json(self.info()),
             "settings_get" => json(self.settings().await?),
             "settings_update" => json(self.update_settings(parse(request)?).await?),
-            "topics_list" => json(self.inner.store.list_topics().await.map_err(store_error)?),
+            "topics_list" => json(self.inner.store.list_topics().await?),
             "topic_create" => json(self.create_topic(parse(request)?).await?),
             "topic_update" => json(self.update_topic(parse(request)?).await?),
             "topic_delete" => {
                 let request: TopicRequest = parse(request)?;
-                self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
+                self.inner.store.get_topic(&request.topic_id).await?;
                 self.inner.streams.close_topic(&request.topic_id).await;
-                self.inner.store.delete_topic(&request.topic_id).await.map_err(store_error)?;
+                self.inner.store.delete_topic(&request.topic_id).await?;
                 Ok(Value::Null)
             }
             "topic_mark_seen" => {
                 let request: TopicRequest = parse(request)?;
-                self.inner.store.mark_topic_seen(&request.topic_id).await.map_err(store_error)?;
+                self.inner.store.mark_topic_seen(&request.topic_id).await?;
                 self.inner.streams.status().mark_seen(&request.topic_id);
                 Ok(Value::Null)
             }
             "inbox_list" => {
                 let request: TopicRequest = parse(request)?;
-                self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
-                json(self.inner.store.list_inbox(&request.topic_id).await.map_err(store_error)?)
+                self.inner.store.get_topic(&request.topic_id).await?;
+                json(self.inner.store.list_inbox(&request.topic_id).await?)
             }
             "inbox_add" => json(self.inbox_add(parse(request)?).await?),
             "inbox_update" => json(self.inbox_update(parse(request)?).await?),
@@ -128,8 +128,8 @@ impl Engine {
             )),
             "messages_list" => {
                 let request: TopicRequest = parse(request)?;
-                self.inner.store.get_topic(&request.topic_id).await.map_err(store_error)?;
-                json(self.inner.store.list_messages(&request.topic_id).await.map_err(store_error)?)
+                self.inner.store.get_topic(&request.topic_id).await?;
+                json(self.inner.store.list_messages(&request.topic_id).await?)
             }
             "image_fetch" => json(crate::images::fetch_image(parse(request)?).await?),
             "providers_list" => json(self.list_providers().await?),
@@ -137,7 +137,7 @@ impl Engine {
             "provider_update" => json(self.update_provider(parse(request)?).await?),
             "provider_delete" => {
                 let request: ProviderRequest = parse(request)?;
-                self.inner.store.delete_provider(&request.provider_id).await.map_err(store_error)?;
+                self.inner.store.delete_provider(&request.provider_id).await?;
                 if let Err(err) = self.inner.secrets.delete(request.provider_id.as_str()) {
                     tracing::warn!(error = %err, "could not remove the deleted provider's key");
                 }
@@ -153,21 +153,21 @@ impl Engine {
             }
             "tool_approval_respond" => json(self.respond_approval(parse(request)?).await?),
             "approvals_list" => json(self.list_approvals(parse(request)?).await?),
-            "tool_rules_list" => json(self.inner.store.list_rules().await.map_err(store_error)?),
+            "tool_rules_list" => json(self.inner.store.list_rules().await?),
             "tool_rule_create" => json(self.save_rule(None, parse(request)?).await?),
             "tool_rule_update" => json(self.update_rule(parse(request)?).await?),
             "tool_rule_delete" => {
                 let request: IdRequest = parse(request)?;
-                self.inner.store.delete_rule(&request.id).await.map_err(store_error)?;
+                self.inner.store.delete_rule(&request.id).await?;
                 Ok(Value::Null)
             }
             "tool_audit_list" => json(self.list_audit(parse(request)?).await?),
-            "assistants_list" => json(self.inner.store.list_assistants().await.map_err(store_error)?),
+            "assistants_list" => json(self.inner.store.list_assistants().await?),
             "assistant_create" => json(self.save_assistant(None, parse(request)?).await?),
             "assistant_update" => json(self.update_assistant(parse(request)?).await?),
             "assistant_delete" => {
                 let request: IdRequest = parse(request)?;
-                self.inner.store.delete_assistant(&request.id).await.map_err(store_error)?;
+                self.inner.store.delete_assistant(&request.id).await?;
                 Ok(Value::Null)
             }
             "mcp_servers_list" => json(self.list_mcp_servers().await?),
@@ -205,7 +205,7 @@ impl Engine {
         if let Some(model) = &request.model {
             self.check_model(model).await?;
         }
-        self.inner.store.create_topic(title, request.model.as_ref()).await.map_err(store_error)
+        Ok(self.inner.store.create_topic(title, request.model.as_ref()).await?)
     }
 
     async fn update_topic(&self, request: UpdateTopic) -> Result<Topic, ApiError> {
@@ -229,7 +229,7 @@ impl Engine {
                     store::StoreError::NotFound { .. } => {
                         ApiError::bad_request("assistantId", format!("no assistant {id}"))
                     }
-                    other => store_error(other),
+                    other => other.into(),
                 })?;
                 Some(Some(id))
             }
@@ -240,7 +240,7 @@ impl Engine {
             workspace: workspace.as_ref().map(|w| w.as_deref()),
             assistant_id,
         };
-        self.inner.store.change_topic(&request.id, &changes).await.map_err(store_error)
+        Ok(self.inner.store.change_topic(&request.id, &changes).await?)
     }
 
     pub(crate) async fn check_model(&self, model: &ModelRef) -> Result<(), ApiError> {
@@ -249,7 +249,7 @@ impl Engine {
             Err(store::StoreError::NotFound { .. }) => {
                 Err(ApiError::bad_request("model.providerId", format!("no provider {}", model.provider_id)))
             }
-            Err(err) => Err(store_error(err)),
+            Err(err) => Err(err.into()),
         }
     }
 
@@ -279,27 +279,21 @@ impl Engine {
     }
 
     async fn list_providers(&self) -> Result<Vec<Provider>, ApiError> {
-        let rows = self.inner.store.list_providers().await.map_err(store_error)?;
+        let rows = self.inner.store.list_providers().await?;
         Ok(rows.into_iter().map(|row| self.provider_view(row)).collect())
     }
 
     async fn create_provider(&self, input: ProviderInput) -> Result<Provider, ApiError> {
         let checked = CheckedProvider::new(&input)?;
-        let row = self
-            .inner
-            .store
-            .create_provider(&checked.fields(ProviderKind::OpenaiCompatible))
-            .await
-            .map_err(store_error)?;
+        let row = self.inner.store.create_provider(&checked.fields(ProviderKind::OpenaiCompatible)).await?;
         self.store_key(&row.id, input.api_key.as_deref())?;
         Ok(self.provider_view(row))
     }
 
     async fn update_provider(&self, request: UpdateProvider) -> Result<Provider, ApiError> {
-        let existing = self.inner.store.get_provider(&request.id).await.map_err(store_error)?;
+        let existing = self.inner.store.get_provider(&request.id).await?;
         let checked = CheckedProvider::new(&request.provider)?;
-        let row =
-            self.inner.store.update_provider(&request.id, &checked.fields(existing.kind)).await.map_err(store_error)?;
+        let row = self.inner.store.update_provider(&request.id, &checked.fields(existing.kind)).await?;
         self.store_key(&row.id, request.provider.api_key.as_deref())?;
         Ok(self.provider_view(row))
     }
@@ -329,7 +323,7 @@ impl Engine {
         // The form's format; else the saved provider's; else Chat Completions.
         let format = match (request.format, &request.provider_id) {
             (Some(format), _) => format,
-            (None, Some(id)) => self.inner.store.get_provider(id).await.map_err(store_error)?.format,
+            (None, Some(id)) => self.inner.store.get_provider(id).await?.format,
             (None, None) => ApiFormat::OpenaiChat,
         };
         let format = crate::turns::wire_format(format);
@@ -350,7 +344,7 @@ impl Engine {
     /// with it is refused: whoever answers there would get the key.
     async fn saved_key_for(&self, id: &ProviderId, base_url: &url::Url) -> Result<Option<String>, ApiError> {
         let Some(key) = self.api_key(id)? else { return Ok(None) };
-        let provider = self.inner.store.get_provider(id).await.map_err(store_error)?;
+        let provider = self.inner.store.get_provider(id).await?;
         let saved = url::Url::parse(&provider.base_url).map(|url| url.origin());
         if saved.as_ref().is_ok_and(|origin| *origin == base_url.origin()) {
             return Ok(Some(key));
@@ -369,10 +363,10 @@ impl Engine {
     /// Creates (once) and starts the demo provider.
     async fn demo_provider(&self) -> Result<Provider, ApiError> {
         let url = self.inner.demo.ensure_started().await?;
-        let rows = self.inner.store.list_providers().await.map_err(store_error)?;
+        let rows = self.inner.store.list_providers().await?;
         if let Some(row) = rows.into_iter().find(|r| r.kind == ProviderKind::Demo) {
-            self.inner.store.set_provider_base_url(&row.id, &url).await.map_err(store_error)?;
-            let row = self.inner.store.get_provider(&row.id).await.map_err(store_error)?;
+            self.inner.store.set_provider_base_url(&row.id, &url).await?;
+            let row = self.inner.store.get_provider(&row.id).await?;
             return Ok(self.provider_view(row));
         }
         let models = [DEMO_MODEL.to_owned()];
@@ -385,20 +379,20 @@ impl Engine {
             models: &models,
             capabilities: None,
         };
-        let row = self.inner.store.create_provider(&fields).await.map_err(store_error)?;
+        let row = self.inner.store.create_provider(&fields).await?;
         Ok(self.provider_view(row))
     }
 
     /// At start-up: the demo server gets a new port each run.
     pub(crate) async fn restart_demo(&self) -> Result<(), ApiError> {
-        let rows = self.inner.store.list_providers().await.map_err(store_error)?;
+        let rows = self.inner.store.list_providers().await?;
         let demos: Vec<_> = rows.into_iter().filter(|r| r.kind == ProviderKind::Demo).collect();
         if demos.is_empty() {
             return Ok(());
         }
         let url = self.inner.demo.ensure_started().await?;
         for row in demos {
-            self.inner.store.set_provider_base_url(&row.id, &url).await.map_err(store_error)?;
+            self.inner.store.set_provider_base_url(&row.id, &url).await?;
         }
         Ok(())
     }

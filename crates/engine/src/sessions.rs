@@ -21,7 +21,7 @@ use streams::{PreparedExecution, PreparedTurn, ReplySlot, Runner, UserInput};
 
 use crate::approvals::ResumeClaim;
 use crate::tools::EngineGate;
-use crate::{Engine, ListenerId, store_error};
+use crate::{Engine, ListenerId};
 
 pub(crate) const DEFAULT_SESSION_TITLE: &str = "New session";
 const CLAUDE_CODE: &str = "claude_code";
@@ -63,7 +63,7 @@ fn view(row: SessionRow) -> AgentSession {
 
 impl Engine {
     pub(crate) async fn list_sessions(&self) -> Result<Vec<AgentSession>, ApiError> {
-        Ok(self.inner.store.list_sessions().await.map_err(store_error)?.into_iter().map(view).collect())
+        Ok(self.inner.store.list_sessions().await?.into_iter().map(view).collect())
     }
 
     pub(crate) async fn create_session(&self, input: AgentSessionInput) -> Result<AgentSession, ApiError> {
@@ -93,7 +93,7 @@ impl Engine {
             model: input.model.trim(),
             permission_mode: mode,
         };
-        Ok(view(self.inner.store.create_session(&new).await.map_err(store_error)?))
+        Ok(view(self.inner.store.create_session(&new).await?))
     }
 
     pub(crate) async fn update_session(&self, request: UpdateAgentSession) -> Result<AgentSession, ApiError> {
@@ -104,20 +104,19 @@ impl Engine {
         if let Some(model) = request.model.as_deref() {
             crate::limits::at_most("model", model.trim(), crate::limits::MODEL_NAME)?;
         }
-        let existing = self.inner.store.get_session(&request.id).await.map_err(store_error)?;
+        let existing = self.inner.store.get_session(&request.id).await?;
         if let Some(title) = request.title.as_deref().map(str::trim) {
             if title.is_empty() {
                 return Err(ApiError::bad_request("title", "must not be empty"));
             }
             crate::limits::at_most("title", title, crate::limits::TITLE)?;
-            self.inner.store.update_topic(&existing.topic_id, Some(title), None).await.map_err(store_error)?;
+            self.inner.store.update_topic(&existing.topic_id, Some(title), None).await?;
         }
         let row = self
             .inner
             .store
             .update_session(&request.id, request.model.as_deref().map(str::trim), mode.map(|(text, _)| text))
-            .await
-            .map_err(store_error)?;
+            .await?;
         if let Some((_, mode)) = mode {
             // A live connection changes mode once its running turn (if any) is over.
             let host = self.inner.sessions.clone();
@@ -128,27 +127,27 @@ impl Engine {
     }
 
     pub(crate) async fn delete_session(&self, id: &str) -> Result<(), ApiError> {
-        let session = self.inner.store.get_session(id).await.map_err(store_error)?;
+        let session = self.inner.store.get_session(id).await?;
         self.inner.streams.close_topic(&session.topic_id).await;
         self.inner.sessions.close(id).await;
-        self.inner.store.delete_session(id).await.map_err(store_error)?;
+        self.inner.store.delete_session(id).await?;
         Ok(())
     }
 
     /// The next turn starts a fresh agent session (after a resume that failed, say).
     pub(crate) async fn reset_session(&self, id: &str) -> Result<AgentSession, ApiError> {
-        self.inner.store.get_session(id).await.map_err(store_error)?;
+        self.inner.store.get_session(id).await?;
         // The host first: it waits for a running turn, whose tokens are stored as they come.
         self.inner.sessions.reset(id).await;
-        self.inner.store.set_resume_token(id, None).await.map_err(store_error)?;
-        Ok(view(self.inner.store.get_session(id).await.map_err(store_error)?))
+        self.inner.store.set_resume_token(id, None).await?;
+        Ok(view(self.inner.store.get_session(id).await?))
     }
 
     /// The provider a session talks through: it must speak Anthropic Messages.
     async fn session_provider(&self, id: &ProviderId, field: &str) -> Result<store::providers::ProviderRow, ApiError> {
         let provider = self.inner.store.get_provider(id).await.map_err(|e| match e {
             store::StoreError::NotFound { .. } => ApiError::bad_request(field, format!("no provider {id}")),
-            other => store_error(other),
+            other => other.into(),
         })?;
         if provider.format != protocol::api::ApiFormat::Anthropic {
             return Err(ApiError::bad_request(
@@ -171,7 +170,7 @@ impl Engine {
         if text.is_empty() {
             return Err(ApiError::bad_request("text", "the message is empty"));
         }
-        let session = self.inner.store.session_of_topic(&request.topic_id).await.map_err(store_error)?;
+        let session = self.inner.store.session_of_topic(&request.topic_id).await?;
         // As in chat: a permission prompt left from before a restart is answered (which
         // resumes the agent) or stopped first.
         if let Some(waiting) = self.waiting_after_restart(&session.topic_id).await? {
@@ -180,7 +179,7 @@ impl Engine {
                 waiting.tool_name
             )));
         }
-        let history = self.inner.store.list_messages(&session.topic_id).await.map_err(store_error)?;
+        let history = self.inner.store.list_messages(&session.topic_id).await?;
         if session.title == DEFAULT_SESSION_TITLE && history.is_empty() {
             let title = crate::turns::auto_title(text);
             if let Err(err) = self.inner.store.update_topic(&session.topic_id, Some(&title), None).await {
@@ -211,8 +210,8 @@ impl Engine {
                 "an agent session's reply cannot be generated again (the agent has already acted); send a new message instead",
             ));
         }
-        let session = self.inner.store.session_of_topic(&request.topic_id).await.map_err(store_error)?;
-        let reply = self.inner.store.get_message(&request.message_id).await.map_err(store_error)?;
+        let session = self.inner.store.session_of_topic(&request.topic_id).await?;
+        let reply = self.inner.store.get_message(&request.message_id).await?;
         if reply.topic_id != session.topic_id || reply.status != protocol::MessageStatus::Paused {
             return Err(ApiError::bad_request(
                 "messageId",
@@ -298,8 +297,8 @@ impl Engine {
     /// one whose turn ended some other way, which nobody waits for).
     async fn waiting_after_restart(&self, topic_id: &TopicId) -> Result<Option<Approval>, ApiError> {
         let store = &self.inner.store;
-        for approval in store.list_approvals(Some(topic_id), true).await.map_err(store_error)? {
-            let reply = store.get_message(&MessageId(approval.message_id.clone())).await.map_err(store_error)?;
+        for approval in store.list_approvals(Some(topic_id), true).await? {
+            let reply = store.get_message(&MessageId(approval.message_id.clone())).await?;
             if reply.status == MessageStatus::Paused
                 && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL)
             {
@@ -339,15 +338,15 @@ impl Engine {
     async fn resume_after_restart(&self, approval: &Approval) -> Result<bool, ApiError> {
         let store = &self.inner.store;
         let message_id = MessageId(approval.message_id.clone());
-        let reply = store.get_message(&message_id).await.map_err(store_error)?;
+        let reply = store.get_message(&message_id).await?;
         let waiting = reply.status == MessageStatus::Paused
             && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL);
-        if !waiting || store.pending_approvals_of(&approval.message_id).await.map_err(store_error)? > 0 {
+        if !waiting || store.pending_approvals_of(&approval.message_id).await? > 0 {
             return Ok(false);
         }
         let Some(turn_id) = reply.turn_id.clone() else { return Ok(false) };
         let Some(_claim) = ResumeClaim::take(&self.inner.resuming, &approval.message_id) else { return Ok(true) };
-        let session = store.session_of_topic(&approval.topic_id).await.map_err(store_error)?;
+        let session = store.session_of_topic(&approval.topic_id).await?;
         let approved = approval.state == ApprovalState::Approved;
         let prompt = answer_after_restart(approval);
         let carried =
@@ -478,9 +477,9 @@ impl sessions::TokenStore for SessionTokens {
 /// A prompt whose turn had already ended otherwise (the agent exited while it waited) has
 /// nothing to go on with: it is answered "no".
 pub(crate) async fn keep_orphaned_approvals(store: &store::Store) -> Result<(), ApiError> {
-    let pending = store.list_approvals(None, true).await.map_err(store_error)?;
+    let pending = store.list_approvals(None, true).await?;
     for approval in pending.into_iter().filter(|a| is_session(&a.topic_id)) {
-        if store.await_approval_again(&approval.message_id, KEPT_AFTER_RESTART).await.map_err(store_error)? {
+        if store.await_approval_again(&approval.message_id, KEPT_AFTER_RESTART).await? {
             continue;
         }
         let answer = store::tools::ApprovalAnswer {
@@ -493,7 +492,7 @@ pub(crate) async fn keep_orphaned_approvals(store: &store::Store) -> Result<(), 
             rule_id: "",
             rule_conditions: Vec::new(),
         };
-        store.respond_approval(&answer).await.map_err(store_error)?;
+        store.respond_approval(&answer).await?;
     }
     Ok(())
 }

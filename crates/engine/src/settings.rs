@@ -12,7 +12,7 @@ use std::time::Duration;
 use protocol::ApiError;
 use protocol::api::{AppSettings, UpdateAppSettings};
 
-use crate::{Engine, store_error};
+use crate::Engine;
 
 /// The key the idle timeout is stored under.
 const IDLE_TIMEOUT_KEY: &str = "idle_timeout_seconds";
@@ -22,7 +22,7 @@ pub(crate) const IDLE_TIMEOUT_SECONDS: RangeInclusive<u32> = 10..=3600;
 
 impl Engine {
     pub(crate) async fn settings(&self) -> Result<AppSettings, ApiError> {
-        let chosen = self.stored_idle_timeout().await.map_err(store_error)?;
+        let chosen = self.stored_idle_timeout().await?;
         Ok(AppSettings {
             idle_timeout_seconds: chosen,
             default_idle_timeout_seconds: u32::try_from(self.inner.config.streams.idle_timeout.as_secs())
@@ -47,7 +47,7 @@ impl Engine {
             ));
         }
         let value = update.idle_timeout_seconds.map(serde_json::Value::from);
-        self.inner.store.set_setting(IDLE_TIMEOUT_KEY, value.as_ref()).await.map_err(store_error)?;
+        self.inner.store.set_setting(IDLE_TIMEOUT_KEY, value.as_ref()).await?;
         tracing::info!(idle_timeout_seconds = ?update.idle_timeout_seconds, "settings changed");
         self.settings().await
     }

@@ -16,7 +16,7 @@ use store::tools::{CallDecision, NewCall, Recorded};
 use tools::policy::{Decider, Policy};
 use tools::{Tool, ToolSet};
 
-use crate::{Engine, store_error};
+use crate::Engine;
 
 /// What happens to a call of a tool when no rule matches: read-only tools run, anything
 /// that can change something asks.
@@ -47,7 +47,7 @@ impl Engine {
 
     /// Tools as settings lists them.
     pub(crate) async fn list_tools(&self) -> Result<Vec<ToolInfo>, ApiError> {
-        let disabled = self.inner.store.disabled_tools().await.map_err(store_error)?;
+        let disabled = self.inner.store.disabled_tools().await?;
         Ok(self
             .catalog()
             .await
@@ -73,7 +73,7 @@ impl Engine {
         if !known {
             return Err(ApiError::bad_request("name", format!("there is no tool named {}", request.name)));
         }
-        self.inner.store.set_tool_enabled(&request.name, request.enabled).await.map_err(store_error)
+        Ok(self.inner.store.set_tool_enabled(&request.name, request.enabled).await?)
     }
 
     /// The tools one turn may call, and their default decisions: the enabled ones, cut
@@ -83,7 +83,7 @@ impl Engine {
         assistant: Option<&Assistant>,
         workspace: Option<&Path>,
     ) -> Result<(ToolSet, HashMap<String, PolicyDecision>), ApiError> {
-        let disabled: HashSet<String> = self.inner.store.disabled_tools().await.map_err(store_error)?;
+        let disabled: HashSet<String> = self.inner.store.disabled_tools().await?;
         let allowed: Option<HashSet<&str>> =
             assistant.and_then(|a| a.tools.as_ref()).map(|names| names.iter().map(String::as_str).collect());
         let mut set = ToolSet::new();

@@ -24,9 +24,9 @@ use store::StoreError;
 use store::tools::LedgerState;
 use streams::{PreparedExecution, PreparedTurn, ReplySlot, UserInput};
 
+use crate::Engine;
 use crate::operations::DEFAULT_TOPIC_TITLE;
 use crate::tools::EngineGate;
-use crate::{Engine, store_error};
 
 /// Longest automatic topic title, in characters.
 const TITLE_CHARS: usize = 60;
@@ -72,7 +72,7 @@ impl Engine {
             return Err(ApiError::bad_request("text", "the message is empty"));
         }
         let store = &self.inner.store;
-        let topic = store.get_topic(&request.topic_id).await.map_err(store_error)?;
+        let topic = store.get_topic(&request.topic_id).await?;
         self.refuse_while_waiting(&topic).await?;
         let setup = self.turn_setup(topic).await?;
         let assistant_models = setup.assistant.as_ref().map(|a| a.models.clone()).unwrap_or_default();
@@ -87,7 +87,7 @@ impl Engine {
         };
         let models = distinct(models)?;
 
-        let history = store.list_messages(&setup.topic.id).await.map_err(store_error)?;
+        let history = store.list_messages(&setup.topic.id).await?;
         let user_message_id = request.message_id.unwrap_or_default();
         let mut parts = Vec::with_capacity(files.len() + 1);
         if !text.is_empty() {
@@ -131,7 +131,7 @@ impl Engine {
     /// A reply waiting for the user's approval must be answered (or stopped) before the
     /// topic takes another message.
     async fn refuse_while_waiting(&self, topic: &Topic) -> Result<(), ApiError> {
-        let waiting = self.inner.store.list_approvals(Some(&topic.id), true).await.map_err(store_error)?;
+        let waiting = self.inner.store.list_approvals(Some(&topic.id), true).await?;
         if let Some(first) = waiting.first() {
             return Err(ApiError::conflict(format!(
                 "a {} call in this topic is waiting for your approval; answer it or press Stop first",
@@ -146,7 +146,7 @@ impl Engine {
             Some(id) => match self.inner.store.get_assistant(id).await {
                 Ok(assistant) => Some(assistant),
                 Err(StoreError::NotFound { .. }) => None,
-                Err(err) => return Err(store_error(err)),
+                Err(err) => return Err(err.into()),
             },
             None => None,
         };
@@ -188,8 +188,8 @@ impl Engine {
         mode: Continuation,
     ) -> Result<PreparedTurn, ApiError> {
         let store = &self.inner.store;
-        let topic = store.get_topic(&request.topic_id).await.map_err(store_error)?;
-        let history = store.list_messages(&request.topic_id).await.map_err(store_error)?;
+        let topic = store.get_topic(&request.topic_id).await?;
+        let history = store.list_messages(&request.topic_id).await?;
         let reply = history
             .iter()
             .find(|m| m.id == request.message_id && m.message.role == MessageRole::Assistant)
@@ -219,7 +219,7 @@ impl Engine {
                 // Retrying drops the open question: it is answered "no" first. That writes
                 // the reply, so the retry starts from the row as it is now.
                 self.stop_waiting_replies(&request.topic_id).await?;
-                seen = store.get_message(&reply.id).await.map_err(store_error)?.revision;
+                seen = store.get_message(&reply.id).await?.revision;
             }
             _ => {}
         }
@@ -244,8 +244,8 @@ impl Engine {
             ));
         }
         let store = &self.inner.store;
-        let topic = store.get_topic(&request.topic_id).await.map_err(store_error)?;
-        let history = store.list_messages(&request.topic_id).await.map_err(store_error)?;
+        let topic = store.get_topic(&request.topic_id).await?;
+        let history = store.list_messages(&request.topic_id).await?;
         if !history.iter().any(|m| m.turn_id.as_ref() == Some(&request.turn_id) && m.message.role == MessageRole::User)
         {
             return Err(ApiError::not_found("turn", &request.turn_id));
@@ -289,7 +289,7 @@ impl Engine {
                     format!("no provider {} (was it removed?): pick another model", model_ref.provider_id),
                 ));
             }
-            Err(err) => return Err(store_error(err)),
+            Err(err) => return Err(err.into()),
         };
         let api_key = match provider.kind {
             ProviderKind::Demo => None,
@@ -373,7 +373,7 @@ impl Engine {
         };
         let mut used_call_ids: Vec<String> = conversation.iter().flat_map(|m| call_ids_of(m)).collect();
         if !matches!(slot, ReplySlot::New) {
-            let ledger = self.inner.store.calls_of_message(message_id.as_str()).await.map_err(store_error)?;
+            let ledger = self.inner.store.calls_of_message(message_id.as_str()).await?;
             used_call_ids.extend(ledger.into_iter().map(|row| row.call_id));
             used_call_ids.extend(open.into_iter().flat_map(call_ids_of));
         }
@@ -390,20 +390,22 @@ impl Engine {
             message_id: message_id.clone(),
             defaults: setup.defaults.clone(),
         };
-        let mut agent_request = agent::TurnRequest::new(model, completion, setup.idle_timeout);
-        agent_request.tools = setup.tools.clone();
-        agent_request.tool_calling = tool_calling;
-        agent_request.gate = Arc::new(gate);
-        agent_request.workspace = setup.workspace.clone();
-        agent_request.http = self.inner.http.clone();
-        agent_request.vision = capabilities.vision;
-        agent_request.max_tool_calls =
+        let max_tool_calls =
             setup.assistant.as_ref().map(|a| a.max_tool_calls).unwrap_or(crate::assistants::DEFAULT_MAX_TOOL_CALLS);
-        agent_request.tool_calls_used = used;
-        agent_request.pending = pending;
-        agent_request.usage = usage;
-        agent_request.used_call_ids = used_call_ids;
-        agent_request.context_rounds_left = context_rounds_left;
+        let agent_request = agent::TurnRequest::builder(model, completion, setup.idle_timeout)
+            .tools(setup.tools.clone())
+            .tool_calling(tool_calling)
+            .gate(Arc::new(gate))
+            .workspace(setup.workspace.clone())
+            .http(self.inner.http.clone())
+            .vision(capabilities.vision)
+            .max_tool_calls(max_tool_calls)
+            .tool_calls_used(used)
+            .pending(pending)
+            .usage(usage)
+            .used_call_ids(used_call_ids)
+            .context_rounds_left(context_rounds_left)
+            .build();
         Ok(PreparedExecution {
             message_id,
             model_ref,
@@ -434,7 +436,7 @@ impl Engine {
         if open.is_empty() {
             return Ok(Vec::new());
         }
-        let ledger = self.inner.store.calls_of_message(&message.id).await.map_err(store_error)?;
+        let ledger = self.inner.store.calls_of_message(&message.id).await?;
         Ok(open
             .into_iter()
             .map(|(call_id, tool_name, input)| {
@@ -476,7 +478,7 @@ impl Engine {
 
     /// The first provider's default model: what a topic without a model of its own uses.
     async fn default_model(&self) -> Result<ModelRef, ApiError> {
-        let providers = self.inner.store.list_providers().await.map_err(store_error)?;
+        let providers = self.inner.store.list_providers().await?;
         providers.into_iter().next().map(|p| ModelRef { provider_id: p.id, model: p.default_model }).ok_or_else(|| {
             ApiError::bad_request("model", "no provider is configured: add one in Settings, or try the demo provider")
         })

@@ -11,6 +11,7 @@
 //! Rows written by an older or damaged version never make a read fail as a whole: a
 //! message whose JSON cannot be parsed comes back with a `data-error` part saying so.
 
+mod api_error;
 pub mod assistants;
 pub mod inbox;
 pub mod mcp;
@@ -35,6 +36,7 @@ use sqlx::sqlite::{
 };
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
+pub use api_error::{DATABASE_DAMAGED, DATABASE_NEWER};
 pub use messages::{AssistantSlot, Checkpoint, NewTurn};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
