@@ -196,6 +196,13 @@ impl TurnRequestBuilder {
         self
     }
 
+    /// The features this turn enables, by registered name; `None` (the default): the
+    /// defaults derived from `tool_calling` (see [`TurnRequest::feature_names`]).
+    pub fn feature_names(mut self, feature_names: Option<Vec<String>>) -> Self {
+        self.0.feature_names = feature_names;
+        self
+    }
+
     pub fn build(self) -> TurnRequest {
         self.0
     }
