@@ -405,6 +405,7 @@ impl Engine {
             .usage(usage)
             .used_call_ids(used_call_ids)
             .context_rounds_left(context_rounds_left)
+            .feature_names(setup.assistant.as_ref().and_then(|a| a.features.clone()))
             .build();
         Ok(PreparedExecution {
             message_id,
