@@ -454,9 +454,19 @@ maxToolCalls: number,
 /**
  * The folder file tools work in for topics that have none of their own.
  */
-workspace?: string, createdAt: string, updatedAt: string, };
+workspace?: string, 
+/**
+ * The reply strategies its turns use, by feature name (see `docs/api.md`); absent:
+ * the defaults. `[]`: none (one model call per reply, tool calls answered but not
+ * followed up).
+ */
+features?: Array<string>, createdAt: string, updatedAt: string, };
 
-export type AssistantInput = { name: string, systemPrompt: string, models: Array<ModelRef>, tools?: Array<string>, maxToolCalls?: number, workspace?: string, };
+export type AssistantInput = { name: string, systemPrompt: string, models: Array<ModelRef>, tools?: Array<string>, maxToolCalls?: number, workspace?: string, 
+/**
+ * Absent: the default features.
+ */
+features?: Array<string>, };
 
 export type UpdateAssistant = { id: string, assistant: AssistantInput, };
 

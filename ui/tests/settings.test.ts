@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AppSettings, PolicyRule, Provider } from '../src/protocol.gen';
-import { assistantInputFromDraft, draftFromAssistant } from '../src/settings/assistantForm';
+import { assistantInputFromDraft, draftFromAssistant, REPLY_STRATEGIES } from '../src/settings/assistantForm';
 import { capabilitiesToSend, capabilityRows, toggleCapability } from '../src/settings/capabilities';
 import { fieldErrorsFrom } from '../src/settings/fieldErrors';
 import { draftFromSettings, effectiveIdleTimeout, formatDuration, settingsInputFromDraft } from '../src/settings/generalForm';
@@ -125,6 +125,23 @@ describe('assistant form', () => {
       errors: { name: expect.any(String), maxToolCalls: 'A whole number from 1 to 100.' },
     });
     expect(assistantInputFromDraft({ ...fresh, name: 'x', maxToolCalls: '2.5' })).toMatchObject({ errors: { maxToolCalls: expect.any(String) } });
+  });
+
+  it('sends reply strategies only when the defaults are not used; an empty list is kept', () => {
+    const fresh = draftFromAssistant();
+    expect(fresh.featureChoice).toBe('defaults');
+    expect(fresh.features).toEqual(REPLY_STRATEGIES.map((strategy) => strategy.name));
+    expect(assistantInputFromDraft({ ...fresh, name: 'A', features: ['tool-loop'] })).toEqual({
+      input: { name: 'A', systemPrompt: '', models: [], maxToolCalls: 20 },
+    });
+    expect(assistantInputFromDraft({ ...fresh, name: 'A', featureChoice: 'some', features: ['context-rounds'] })).toEqual({
+      input: { name: 'A', systemPrompt: '', models: [], maxToolCalls: 20, features: ['context-rounds'] },
+    });
+    expect(assistantInputFromDraft({ ...fresh, name: 'A', featureChoice: 'some', features: [] })).toMatchObject({ input: { features: [] } });
+
+    const saved = { id: 'a', name: 'A', systemPrompt: '', models: [], maxToolCalls: 20, createdAt: '', updatedAt: '' };
+    expect(draftFromAssistant(saved).featureChoice).toBe('defaults');
+    expect(draftFromAssistant({ ...saved, features: [] })).toMatchObject({ featureChoice: 'some', features: [] });
   });
 });
 

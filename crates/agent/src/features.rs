@@ -1,16 +1,38 @@
-//! Features: per-request plugins that shape a turn (after TidGi's plugin workflow).
+//! Features: per-turn plugins that shape a turn (after TidGi's plugin workflow).
 //!
 //! A feature may assemble the prompt (`process_prompts`), look at each finished model
 //! response and ask for another round (`response_complete`), and contribute hooks.
 //! Features hold no state between rounds: everything they need travels in the context
 //! they are given, so one feature value can serve any number of turns at once.
+//!
+//! Features are registered by name in a [`FeatureRegistry`]; a turn enables the ones its
+//! configuration names ([`crate::TurnRequest::feature_names`]), or, when it names none,
+//! the ones [`default_features`] derives from the fields a turn has always had. The
+//! built-in features, in the order they compose:
+//!
+//! | name | what it does | enabled by default |
+//! |---|---|---|
+//! | `context-rounds` | a tool result that stays in the context for N rounds is replaced by a note once they are used up ([`ContextRounds`]) | always |
+//! | `prompt-tool-calling` | tools described in the system prompt, earlier calls and results written as text ([`PromptToolCalling`]) | `ToolCalling::Prompt` |
+//! | `tool-loop` | after a response that called tools, another round so the model sees the results ([`ToolLoop`]) | always |
+//!
+//! A new strategy is a new feature and one [`FeatureRegistry::register`] line, not an
+//! edit of the loop.
 
+mod context_rounds;
+mod prompt_tool_calling;
+mod tool_loop;
+
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use providers::{ChatMessage, StopReason, ToolCall, ToolSpec};
 
 use crate::hooks::AgentHooks;
-use crate::prompt_tools;
+
+pub use context_rounds::ContextRounds;
+pub use prompt_tool_calling::PromptToolCalling;
+pub use tool_loop::ToolLoop;
 
 /// Whether tools reach the model through the API or through the prompt.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,6 +50,9 @@ pub struct PromptContext<'a> {
     pub step: u32,
     pub tools: &'a [ToolSpec],
     pub tool_calling: ToolCalling,
+    /// Tool results that only a limited number of model calls see: how many more do, by
+    /// call id (0: this call no longer sees it).
+    pub rounds_left: &'a HashMap<String, u32>,
 }
 
 /// What `response_complete` sees: one finished model response.
@@ -41,10 +66,10 @@ pub struct ResponseContext<'a> {
 /// What a feature wants after a response.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RoundAction {
-    /// Nothing: the loop goes on as the response says (tools, or the end).
+    /// Nothing: as far as this feature goes, the turn may end here.
     Done,
-    /// Another model round even though no tool was called, with these messages added
-    /// after the response (e.g. a nudge to finish a cut-off answer).
+    /// Another model round, with these messages added after the response (and after the
+    /// results of its tool calls, if it made any): e.g. a nudge to finish a cut-off answer.
     NextRound { messages: Vec<ChatMessage> },
 }
 
@@ -54,6 +79,8 @@ pub trait Feature: Send + Sync {
     /// Adds to or rewrites the prompt of a model call.
     fn process_prompts(&self, _ctx: &PromptContext<'_>, _messages: &mut Vec<ChatMessage>) {}
 
+    /// Whether the turn goes on after this response. The first feature that asks for
+    /// another round wins; the later ones are not asked.
     fn response_complete(&self, _ctx: &ResponseContext<'_>) -> RoundAction {
         RoundAction::Done
     }
@@ -63,23 +90,82 @@ pub trait Feature: Send + Sync {
     }
 }
 
-/// Prompt-based tool calling's half that lives in the prompt: the tool list and the call
-/// syntax, as a system message. (Its other half, reading calls out of the streamed text,
-/// is in the step.)
-pub struct PromptToolCalling;
+/// Makes a feature.
+pub type FeatureConstructor = fn() -> Arc<dyn Feature>;
 
-impl Feature for PromptToolCalling {
-    fn name(&self) -> &str {
-        "prompt-tool-calling"
+/// A name the configuration gave that no feature is registered under.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("there is no feature named {name:?}; the features are: {}", known.join(", "))]
+pub struct UnknownFeature {
+    pub name: String,
+    pub known: Vec<String>,
+}
+
+/// Features by name. Whatever order a configuration names them in, enabled features
+/// compose in the order they were registered: the prompt passes through them in that
+/// order, and the first to ask for another round wins.
+#[derive(Clone, Default)]
+pub struct FeatureRegistry {
+    entries: Vec<(&'static str, FeatureConstructor)>,
+}
+
+impl FeatureRegistry {
+    /// No features.
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    fn process_prompts(&self, ctx: &PromptContext<'_>, messages: &mut Vec<ChatMessage>) {
-        if ctx.tool_calling != ToolCalling::Prompt || ctx.tools.is_empty() {
-            return;
+    /// The built-in features (see the module docs for the table).
+    pub fn builtin() -> Self {
+        let mut registry = Self::new();
+        // Results past their rounds are shortened while the prompt is still in its native
+        // shape (results known by call id), before prompt tool calling writes it as text.
+        registry.register(ContextRounds::NAME, || Arc::new(ContextRounds));
+        registry.register(PromptToolCalling::NAME, || Arc::new(PromptToolCalling));
+        registry.register(ToolLoop::NAME, || Arc::new(ToolLoop));
+        registry
+    }
+
+    /// Registers a feature; a name registered before is replaced, keeping its place.
+    pub fn register(&mut self, name: &'static str, make: FeatureConstructor) {
+        match self.entries.iter_mut().find(|(known, _)| *known == name) {
+            Some(entry) => entry.1 = make,
+            None => self.entries.push((name, make)),
         }
-        let section = prompt_tools::system_section(ctx.tools);
-        // After any system prompt the conversation starts with, before the first turn.
-        let at = messages.iter().position(|m| m.role != providers::ChatRole::System).unwrap_or(messages.len());
-        messages.insert(at, ChatMessage::system(section));
+    }
+
+    /// The registered names, in composition order.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.entries.iter().map(|(name, _)| *name)
+    }
+
+    /// The features `names` enables, in composition order (a name given twice counts
+    /// once). Any name that is not registered is an error: nothing is built then.
+    pub fn build<S: AsRef<str>>(&self, names: &[S]) -> Result<Vec<Arc<dyn Feature>>, UnknownFeature> {
+        if let Some(unknown) = names.iter().map(AsRef::as_ref).find(|name| !self.names().any(|known| known == *name)) {
+            return Err(UnknownFeature { name: unknown.to_owned(), known: self.names().map(str::to_owned).collect() });
+        }
+        Ok(self
+            .entries
+            .iter()
+            .filter(|(name, _)| names.iter().any(|wanted| wanted.as_ref() == *name))
+            .map(|(_, make)| make())
+            .collect())
     }
 }
+
+/// The features a turn whose configuration names none has: what the loop did before
+/// features had names. Results keep their context rounds, a model without native tool
+/// calling gets its tools through the prompt, and the turn goes on while the model calls
+/// tools.
+pub fn default_features(tool_calling: ToolCalling) -> Vec<&'static str> {
+    let mut names = vec![ContextRounds::NAME];
+    if tool_calling == ToolCalling::Prompt {
+        names.push(PromptToolCalling::NAME);
+    }
+    names.push(ToolLoop::NAME);
+    names
+}
+
+#[cfg(test)]
+mod tests;

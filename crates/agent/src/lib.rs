@@ -4,7 +4,7 @@
 //! - `runner`: a [`TurnRequest`] is a `TurnRunner` the stream manager can run.
 //! - `step`: one model call, its events turned into chunks.
 //! - [`hooks`]: [`AgentHooks`] and their composition rules ([`Hooks`]).
-//! - [`features`]: per-request plugins ([`Feature`]) and prompt-based tool calling.
+//! - [`features`]: per-turn plugins ([`Feature`]) registered by name, and prompt-based tool calling.
 //! - `prompt`: stored messages → the model's prompt ([`build_prompt`]).
 //! - `call_ids`: no two calls of a reply share an id (the ledger knows a call by it).
 //!

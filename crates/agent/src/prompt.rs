@@ -6,10 +6,10 @@
 //! result is answered with an error so the conversation stays valid, except the open
 //! calls of a message being continued, which the loop is about to resolve.
 //!
-//! The prompt is built in the native shape (tool calls and tool results as such); the
-//! loop turns it into text for a model without native tool calling ([`prompt_form`]) when
-//! it sends it, after leaving out results whose context rounds are used up
-//! ([`context_rounds_left`]).
+//! The prompt is built in the native shape (tool calls and tool results as such); when
+//! the loop sends it, its features shorten results whose context rounds are used up
+//! ([`context_rounds_left`], feature `context-rounds`) and then, for a model without
+//! native tool calling, turn it into text ([`prompt_form`], feature `prompt-tool-calling`).
 
 use std::collections::HashMap;
 

@@ -54,6 +54,22 @@ fn checked_workspace_in(field: &str, path: &str, home: Option<&Path>) -> Result<
     Ok(canonical.to_string_lossy().into_owned())
 }
 
+/// An assistant's features, checked against the registry the turns use: every name
+/// registered, none given twice. `[]` is fine: a turn with no strategies (one model call
+/// per reply; tool calls are answered but not followed up).
+fn checked_features(features: &[String]) -> Result<(), ApiError> {
+    let registry = agent::features::FeatureRegistry::builtin();
+    registry.build(features).map_err(|unknown| ApiError::bad_request("features", unknown.to_string()))?;
+    if let Some((_, twice)) = features.iter().enumerate().find(|(index, name)| features[..*index].contains(name)) {
+        let known: Vec<&str> = registry.names().collect();
+        return Err(ApiError::bad_request(
+            "features",
+            format!("{twice:?} is named twice; the features are: {}", known.join(", ")),
+        ));
+    }
+    Ok(())
+}
+
 /// Saved setups: a system prompt, models, tools, a tool-call cap and a workspace.
 pub(crate) struct Assistants {
     store: Store,
@@ -101,6 +117,9 @@ impl Assistants {
                 }
             }
         }
+        if let Some(features) = &input.features {
+            checked_features(features)?;
+        }
         let workspace = match input.workspace.as_deref().map(str::trim).filter(|w| !w.is_empty()) {
             Some(path) => Some(checked_workspace("workspace", path)?),
             None => None,
@@ -119,6 +138,7 @@ impl Assistants {
             tools: input.tools.as_deref(),
             max_tool_calls,
             workspace: workspace.as_deref(),
+            features: input.features.as_deref(),
         };
         Ok(self.store.save_assistant(&id, &fields).await?)
     }

@@ -12,8 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use protocol::api::{
-    AddModelRequest, Assistant, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage,
-    StreamOpenRequest, Topic,
+    AddModelRequest, Assistant, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage, StreamOpenRequest, Topic,
 };
 use protocol::message::ToolState;
 use protocol::tool::{PolicyDecision, ToolOutput};
@@ -445,6 +444,7 @@ impl Turns {
             .usage(usage)
             .used_call_ids(used_call_ids)
             .context_rounds_left(context_rounds_left)
+            .feature_names(setup.assistant.as_ref().and_then(|a| a.features.clone()))
             .build();
         Ok(PreparedExecution {
             message_id,

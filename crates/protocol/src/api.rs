@@ -596,6 +596,12 @@ pub struct Assistant {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub workspace: Option<String>,
+    /// The reply strategies its turns use, by feature name (see `docs/api.md`); absent:
+    /// the defaults. `[]`: none (one model call per reply, tool calls answered but not
+    /// followed up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub features: Option<Vec<String>>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -617,6 +623,10 @@ pub struct AssistantInput {
     #[serde(default)]
     #[ts(optional)]
     pub workspace: Option<String>,
+    /// Absent: the default features.
+    #[serde(default)]
+    #[ts(optional)]
+    pub features: Option<Vec<String>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]

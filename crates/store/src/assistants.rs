@@ -1,4 +1,5 @@
-//! Assistants: saved setups (system prompt, models, tools, tool-call cap, workspace).
+//! Assistants: saved setups (system prompt, models, tools, tool-call cap, workspace,
+//! reply strategies).
 
 use protocol::ModelRef;
 use protocol::api::Assistant;
@@ -16,6 +17,8 @@ pub struct AssistantFields<'a> {
     pub tools: Option<&'a [String]>,
     pub max_tool_calls: u32,
     pub workspace: Option<&'a str>,
+    /// The features its turns enable, by name; `None`: the defaults.
+    pub features: Option<&'a [String]>,
 }
 
 fn from_row(row: &SqliteRow) -> Result<Assistant> {
@@ -23,6 +26,9 @@ fn from_row(row: &SqliteRow) -> Result<Assistant> {
     let models: Vec<ModelRef> = serde_json::from_str(&row.try_get::<String, _>("models")?).unwrap_or_default();
     let tools: Option<Vec<String>> =
         row.try_get::<Option<String>, _>("tools")?.and_then(|t| serde_json::from_str(&t).ok());
+    // A damaged list reads as absent: the default features.
+    let features: Option<Vec<String>> =
+        row.try_get::<Option<String>, _>("features")?.and_then(|f| serde_json::from_str(&f).ok());
     Ok(Assistant {
         id: row.try_get("id")?,
         name: row.try_get("name")?,
@@ -31,6 +37,7 @@ fn from_row(row: &SqliteRow) -> Result<Assistant> {
         tools,
         max_tool_calls: u32::try_from(row.try_get::<i64, _>("max_tool_calls")?).unwrap_or(20),
         workspace: row.try_get("workspace")?,
+        features,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })
@@ -59,11 +66,11 @@ impl Store {
     pub async fn save_assistant(&self, id: &str, fields: &AssistantFields<'_>) -> Result<Assistant> {
         let now = now();
         sqlx::query(
-            "INSERT INTO assistants (id, name, system_prompt, models, tools, max_tool_calls, workspace, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
+            "INSERT INTO assistants (id, name, system_prompt, models, tools, max_tool_calls, workspace, features, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
              ON CONFLICT (id) DO UPDATE SET name = excluded.name, system_prompt = excluded.system_prompt, \
              models = excluded.models, tools = excluded.tools, max_tool_calls = excluded.max_tool_calls, \
-             workspace = excluded.workspace, updated_at = excluded.updated_at",
+             workspace = excluded.workspace, features = excluded.features, updated_at = excluded.updated_at",
         )
         .bind(id)
         .bind(fields.name)
@@ -72,6 +79,7 @@ impl Store {
         .bind(fields.tools.map(|tools| encode(&tools)).transpose()?)
         .bind(i64::from(fields.max_tool_calls))
         .bind(fields.workspace)
+        .bind(fields.features.map(|features| encode(&features)).transpose()?)
         .bind(&now)
         .bind(&now)
         .execute(&mut *self.writer().await?)
@@ -110,6 +118,7 @@ mod tests {
             tools: Some(&tools),
             max_tool_calls: 7,
             workspace: Some("/w"),
+            features: None,
         };
         let saved = store.save_assistant("a1", &fields).await.unwrap();
         assert_eq!((saved.max_tool_calls, saved.tools.as_deref(), saved.models.len()), (7, Some(&tools[..]), 1));
@@ -121,5 +130,50 @@ mod tests {
         store.delete_assistant("a1").await.unwrap();
         assert_eq!(store.get_topic(&topic.id).await.unwrap().assistant_id, None);
         assert!(matches!(store.delete_assistant("a1").await, Err(StoreError::NotFound { .. })));
+    }
+
+    #[tokio::test]
+    async fn an_assistants_features_round_trip_absent_empty_or_named() {
+        let (store, _dir) = store().await;
+        let named = vec!["context-rounds".to_owned(), "prompt-tool-calling".to_owned()];
+        let fields = AssistantFields {
+            name: "Coder",
+            system_prompt: "",
+            models: &[],
+            tools: None,
+            max_tool_calls: 20,
+            workspace: None,
+            features: Some(&named),
+        };
+        let saved = store.save_assistant("a1", &fields).await.unwrap();
+        assert_eq!(saved.features.as_deref(), Some(&named[..]));
+        assert_eq!(store.get_assistant("a1").await.unwrap().features.as_deref(), Some(&named[..]));
+        let saved =
+            store.save_assistant("a1", &AssistantFields { features: Some(&[]), ..fields.clone() }).await.unwrap();
+        assert_eq!(saved.features, Some(Vec::new()), "an empty list is kept, not read as the defaults");
+        let saved = store.save_assistant("a1", &AssistantFields { features: None, ..fields }).await.unwrap();
+        assert_eq!(saved.features, None);
+        assert_eq!(store.list_assistants().await.unwrap()[0].features, None);
+    }
+
+    #[tokio::test]
+    async fn an_assistant_from_before_features_reads_as_the_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("colloquy.db");
+        // The schema of the version before assistants had features, with one assistant.
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite:{}?mode=rwc", path.display())).await.unwrap();
+        crate::MIGRATOR.run_to(11, &pool).await.unwrap();
+        sqlx::query(
+            "INSERT INTO assistants (id, name, system_prompt, models, tools, max_tool_calls, workspace, created_at, updated_at) \
+             VALUES ('old', 'Old', 'Be kind.', '[]', NULL, 20, NULL, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+
+        let store = Store::open(&path).await.unwrap();
+        let old = store.get_assistant("old").await.unwrap();
+        assert_eq!((old.name.as_str(), old.system_prompt.as_str(), old.features), ("Old", "Be kind.", None));
     }
 }

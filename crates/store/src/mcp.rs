@@ -450,6 +450,7 @@ mod tests {
             tools: Some(&tools),
             max_tool_calls: 20,
             workspace: None,
+            features: None,
         };
         let coder = store.save_assistant("coder", &fields).await.unwrap();
         let all_tools =

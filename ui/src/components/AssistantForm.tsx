@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { toApiFailure } from '../backend/backend';
 import type { Assistant, ModelRef, Provider, ToolInfo, UpdateAssistant } from '../protocol.gen';
-import { ASSISTANT_FIELDS, assistantInputFromDraft, draftFromAssistant, type AssistantDraft } from '../settings/assistantForm';
+import { ASSISTANT_FIELDS, assistantInputFromDraft, draftFromAssistant, REPLY_STRATEGIES, type AssistantDraft } from '../settings/assistantForm';
 import { fieldErrorsFrom, NO_ERRORS, type FieldErrors } from '../settings/fieldErrors';
 import { useBackend } from './BackendContext';
 import { FolderField } from './FolderField';
@@ -43,6 +43,8 @@ export function AssistantForm({ assistant, providers, onSaved, onCancel }: Assis
     change({ models: chosen.has(modelKey(model)) ? draft.models.filter((m) => modelKey(m) !== modelKey(model)) : [...draft.models, model] });
   const toggleTool = (name: string) =>
     change({ tools: draft.tools.includes(name) ? draft.tools.filter((tool) => tool !== name) : [...draft.tools, name] });
+  const toggleFeature = (name: string) =>
+    change({ features: draft.features.includes(name) ? draft.features.filter((feature) => feature !== name) : [...draft.features, name] });
 
   const save = async (event: FormEvent) => {
     event.preventDefault();
@@ -171,6 +173,37 @@ export function AssistantForm({ assistant, providers, onSaved, onCancel }: Assis
         />
         <span className="field-help">For topics that have no folder of their own. Optional.</span>
       </div>
+      <details className="field" data-testid="assistant-strategies" open={draft.featureChoice === 'some' || errors.features !== undefined}>
+        <summary className="field-label">Advanced: reply strategies</summary>
+        <label className="check">
+          <input
+            type="checkbox"
+            data-testid="assistant-strategies-defaults"
+            checked={draft.featureChoice === 'defaults'}
+            onChange={(event) => change({ featureChoice: event.target.checked ? 'defaults' : 'some' })}
+          />
+          <span>Use defaults</span>
+        </label>
+        {draft.featureChoice === 'some' && (
+          <div className="checklist">
+            {REPLY_STRATEGIES.map((strategy) => (
+              <label key={strategy.name} className="check">
+                <input
+                  type="checkbox"
+                  data-testid="assistant-strategy"
+                  data-strategy={strategy.name}
+                  checked={draft.features.includes(strategy.name)}
+                  onChange={() => toggleFeature(strategy.name)}
+                />
+                <code>{strategy.name}</code>
+                <span className="muted small">{strategy.description}</span>
+              </label>
+            ))}
+            {draft.features.length === 0 && <span className="field-help">None: one model call per reply; tool calls are answered but not followed up.</span>}
+          </div>
+        )}
+        {errorAt('features')}
+      </details>
       <div className="form-actions">
         <button type="button" className="button ghost" onClick={onCancel}>
           Cancel

@@ -3,6 +3,16 @@ import type { FieldErrors } from './fieldErrors';
 
 export const DEFAULT_MAX_TOOL_CALLS = 20;
 
+/**
+ * The reply strategies a turn can use: the backend's registered features
+ * (`FeatureRegistry::builtin()` in `crates/agent/src/features.rs`), in the order they compose.
+ */
+export const REPLY_STRATEGIES = [
+  { name: 'context-rounds', description: 'Tool results that only stay in the conversation for a few rounds are shortened to a note afterwards.' },
+  { name: 'prompt-tool-calling', description: 'For models without native tool calling: tools are described in the prompt and calls read from the reply.' },
+  { name: 'tool-loop', description: 'After the model calls tools, it gets another turn to read their results and go on.' },
+] as const;
+
 /** An assistant as its form edits it. */
 export interface AssistantDraft {
   name: string;
@@ -14,6 +24,9 @@ export interface AssistantDraft {
   /** Text, as typed. */
   maxToolCalls: string;
   workspace: string;
+  /** `defaults`: the backend's defaults (no list is sent); `some`: only `features`. */
+  featureChoice: 'defaults' | 'some';
+  features: string[];
 }
 
 export function draftFromAssistant(assistant?: Assistant): AssistantDraft {
@@ -25,6 +38,9 @@ export function draftFromAssistant(assistant?: Assistant): AssistantDraft {
     tools: assistant?.tools ?? [],
     maxToolCalls: String(assistant?.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS),
     workspace: assistant?.workspace ?? '',
+    featureChoice: assistant?.features === undefined ? 'defaults' : 'some',
+    // Every strategy on behaves as the defaults do, for any model: a start to edit from.
+    features: assistant?.features ?? REPLY_STRATEGIES.map((strategy) => strategy.name),
   };
 }
 
@@ -42,7 +58,8 @@ export function assistantInputFromDraft(draft: AssistantDraft): { input: Assista
   if (draft.toolChoice === 'some') input.tools = draft.tools;
   const workspace = draft.workspace.trim();
   if (workspace) input.workspace = workspace;
+  if (draft.featureChoice === 'some') input.features = draft.features;
   return { input };
 }
 
-export const ASSISTANT_FIELDS = ['name', 'systemPrompt', 'models', 'tools', 'maxToolCalls', 'workspace'] as const;
+export const ASSISTANT_FIELDS = ['name', 'systemPrompt', 'models', 'tools', 'maxToolCalls', 'workspace', 'features'] as const;

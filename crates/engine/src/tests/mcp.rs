@@ -98,7 +98,7 @@ impl ToolFixture {
 
 /// The server once the list says it is ready, read again at each change the hub announces.
 async fn ready(t: &ToolFixture, id: &str) -> McpServer {
-    let mut changes = t.f.engine.inner.mcp.changes();
+    let mut changes = t.f.engine.inner.mcp.hub().changes();
     let wait = async {
         loop {
             let servers: Vec<McpServer> = t.f.call("mcp_servers_list", json!({})).await;
