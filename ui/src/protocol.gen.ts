@@ -43,11 +43,13 @@ export type MessageRole = "system" | "user" | "assistant";
 
 export type MessageStatus = "pending" | "streaming" | "success" | "paused" | "error";
 
+export type StatusReason = "user_stop" | "stalled" | "tool_limit" | "awaiting_approval" | "steered" | "length" | "interrupted";
+
 export type Usage = { inputTokens: number, outputTokens: number, };
 
 export type MessageMetadata = { model?: string, providerName?: string, status?: MessageStatus, 
 /**
- * Why a message is `paused` or `error`: `user_stop`, `interrupted`, `stalled`, an error kind.
+ * Why a message is `paused` or ended early (a `StatusReason`), or an `error`'s code.
  */
 statusReason?: string, usage?: Usage, turnId?: string, };
 
@@ -560,3 +562,5 @@ workspace: string, providerId?: ProviderId,
 model: string, permissionMode?: string, };
 
 export type UpdateAgentSession = { id: string, title?: string, model?: string, permissionMode?: string, };
+
+export const STATUS_REASONS: readonly StatusReason[] = ["user_stop", "stalled", "tool_limit", "awaiting_approval", "steered", "length", "interrupted"];

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use futures::{StreamExt, stream};
 use protocol::message::ToolState;
 use protocol::tool::{ToolAnnotations, ToolOutput};
-use protocol::{ErrorKind, FinishReason, MessageAccumulator, UiChunk, UiMessage, UiPart};
+use protocol::{ErrorKind, FinishReason, MessageAccumulator, StatusReason, UiChunk, UiMessage, UiPart};
 use providers::{
     ChatMessage, ChatRole, CompletionEvent, CompletionRequest, CompletionStream, ContentPart, LanguageModel,
     ProviderError, ProviderErrorKind, StopReason, TokenUsage,
@@ -378,7 +378,7 @@ async fn cancel_stops_the_turn_and_closes_open_parts() {
         stopper.cancel();
     });
     let (chunks, outcome) = run(model, cancel).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_USER_STOP.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::UserStop });
     let message = fold(&chunks);
     assert_eq!(message.text(), "a");
     assert!(matches!(message.parts[1], UiPart::Text { state: Some(protocol::PartState::Done), .. }));
@@ -388,7 +388,7 @@ async fn cancel_stops_the_turn_and_closes_open_parts() {
 async fn a_silent_provider_is_cut_off_as_stalled() {
     let model = Arc::new(FakeModel { hang_at_end: true, ..FakeModel::plain(vec![vec![text("a")]]) });
     let (chunks, outcome) = run(model, CancellationToken::new()).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_STALLED.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::Stalled });
     assert_eq!(fold(&chunks).text(), "a");
 }
 
@@ -434,7 +434,7 @@ async fn a_retry_wait_is_announced_and_does_not_count_as_silence() {
 #[tokio::test(start_paused = true)]
 async fn silence_beyond_the_announced_wait_is_still_a_stall() {
     let (_, outcome) = run(Arc::new(RetryingModel { wait: Duration::from_secs(100) }), CancellationToken::new()).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_STALLED.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::Stalled });
 }
 
 // ---- the tool loop ------------------------------------------------------------------
@@ -696,7 +696,7 @@ async fn the_tool_call_limit_pauses_the_turn_as_its_own_state() {
     let mut request = with_tools(model, std::slice::from_ref(&read), FakeGate::new(GateDecision::Allow));
     request.max_tool_calls = 2;
     let (chunks, outcome) = run_request(request, CancellationToken::new()).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_TOOL_LIMIT.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::ToolLimit });
     assert_eq!(read.runs().len(), 1, "the step that would pass the limit runs nothing");
     let states = tool_states(&fold(&chunks));
     assert_eq!(states[1..], [("c2".into(), ToolState::InputAvailable), ("c3".into(), ToolState::InputAvailable)]);
@@ -740,7 +740,7 @@ async fn stop_during_a_tool_call_pauses_the_turn() {
         stopper.cancel();
     });
     let (chunks, outcome) = run_request(with_tools(model, &[slow], gate.clone()), cancel).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_USER_STOP.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::UserStop });
     assert_eq!(*gate.finished.lock().unwrap(), vec![("c1".to_owned(), false)]);
     assert!(chunks.iter().any(
         |c| matches!(c, UiChunk::ToolOutputError { error_text, .. } if error_text == "stopped before it finished")
@@ -1126,7 +1126,7 @@ async fn a_user_stop_reaches_on_abort_in_order_and_a_failing_one_does_not_stop_t
     });
     let (lines, _guard) = capture_logs();
     let (_, outcome) = run_request(request, cancel).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_USER_STOP.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::UserStop });
     let log = log.lock().unwrap().clone();
     assert!(
         log.ends_with(&[
@@ -1261,7 +1261,7 @@ async fn on_abort_hears_a_stall() {
     let mut request = request(model);
     request.hooks.add(HookSource::Caller, Recorder::new("c", &log));
     let (_, outcome) = run_request(request, CancellationToken::new()).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_STALLED.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::Stalled });
     assert!(log.lock().unwrap().ends_with(&["c:abort(stalled)".to_owned(), "c:finish(false)".to_owned()]));
 }
 

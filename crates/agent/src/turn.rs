@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use protocol::tool::ToolOutput;
-use protocol::{ApiError, DataChunk, ErrorKind, UiChunk};
+use protocol::{ApiError, DataChunk, ErrorKind, StatusReason, UiChunk};
 use providers::{
     ChatMessage, ChatRole, CompletionRequest, ContentPart, LanguageModel, ProviderError, ProviderErrorKind, StopReason,
     ToolResult, ToolSpec,
@@ -23,7 +23,8 @@ use turn::{
     AllowAll, Allowed, CallRecord, ChunkSink, GateCall, GateDecision, PartWriter, PendingCall, PendingState,
     SinkClosed, ToolGate, TurnOutcome,
 };
-use turn::{REASON_STALLED, REASON_TOOL_LIMIT, REASON_USER_STOP};
+// The loop's names for the reasons it pauses with.
+use protocol::StatusReason::{Stalled as REASON_STALLED, ToolLimit as REASON_TOOL_LIMIT, UserStop as REASON_USER_STOP};
 
 use crate::call_ids::CallIds;
 use crate::features::{Feature, PromptContext, PromptToolCalling, ResponseContext, RoundAction, ToolCalling};
@@ -110,8 +111,8 @@ fn shared_http_client() -> reqwest::Client {
     CLIENT.get_or_init(reqwest::Client::new).clone()
 }
 
-fn paused(reason: &str) -> TurnOutcome {
-    TurnOutcome::Paused { reason: reason.to_owned() }
+fn paused(reason: StatusReason) -> TurnOutcome {
+    TurnOutcome::Paused { reason }
 }
 
 /// The error a reply ends with when the provider's content filter stopped it (a finish
@@ -140,8 +141,8 @@ pub async fn run_turn(request: TurnRequest, cancel: CancellationToken, sink: &mu
             let _ = sink.send(UiChunk::Error { error_text: error.message.clone() }).await;
         }
         match &outcome {
-            TurnOutcome::Paused { reason } if reason == REASON_USER_STOP || reason == REASON_STALLED => {
-                turn.hooks.on_abort(reason).await
+            TurnOutcome::Paused { reason } if *reason == REASON_USER_STOP || *reason == REASON_STALLED => {
+                turn.hooks.on_abort(reason.as_str()).await
             }
             _ => {}
         }

@@ -219,7 +219,7 @@ impl Engine {
                 "only a stopped or interrupted reply of this session can be continued",
             ));
         }
-        if reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL) {
+        if reply.status_reason.as_deref() == Some(protocol::StatusReason::AwaitingApproval.as_str()) {
             return Err(ApiError::conflict(
                 "this reply is waiting for your approval of a tool call; answer it to go on",
             ));
@@ -301,7 +301,7 @@ impl Engine {
         for approval in store.list_approvals(Some(topic_id), true).await.map_err(store_error)? {
             let reply = store.get_message(&MessageId(approval.message_id.clone())).await.map_err(store_error)?;
             if reply.status == MessageStatus::Paused
-                && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL)
+                && reply.status_reason.as_deref() == Some(protocol::StatusReason::AwaitingApproval.as_str())
             {
                 return Ok(Some(approval));
             }
@@ -341,7 +341,7 @@ impl Engine {
         let message_id = MessageId(approval.message_id.clone());
         let reply = store.get_message(&message_id).await.map_err(store_error)?;
         let waiting = reply.status == MessageStatus::Paused
-            && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL);
+            && reply.status_reason.as_deref() == Some(protocol::StatusReason::AwaitingApproval.as_str());
         if !waiting || store.pending_approvals_of(&approval.message_id).await.map_err(store_error)? > 0 {
             return Ok(false);
         }

@@ -198,7 +198,7 @@ impl Engine {
             return Err(ApiError::bad_request("messageId", "this reply has no turn or model to run again"));
         };
         let waiting = reply.status == MessageStatus::Paused
-            && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL);
+            && reply.status_reason.as_deref() == Some(protocol::StatusReason::AwaitingApproval.as_str());
         let mut seen = reply.revision;
         match mode {
             Continuation::Continue if waiting => {
@@ -345,7 +345,8 @@ impl Engine {
             (Some(message), Continuation::Continue | Continuation::Resume) => {
                 let pending = self.pending_calls(message).await?;
                 let after_limit = mode == Continuation::Continue
-                    && message.typed_metadata().status_reason.as_deref() == Some(agent::REASON_TOOL_LIMIT);
+                    && message.typed_metadata().status_reason.as_deref()
+                        == Some(protocol::StatusReason::ToolLimit.as_str());
                 // Continuing past the limit gives the reply a fresh allowance.
                 let used = if after_limit { 0 } else { tool_part_count(message) };
                 let usage = message
@@ -488,7 +489,7 @@ impl Engine {
 fn can_continue(reply: &StoredMessage) -> bool {
     match reply.status {
         MessageStatus::Paused => true,
-        MessageStatus::Success => reply.status_reason.as_deref() == Some(agent::REASON_LENGTH),
+        MessageStatus::Success => reply.status_reason.as_deref() == Some(protocol::StatusReason::Length.as_str()),
         _ => false,
     }
 }

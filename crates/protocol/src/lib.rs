@@ -27,4 +27,6 @@ pub use envelope::{
 };
 pub use error::{ApiError, ErrorKind, parse_body};
 pub use ids::{ExecutionId, MessageId, ModelRef, ProviderId, TopicId, TurnId};
-pub use message::{MessageAccumulator, MessageMetadata, MessageRole, MessageStatus, PartState, UiMessage, UiPart};
+pub use message::{
+    MessageAccumulator, MessageMetadata, MessageRole, MessageStatus, PartState, StatusReason, UiMessage, UiPart,
+};

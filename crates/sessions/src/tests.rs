@@ -220,7 +220,7 @@ fn success() -> TurnOutcome {
 }
 
 fn stopped() -> TurnOutcome {
-    TurnOutcome::Paused { reason: turn::REASON_USER_STOP.into() }
+    TurnOutcome::Paused { reason: protocol::StatusReason::UserStop }
 }
 
 fn error_of(outcome: &TurnOutcome) -> &protocol::ApiError {

@@ -83,7 +83,7 @@ fn failed(code: &str, message: impl Into<String>) -> TurnOutcome {
 }
 
 fn stopped() -> TurnOutcome {
-    TurnOutcome::Paused { reason: turn::REASON_USER_STOP.into() }
+    TurnOutcome::Paused { reason: protocol::StatusReason::UserStop }
 }
 
 /// The model is told this when the user denies a permission prompt.

@@ -309,7 +309,7 @@ async fn a_steer_goes_in_at_the_next_tool_boundary_and_the_transcript_reads_in_o
     .await;
     assert_eq!(
         (rows[1].status, rows[1].status_reason.as_deref()),
-        (MessageStatus::Success, Some(agent::REASON_STEERED))
+        (MessageStatus::Success, Some(protocol::StatusReason::Steered.as_str()))
     );
     assert!(rows[1].message.text().starts_with("Working on it."));
     assert_eq!(data_states(&rows[1], "data-steer"), [json!("delivered")], "the reply says where the message went in");
@@ -784,7 +784,7 @@ async fn restart_while_waiting(a: &Agent, file: &std::path::Path) -> (Fixture, A
     let rows = f.messages(&topic).await;
     assert_eq!(
         (rows[1].status, rows[1].status_reason.as_deref()),
-        (MessageStatus::Paused, Some(agent::REASON_AWAITING_APPROVAL)),
+        (MessageStatus::Paused, Some(protocol::StatusReason::AwaitingApproval.as_str())),
         "the reply waits for it"
     );
     let (listener, _rx) = f.engine.listener(ListenerId::unique(), &topic.id);
