@@ -269,13 +269,13 @@ impl Engine {
 
     /// Generates one reply again, in place, and subscribes `listener` to the turn.
     pub async fn stream_retry(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
-        let turn = self.prepare_reply(request, false).await?;
+        let turn = self.prepare_reply(request, turns::Continuation::None).await?;
         self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
     }
 
     /// Continues a stopped or interrupted reply after the text it kept.
     pub async fn stream_continue(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
-        let turn = self.prepare_reply(request, true).await?;
+        let turn = self.prepare_reply(request, turns::Continuation::Continue).await?;
         self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
     }
 

@@ -200,17 +200,7 @@ impl Engine {
     }
 
     /// Continue a stopped agent reply: the agent is asked to go on, into the same reply.
-    pub(crate) async fn prepare_session_reply(
-        &self,
-        request: ReplyRequest,
-        continue_reply: bool,
-    ) -> Result<PreparedTurn, ApiError> {
-        if !continue_reply {
-            return Err(ApiError::bad_request(
-                "messageId",
-                "an agent session's reply cannot be generated again (the agent has already acted); send a new message instead",
-            ));
-        }
+    pub(crate) async fn prepare_session_reply(&self, request: ReplyRequest) -> Result<PreparedTurn, ApiError> {
         let session = self.inner.store.session_of_topic(&request.topic_id).await.map_err(store_error)?;
         let reply = self.inner.store.get_message(&request.message_id).await.map_err(store_error)?;
         if reply.topic_id != session.topic_id || reply.status != protocol::MessageStatus::Paused {

@@ -50,7 +50,7 @@ struct TurnSetup {
 
 /// How a reply goes on from what it holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Continuation {
+pub(crate) enum Continuation {
     /// A fresh reply (new turn, retry, added model).
     None,
     /// The user pressed Continue (after a stop, a stall, a crash, the tool-call limit, or
@@ -162,18 +162,23 @@ impl Engine {
         Ok(TurnSetup { topic, assistant, workspace, tools, defaults, idle_timeout })
     }
 
-    /// Generate one reply again from scratch (`continue_reply` false), or continue it
-    /// after what it kept (a stopped, stalled or interrupted reply, one that reached the
-    /// tool-call limit, or one the model's output limit cut short).
+    /// Generate one reply again from scratch (`Continuation::None`), or continue it
+    /// after what it kept (`Continue`: a stopped, stalled or interrupted reply, one that
+    /// reached the tool-call limit, or one the model's output limit cut short).
     pub(crate) async fn prepare_reply(
         &self,
         request: ReplyRequest,
-        continue_reply: bool,
+        mode: Continuation,
     ) -> Result<PreparedTurn, ApiError> {
         if crate::sessions::is_session(&request.topic_id) {
-            return self.prepare_session_reply(request, continue_reply).await;
+            if mode != Continuation::Continue {
+                return Err(ApiError::bad_request(
+                    "messageId",
+                    "an agent session's reply cannot be generated again (the agent has already acted); send a new message instead",
+                ));
+            }
+            return self.prepare_session_reply(request).await;
         }
-        let mode = if continue_reply { Continuation::Continue } else { Continuation::None };
         self.prepare_existing_reply(request, mode).await
     }
 

@@ -111,11 +111,19 @@ impl Execution {
     }
 }
 
+/// Whether the app is going on when a turn ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum App {
+    Running,
+    /// Shutting down: a reply it stopped is recorded as `interrupted`, not `user_stop`.
+    ShuttingDown,
+}
+
 /// How a finished turn is recorded: final status, reason, and the chunks that close the
 /// message for subscribers (`message-metadata` with the status, then `finish` or `abort`).
 pub(crate) fn terminal(
     outcome: &TurnOutcome,
-    interrupted: bool,
+    app: App,
 ) -> (MessageStatus, Option<String>, TerminalStatus, Vec<UiChunk>) {
     let finish = |reason| UiChunk::Finish { finish_reason: Some(reason), message_metadata: None };
     // Stored and sent as its wire spelling: an error's code shares the field.
@@ -145,7 +153,10 @@ pub(crate) fn terminal(
             finish(protocol::FinishReason::ToolCalls),
         ),
         TurnOutcome::Paused { reason } => {
-            let reason = if interrupted { StatusReason::Interrupted } else { *reason };
+            let reason = match app {
+                App::ShuttingDown => StatusReason::Interrupted,
+                App::Running => *reason,
+            };
             (MessageStatus::Paused, said(reason), TerminalStatus::Paused, UiChunk::Abort { reason: said(reason) })
         }
         TurnOutcome::Failed { error } => {
