@@ -19,7 +19,7 @@ use turn::{
 
 use self::fake::{Call, FakeDriver, Peer, Runtime};
 use crate::driver::{DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
-use crate::host::{Decision, SessionHost, TokenStore};
+use crate::{Decision, SessionHost, TokenStore};
 
 const IDLE: Duration = Duration::from_secs(300);
 
