@@ -253,13 +253,13 @@ impl Engine {
 
     /// Generates one reply again, in place, and subscribes `listener` to the turn.
     pub async fn stream_retry(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
-        let turn = self.inner.turns.prepare_reply(request, false).await?;
+        let turn = self.inner.turns.prepare_reply(request, turns::Continuation::None).await?;
         self.inner.turns.start(turn, listener).await
     }
 
     /// Continues a stopped or interrupted reply after the text it kept.
     pub async fn stream_continue(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
-        let turn = self.inner.turns.prepare_reply(request, true).await?;
+        let turn = self.inner.turns.prepare_reply(request, turns::Continuation::Continue).await?;
         self.inner.turns.start(turn, listener).await
     }
 

@@ -50,7 +50,7 @@ struct TurnSetup {
 
 /// How a reply goes on from what it holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Continuation {
+pub(crate) enum Continuation {
     /// A fresh reply (new turn, retry, added model).
     None,
     /// The user pressed Continue (after a stop, a stall, a crash, the tool-call limit, or
@@ -201,18 +201,23 @@ impl Turns {
         Ok(TurnSetup { topic, assistant, workspace, tools, defaults, idle_timeout })
     }
 
-    /// Generate one reply again from scratch (`continue_reply` false), or continue it
-    /// after what it kept (a stopped, stalled or interrupted reply, one that reached the
-    /// tool-call limit, or one the model's output limit cut short).
+    /// Generate one reply again from scratch (`Continuation::None`), or continue it
+    /// after what it kept (`Continue`: a stopped, stalled or interrupted reply, one that
+    /// reached the tool-call limit, or one the model's output limit cut short).
     pub(crate) async fn prepare_reply(
         &self,
         request: ReplyRequest,
-        continue_reply: bool,
+        mode: Continuation,
     ) -> Result<PreparedTurn, ApiError> {
         if crate::sessions::is_session(&request.topic_id) {
-            return self.sessions.prepare_session_reply(request, continue_reply).await;
+            if mode != Continuation::Continue {
+                return Err(ApiError::bad_request(
+                    "messageId",
+                    "an agent session's reply cannot be generated again (the agent has already acted); send a new message instead",
+                ));
+            }
+            return self.sessions.prepare_session_reply(request).await;
         }
-        let mode = if continue_reply { Continuation::Continue } else { Continuation::None };
         self.prepare_existing_reply(request, mode).await
     }
 
@@ -237,7 +242,7 @@ impl Turns {
             return Err(ApiError::bad_request("messageId", "this reply has no turn or model to run again"));
         };
         let waiting = reply.status == MessageStatus::Paused
-            && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL);
+            && reply.status_reason.as_deref() == Some(protocol::StatusReason::AwaitingApproval.as_str());
         let mut seen = reply.revision;
         match mode {
             Continuation::Continue if waiting => {
@@ -384,7 +389,8 @@ impl Turns {
             (Some(message), Continuation::Continue | Continuation::Resume) => {
                 let pending = self.pending_calls(message).await?;
                 let after_limit = mode == Continuation::Continue
-                    && message.typed_metadata().status_reason.as_deref() == Some(agent::REASON_TOOL_LIMIT);
+                    && message.typed_metadata().status_reason.as_deref()
+                        == Some(protocol::StatusReason::ToolLimit.as_str());
                 // Continuing past the limit gives the reply a fresh allowance.
                 let used = if after_limit { 0 } else { tool_part_count(message) };
                 let usage = message
@@ -543,7 +549,7 @@ impl Turns {
 fn can_continue(reply: &StoredMessage) -> bool {
     match reply.status {
         MessageStatus::Paused => true,
-        MessageStatus::Success => reply.status_reason.as_deref() == Some(agent::REASON_LENGTH),
+        MessageStatus::Success => reply.status_reason.as_deref() == Some(protocol::StatusReason::Length.as_str()),
         _ => false,
     }
 }

@@ -30,5 +30,7 @@ pub use envelope::{
 };
 pub use error::{ApiError, ErrorKind, parse_body};
 pub use ids::{ExecutionId, MessageId, ModelRef, ProviderId, TopicId, TopicKind, TurnId};
-pub use message::{MessageAccumulator, MessageMetadata, MessageRole, MessageStatus, PartState, UiMessage, UiPart};
+pub use message::{
+    MessageAccumulator, MessageMetadata, MessageRole, MessageStatus, PartState, StatusReason, UiMessage, UiPart,
+};
 pub use operations::{OPERATIONS, Operations, dispatch};

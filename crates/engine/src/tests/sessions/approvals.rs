@@ -143,7 +143,7 @@ async fn restart_while_waiting(a: &Agent, file: &std::path::Path) -> (Fixture, A
     let rows = f.messages(&topic).await;
     assert_eq!(
         (rows[1].status, rows[1].status_reason.as_deref()),
-        (MessageStatus::Paused, Some(agent::REASON_AWAITING_APPROVAL)),
+        (MessageStatus::Paused, Some(protocol::StatusReason::AwaitingApproval.as_str())),
         "the reply waits for it"
     );
     let (listener, _rx) = f.engine.listener(ListenerId::unique(), &topic.id);

@@ -107,7 +107,7 @@ async fn a_steer_goes_in_at_the_next_tool_boundary_and_the_transcript_reads_in_o
     .await;
     assert_eq!(
         (rows[1].status, rows[1].status_reason.as_deref()),
-        (MessageStatus::Success, Some(agent::REASON_STEERED))
+        (MessageStatus::Success, Some(protocol::StatusReason::Steered.as_str()))
     );
     assert!(rows[1].message.text().starts_with("Working on it."));
     assert_eq!(data_states(&rows[1], "data-steer"), [json!("delivered")], "the reply says where the message went in");
