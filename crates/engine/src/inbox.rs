@@ -30,11 +30,25 @@ pub(crate) struct Inbox {
     /// Agent sessions take steering messages at their next tool boundary.
     host: SessionHost,
     turns: Arc<Turns>,
+    /// Counts the dispatcher's changes to the inbox (an item held or sent), so a test
+    /// can await them instead of polling the store.
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl Inbox {
     pub(crate) fn new(store: Store, streams: StreamManager, host: SessionHost, turns: Arc<Turns>) -> Self {
-        Self { store, streams, host, turns }
+        Self { store, streams, host, turns, changes: tokio::sync::watch::Sender::new(0) }
+    }
+
+    /// Marks each change the dispatcher makes to a topic's queue (an item sent or held).
+    /// Subscribe before reading the inbox, then read it again after each mark.
+    #[cfg(test)]
+    pub(crate) fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     pub(crate) async fn inbox_add(&self, request: InboxAddRequest) -> Result<InboxItem, ApiError> {
@@ -137,14 +151,13 @@ impl Inbox {
                 if let Err(err) = self.store.remove_inbox_item(&item.id).await {
                     tracing::error!(error = %err, "a dispatched inbox item could not be removed");
                 }
+                self.changed();
             }
             // Someone else started a turn first: the item waits for that one to end.
             Err(err) if err.kind == protocol::ErrorKind::Conflict => {}
             Err(err) => {
                 let note = format!("Not sent: {}", err.message);
-                if let Err(err) = self.store.hold_inbox(Some(topic_id), &note).await {
-                    tracing::error!(error = %err, "could not hold the inbox");
-                }
+                self.hold(topic_id, &note).await;
             }
         }
     }
@@ -216,5 +229,6 @@ impl Inbox {
         if let Err(err) = self.store.hold_inbox(Some(topic_id), note).await {
             tracing::error!(error = %err, "could not hold the inbox");
         }
+        self.changed();
     }
 }

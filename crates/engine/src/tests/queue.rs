@@ -2,6 +2,25 @@
 
 use super::*;
 
+/// The topic's inbox once its first item is held. The dispatcher marks each hold on
+/// `Inbox::changes()`, so this reads again only after a change; nothing polls the clock.
+async fn first_held(f: &Fixture, topic: &Topic) -> Vec<protocol::api::InboxItem> {
+    // Subscribed before the first read, so no hold falls between the two.
+    let mut changes = f.engine.inner.inbox.changes();
+    let wait = async {
+        loop {
+            let inbox: Vec<protocol::api::InboxItem> = f.call("inbox_list", json!({ "topicId": topic.id })).await;
+            if inbox.first().is_some_and(|i| i.state == protocol::api::InboxState::Held) {
+                return inbox;
+            }
+            if changes.changed().await.is_err() {
+                panic!("the inbox closed while waiting for a held item");
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, wait).await.unwrap_or_else(|_| panic!("timed out waiting for a held item"))
+}
+
 #[tokio::test]
 async fn queued_messages_run_after_the_live_turn_steers_first_and_failures_hold_the_rest() {
     let f = fixture().await;
@@ -45,14 +64,7 @@ async fn queued_messages_run_after_the_live_turn_steers_first_and_failures_hold_
     f.engine.stream_open(open_request(topic.id.clone(), "will fail"), listener).await.unwrap();
     let held: protocol::api::InboxItem =
         f.call("inbox_add", json!({ "topicId": topic.id, "text": "after the failure", "mode": "queue" })).await;
-    let mut inbox: Vec<protocol::api::InboxItem> = Vec::new();
-    for _ in 0..200 {
-        inbox = f.call("inbox_list", json!({ "topicId": topic.id })).await;
-        if inbox.first().is_some_and(|i| i.state == protocol::api::InboxState::Held) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let inbox = first_held(&f, &topic).await;
     assert_eq!(inbox[0].state, protocol::api::InboxState::Held);
     assert!(inbox[0].note.as_deref().unwrap_or("").contains("failed"));
     server.push_script(Script { chunks: Some(vec!["released".into()]), ..Script::default() });
@@ -137,15 +149,8 @@ async fn stored_turns_still_refuse_a_second_copy_of_a_model_and_mixed_turns_hold
     let _: protocol::api::InboxItem =
         f.call("inbox_add", json!({ "topicId": topic.id, "text": "next", "mode": "queue" })).await;
     drain(&mut rx).await;
-    let mut held = false;
-    for _ in 0..200 {
-        let inbox: Vec<protocol::api::InboxItem> = f.call("inbox_list", json!({ "topicId": topic.id })).await;
-        if inbox.first().is_some_and(|i| i.state == protocol::api::InboxState::Held) {
-            held = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let inbox = first_held(&f, &topic).await;
+    let held = inbox.first().is_some_and(|i| i.state == protocol::api::InboxState::Held);
     assert!(held, "a queued message waits for the user after a partly failed turn");
 
     // The live turn is long evicted (grace 0), yet asking model a again is refused.
