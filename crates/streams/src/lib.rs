@@ -277,6 +277,14 @@ impl StreamManager {
         &self.inner.status
     }
 
+    /// Marks each batch of reply states written to the database (checkpoints while a
+    /// reply streams, final states), so a caller can await a mid-turn save: subscribe,
+    /// read the store, and read it again after each mark. No status change announces
+    /// those saves.
+    pub fn replies_written(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.persister.written()
+    }
+
     /// Stops the topic's stream and forgets the topic (it is being deleted).
     pub async fn close_topic(&self, topic_id: &TopicId) {
         let tx = self.inner.topics.lock().ok().and_then(|mut topics| topics.remove(topic_id));

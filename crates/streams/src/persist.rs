@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use protocol::MessageId;
 use store::{Checkpoint, Store, StoreError};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -42,14 +42,23 @@ enum Job {
 pub(crate) struct Persister {
     tx: mpsc::UnboundedSender<Job>,
     stop: CancellationToken,
+    /// Counts the batches written (or given up), for whoever waits on a reply's text to
+    /// reach the database mid-turn.
+    written: Arc<watch::Sender<u64>>,
 }
 
 impl Persister {
     pub(crate) fn spawn(writer: Arc<dyn ReplyWriter>, tracker: &TaskTracker) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let stop = CancellationToken::new();
-        tracker.spawn(run(writer, rx, stop.clone()));
-        Self { tx, stop }
+        let written = Arc::new(watch::Sender::new(0));
+        tracker.spawn(run(writer, rx, stop.clone(), written.clone()));
+        Self { tx, stop, written }
+    }
+
+    /// Marks each batch of reply states the writer has finished with.
+    pub(crate) fn written(&self) -> watch::Receiver<u64> {
+        self.written.subscribe()
     }
 
     pub(crate) fn checkpoint(&self, checkpoint: Checkpoint) {
@@ -69,7 +78,12 @@ impl Persister {
     }
 }
 
-async fn run(writer: Arc<dyn ReplyWriter>, mut rx: mpsc::UnboundedReceiver<Job>, stop: CancellationToken) {
+async fn run(
+    writer: Arc<dyn ReplyWriter>,
+    mut rx: mpsc::UnboundedReceiver<Job>,
+    stop: CancellationToken,
+    written: Arc<watch::Sender<u64>>,
+) {
     loop {
         let first = tokio::select! {
             job = rx.recv() => job,
@@ -82,6 +96,7 @@ async fn run(writer: Arc<dyn ReplyWriter>, mut rx: mpsc::UnboundedReceiver<Job>,
         let stopping = batch.is_empty();
         if !batch.is_empty() {
             write(writer.as_ref(), batch).await;
+            written.send_modify(|n| *n = n.wrapping_add(1));
         }
         if stopping {
             return;

@@ -117,18 +117,28 @@ fn text_of_request(body: &Value) -> String {
 }
 
 impl Agent {
-    /// Waits (generously: real processes on a loaded machine) until the rows are `done`,
-    /// for a state inside a turn (text saved while it streams), which no status change
-    /// announces; a turn's end is awaited with `wait_for`.
+    /// The rows once they are `done`, for a state inside a turn (text saved while it
+    /// streams), which no status change announces: the stream manager marks each batch
+    /// of reply states it writes, and the rows are read again after each mark. A turn's
+    /// end is awaited with `wait_for`.
     async fn rows_until(&self, what: &str, done: impl Fn(&[StoredMessage]) -> bool) -> Vec<StoredMessage> {
-        for _ in 0..1200 {
-            let rows = self.messages().await;
-            if done(&rows) {
-                return rows;
+        // Subscribed before the first read, so no save falls between the two.
+        let mut written = self.f.engine.inner.streams.replies_written();
+        let wait = async {
+            loop {
+                let rows = self.messages().await;
+                if done(&rows) {
+                    return rows;
+                }
+                if written.changed().await.is_err() {
+                    panic!("the stream manager closed while waiting for {what}");
+                }
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        match tokio::time::timeout(PATIENCE, wait).await {
+            Ok(rows) => rows,
+            Err(_) => panic!("timed out waiting for {what}: {:#?}", self.messages().await),
         }
-        panic!("timed out waiting for {what}: {:#?}", self.messages().await);
     }
 
     async fn approvals(&self) -> Vec<Approval> {
