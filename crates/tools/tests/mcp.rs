@@ -238,6 +238,7 @@ async fn free_port() -> u16 {
 }
 
 /// A server process on `port`, killed when dropped; resolves once it accepts connections.
+/// It polls the port: a child process says nothing when it starts listening.
 async fn http_server(mut command: tokio::process::Command, port: u16) -> tokio::process::Child {
     let server = command
         .stdout(std::process::Stdio::null())
@@ -518,7 +519,8 @@ fn received(log: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// Waits until the recorder has received a message that satisfies `wanted`.
+/// Waits until the recorder has received a message that satisfies `wanted`. It polls the
+/// recorder's log: the recorder is another process, which announces nothing to await.
 async fn received_until(log: &Path, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
     for _ in 0..300 {
         if let Some(entry) = received(log).into_iter().find(|e| wanted(e)) {

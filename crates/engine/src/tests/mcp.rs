@@ -41,6 +41,8 @@ fn received(log: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// Waits until the recorder has received a message that satisfies `wanted`. It polls the
+/// recorder's log: the recorder is another process, which announces nothing to await.
 async fn received_until(log: &Path, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
     for _ in 0..300 {
         if let Some(entry) = received(log).into_iter().find(|e| wanted(e)) {
@@ -173,7 +175,8 @@ async fn free_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
-/// The recorder over streamable HTTP, and its URL.
+/// The recorder over streamable HTTP, and its URL, once it accepts connections. It polls
+/// the port: a child process says nothing when it starts listening.
 async fn recorder_over_http(log: &Path) -> (tokio::process::Child, String) {
     let port = free_port().await;
     let server = tokio::process::Command::new("node")

@@ -171,7 +171,8 @@ fn starts(file: &std::path::Path) -> usize {
     std::fs::read_to_string(file).map(|s| s.lines().count()).unwrap_or(0)
 }
 
-/// Waits until every process `counting_claude` started has exited.
+/// Waits until every process `counting_claude` started has exited. It polls `/proc`:
+/// these are another program's processes, whose exit sends this test no event.
 async fn all_exited(file: &std::path::Path) {
     let pids: Vec<String> = std::fs::read_to_string(file).unwrap().lines().map(str::to_owned).collect();
     let running = |pid: &String| {

@@ -248,6 +248,18 @@ mod tests {
     use super::*;
     use std::os::unix::process::CommandExt;
 
+    /// Whether `done` holds within five seconds. It polls: what it waits for is another
+    /// process's exit, which sends this test no event.
+    fn within_five_seconds(done: impl Fn() -> bool) -> bool {
+        for _ in 0..200 {
+            if done() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        false
+    }
+
     fn spawn_group() -> std::process::Child {
         // A shell that starts a child of its own: both must go.
         std::process::Command::new("sh").args(["-c", "sleep 300 & sleep 300"]).process_group(0).spawn().unwrap()
@@ -294,14 +306,7 @@ mod tests {
         })
         .join()
         .unwrap();
-        let mut gone = false;
-        for _ in 0..200 {
-            if start_time(pid).is_none() {
-                gone = true;
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(25));
-        }
+        let gone = within_five_seconds(|| start_time(pid).is_none());
         if !gone {
             kill_group(pid, libc::SIGKILL);
         }
@@ -321,14 +326,7 @@ mod tests {
         child.wait().unwrap();
         assert!(group_alive(pid), "the leader's child outlived it");
         assert_eq!(ProcessRegistry::new(&path).reap_orphans(), 1);
-        let mut gone = false;
-        for _ in 0..200 {
-            if !group_alive(pid) {
-                gone = true;
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(25));
-        }
+        let gone = within_five_seconds(|| !group_alive(pid));
         if !gone {
             kill_group(pid, libc::SIGKILL);
         }
