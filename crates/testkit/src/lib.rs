@@ -11,6 +11,8 @@
 //!   `openai_chat.rs` (`/v1/chat/completions`, `/v1/models`), `openai_responses.rs`
 //!   (`/v1/responses`), `anthropic.rs` (`/v1/messages`), `gemini.rs`
 //!   (`/v1beta/models/{model}:streamGenerateContent?alt=sse`, `/v1beta/models`).
+//! - [`outside`]: the test helpers that poll, because they wait on another process (a
+//!   port opening, an MCP recorder's log).
 //! - [`default_reply`]: the deterministic markdown answer used when no script is queued.
 //! - With the `test-support` feature, [`ScriptedModel`]: the one in-process fake
 //!   language model for tests and benches, no HTTP involved ([`scripted_model`]).
@@ -21,6 +23,7 @@ mod default_reply;
 mod gemini;
 mod openai_chat;
 mod openai_responses;
+pub mod outside;
 mod reply;
 mod script;
 #[cfg(feature = "test-support")]

@@ -14,6 +14,7 @@ use colloquy_tools::mcp::{CatalogSink, HubOptions, McpEndpoint, McpHub, McpServe
 use colloquy_tools::{Progress, Tool, ToolContext, ToolError};
 use protocol::mcp::{McpState, McpStatus};
 use serde_json::{Value, json};
+use testkit::outside::{free_port, received, received_until, until_listening};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -232,13 +233,7 @@ async fn stopped_in_time(call: tokio::task::JoinHandle<Result<protocol::tool::To
         .unwrap_err()
 }
 
-async fn free_port() -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 /// A server process on `port`, killed when dropped; resolves once it accepts connections.
-/// It polls the port: a child process says nothing when it starts listening.
 async fn http_server(mut command: tokio::process::Command, port: u16) -> tokio::process::Child {
     let server = command
         .stdout(std::process::Stdio::null())
@@ -246,18 +241,13 @@ async fn http_server(mut command: tokio::process::Command, port: u16) -> tokio::
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    for _ in 0..300 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return server;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the HTTP server on port {port} never started");
+    until_listening(port).await;
+    server
 }
 
 #[tokio::test]
 async fn everything_over_streamable_http_lists_calls_reports_progress_and_cancels() {
-    let port = free_port().await;
+    let port = free_port().await.unwrap();
     let mut command = tokio::process::Command::new(bin("mcp-server-everything"));
     command.arg("streamableHttp").env("PORT", port.to_string());
     let mut server = http_server(command, port).await;
@@ -302,7 +292,7 @@ async fn everything_over_http(port: u16) -> (tokio::process::Child, String) {
 
 #[tokio::test]
 async fn audit_09_an_http_server_that_restarted_gets_a_new_session_and_the_next_call_succeeds() {
-    let port = free_port().await;
+    let port = free_port().await.unwrap();
     let (mut server, url) = everything_over_http(port).await;
     // No pings: the call itself must find out that the server forgot the session.
     let f = hub_pinging(Duration::from_secs(30), Duration::from_secs(3600));
@@ -326,7 +316,7 @@ async fn audit_09_an_http_server_that_restarted_gets_a_new_session_and_the_next_
 
 #[tokio::test]
 async fn audit_09_an_http_server_that_went_away_is_not_shown_ready_and_is_found_again() {
-    let port = free_port().await;
+    let port = free_port().await.unwrap();
     let (mut server, url) = everything_over_http(port).await;
     let f = hub(Duration::from_secs(30));
     f.add("h", "Everything HTTP", McpEndpoint::Http { url: url.clone(), headers: BTreeMap::new() });
@@ -501,34 +491,13 @@ fn recorder(log: &Path, extra: &[(&str, &str)]) -> McpEndpoint {
 
 /// The recorder over streamable HTTP on a free port, and its URL.
 async fn recorder_over_http(log: &Path) -> (tokio::process::Child, String) {
-    let port = free_port().await;
+    let port = free_port().await.unwrap();
     let mut command = tokio::process::Command::new("node");
     command
         .arg(servers_dir().join("fixtures/recorder.mjs"))
         .args(["--http", &port.to_string()])
         .env("FIXTURE_LOG", log);
     (http_server(command, port).await, format!("http://127.0.0.1:{port}/mcp"))
-}
-
-/// The messages the recorder has received so far.
-fn received(log: &Path) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .collect()
-}
-
-/// Waits until the recorder has received a message that satisfies `wanted`. It polls the
-/// recorder's log: the recorder is another process, which announces nothing to await.
-async fn received_until(log: &Path, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
-    for _ in 0..300 {
-        if let Some(entry) = received(log).into_iter().find(|e| wanted(e)) {
-            return entry;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the server never received {what}; it got {:#?}", received(log));
 }
 
 fn is_call_of(entry: &Value, tool: &str) -> bool {

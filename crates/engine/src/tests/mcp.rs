@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use protocol::mcp::{McpSecretName, McpServer, McpState, McpTransport};
 use protocol::tool::{Approval, ToolInfo};
 
+use testkit::outside::{free_port, received, received_until, until_listening};
+
 use super::tools::*;
 use super::*;
 
@@ -30,27 +32,6 @@ fn recorder(log: &Path, env: Value) -> Value {
     let mut vars = json!({ "FIXTURE_LOG": log.to_str().unwrap() });
     vars.as_object_mut().unwrap().extend(env.as_object().unwrap().clone());
     json!({ "kind": "stdio", "command": "node", "args": [recorder_script()], "env": vars })
-}
-
-/// The messages the recorder has received so far.
-fn received(log: &Path) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .collect()
-}
-
-/// Waits until the recorder has received a message that satisfies `wanted`. It polls the
-/// recorder's log: the recorder is another process, which announces nothing to await.
-async fn received_until(log: &Path, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
-    for _ in 0..300 {
-        if let Some(entry) = received(log).into_iter().find(|e| wanted(e)) {
-            return entry;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the server never received {what}; it got {:#?}", received(log));
 }
 
 fn calls_of(log: &Path, tool: &str) -> usize {
@@ -170,15 +151,9 @@ async fn an_mcp_tool_asks_then_runs_and_trusted_read_only_tools_do_not_ask() {
     t.f.engine.shutdown().await;
 }
 
-async fn free_port() -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    listener.local_addr().unwrap().port()
-}
-
-/// The recorder over streamable HTTP, and its URL, once it accepts connections. It polls
-/// the port: a child process says nothing when it starts listening.
+/// The recorder over streamable HTTP, and its URL, once it accepts connections.
 async fn recorder_over_http(log: &Path) -> (tokio::process::Child, String) {
-    let port = free_port().await;
+    let port = free_port().await.unwrap();
     let server = tokio::process::Command::new("node")
         .arg(recorder_script())
         .args(["--http", &port.to_string()])
@@ -188,13 +163,8 @@ async fn recorder_over_http(log: &Path) -> (tokio::process::Child, String) {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    for _ in 0..300 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return (server, format!("http://127.0.0.1:{port}/mcp"));
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the recorder never listened on {port}");
+    until_listening(port).await;
+    (server, format!("http://127.0.0.1:{port}/mcp"))
 }
 
 #[tokio::test]
