@@ -12,6 +12,8 @@ export type ExecutionId = string;
 
 export type ProviderId = string;
 
+export type TopicKind = "chat" | "agent_session";
+
 export type ModelRef = { providerId: ProviderId, model: string, };
 
 export type ErrorKind = "bad_request" | "not_found" | "conflict" | "unauthorized" | "provider" | "internal";
@@ -570,3 +572,11 @@ workspace: string, providerId?: ProviderId,
 model: string, permissionMode?: string, };
 
 export type UpdateAgentSession = { id: string, title?: string, model?: string, permissionMode?: string, };
+
+/** How an agent session's topic id begins (`TopicId::AGENT_SESSION_PREFIX`). */
+export const AGENT_SESSION_TOPIC_PREFIX = "agent-session:";
+
+/** What a topic is, told by its id (`TopicId::kind`). */
+export function topicKind(id: TopicId): TopicKind {
+  return id.startsWith(AGENT_SESSION_TOPIC_PREFIX) ? "agent_session" : "chat";
+}

@@ -17,8 +17,7 @@ use async_trait::async_trait;
 use protocol::{ApiError, UiChunk};
 use providers::{ChatMessage, StopReason, TokenUsage, ToolCall, ToolSpec};
 use serde_json::Value;
-
-use crate::TurnOutcome;
+use turn::TurnOutcome;
 
 /// What the next model call will be asked. `prepare_step` hooks may change it.
 #[derive(Clone, Debug, PartialEq)]

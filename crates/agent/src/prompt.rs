@@ -28,7 +28,7 @@ pub const MODEL_TEXT_LIMIT: usize = 40_000;
 /// How the prompt is built for one model.
 #[derive(Clone, Copy, Debug)]
 pub struct PromptOptions<'a> {
-    /// The target model's wire format (`ProviderFormat::as_str`); reasoning signed by
+    /// The target model's wire format (`ApiFormat::as_str`); reasoning signed by
     /// another format is not sent.
     pub format: &'a str,
     /// Whether the model takes images; without it attached images are named, not sent.

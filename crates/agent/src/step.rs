@@ -9,12 +9,11 @@ use providers::{
     CompletionEvent, CompletionRequest, ContentPart, LanguageModel, ProviderError, Reasoning, StopReason, TokenUsage,
 };
 use tokio_util::sync::CancellationToken;
+use turn::{ChunkSink, PartWriter, SinkClosed};
 
-use crate::ChunkSink;
 use crate::call_ids::CallIds;
 use crate::features::ToolCalling;
 use crate::prompt_tools::{CallScanner, Scanned, ScannedCall};
-use crate::writer::PartWriter;
 
 /// How the call ended.
 #[derive(Debug)]
@@ -167,7 +166,7 @@ pub(crate) async fn stream_step(
     collector.into_output(end)
 }
 
-pub(crate) async fn send_all(sink: &mut impl ChunkSink, chunks: Vec<UiChunk>) -> Result<(), crate::SinkClosed> {
+pub(crate) async fn send_all(sink: &mut impl ChunkSink, chunks: Vec<UiChunk>) -> Result<(), SinkClosed> {
     for chunk in chunks {
         sink.send(chunk).await?;
     }

@@ -1,28 +1,30 @@
 //! The loop against in-process fakes: a scripted model, scripted tools, a recording gate.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::{StreamExt, stream};
 use protocol::message::ToolState;
 use protocol::tool::{ToolAnnotations, ToolOutput};
 use protocol::{ErrorKind, FinishReason, MessageAccumulator, UiChunk, UiMessage, UiPart};
 use providers::{
-    ChatMessage, ChatRole, CompletionEvent, CompletionRequest, CompletionStream, ContentPart, LanguageModel,
-    ProviderError, ProviderErrorKind, StopReason, TokenUsage,
+    ChatMessage, ChatRole, CompletionEvent, CompletionRequest, ContentPart, LanguageModel, ProviderError,
+    ProviderErrorKind, StopReason, TokenUsage,
 };
 use serde_json::{Value, json};
+use testkit::ScriptedModel;
+use testkit::scripted_model::{End, Reply, Step};
 use tokio_util::sync::CancellationToken;
 use tools::{Tool, ToolContext, ToolDefinition, ToolError, ToolSet};
 
 use crate::features::{Feature, PromptContext, ResponseContext, RoundAction, ToolCalling};
-use crate::gate::{CallRecord, GateCall, GateDecision, GateError, PendingCall, PendingState, ToolGate};
 use crate::hooks::{
     AgentHooks, ErrorDecision, HookError, HookSource, StepPlan, StepReport, ToolExecutionEnd, ToolExecutionStart,
 };
 use crate::*;
+use ::turn::{
+    Allowed, CallRecord, GateCall, GateDecision, GateError, PendingCall, PendingState, ToolGate, TurnOutcome,
+};
 
 mod context;
 mod hooks_and_features;
@@ -32,53 +34,10 @@ mod tool_calls;
 
 type Event = Result<CompletionEvent, ProviderError>;
 
-/// A model that answers each call with the next scripted list of events and records the
-/// requests it was sent.
-struct FakeModel {
-    replies: Mutex<VecDeque<Vec<Event>>>,
-    requests: Mutex<Vec<CompletionRequest>>,
-    gap: Option<Duration>,
-    hang_at_end: bool,
-    format: &'static str,
-}
-
-impl FakeModel {
-    fn new(replies: Vec<Vec<Event>>) -> Arc<Self> {
-        Arc::new(Self::plain(replies))
-    }
-
-    fn plain(replies: Vec<Vec<Event>>) -> Self {
-        Self {
-            replies: Mutex::new(replies.into()),
-            requests: Mutex::new(Vec::new()),
-            gap: None,
-            hang_at_end: false,
-            format: "",
-        }
-    }
-
-    fn requests(&self) -> Vec<CompletionRequest> {
-        self.requests.lock().unwrap().clone()
-    }
-}
-
-impl LanguageModel for FakeModel {
-    fn stream(&self, request: CompletionRequest) -> CompletionStream {
-        self.requests.lock().unwrap().push(request);
-        let events = self.replies.lock().unwrap().pop_front().unwrap_or_else(|| vec![text("(no more script)")]);
-        let gap = self.gap;
-        let s = stream::iter(events).then(move |event| async move {
-            if let Some(gap) = gap {
-                tokio::time::sleep(gap).await;
-            }
-            event
-        });
-        if self.hang_at_end { Box::pin(s.chain(stream::pending())) } else { Box::pin(s) }
-    }
-
-    fn format_name(&self) -> &'static str {
-        self.format
-    }
+/// The testkit's scripted model: each call answers with the next list of events, and the
+/// requests it was sent are recorded.
+fn scripted(replies: Vec<Vec<Event>>) -> Arc<ScriptedModel> {
+    Arc::new(ScriptedModel::new(replies))
 }
 
 fn text(s: &str) -> Event {
@@ -225,9 +184,9 @@ impl ToolGate for FakeGate {
         Ok(self.decision.clone())
     }
 
-    async fn begin(&self, call_id: &str) -> Result<Option<crate::Allowed>, GateError> {
+    async fn begin(&self, call_id: &str) -> Result<Option<Allowed>, GateError> {
         self.begun.lock().unwrap().push(call_id.to_owned());
-        Ok((!self.already_ran.iter().any(|id| id == call_id)).then_some(crate::Allowed::ByUser))
+        Ok((!self.already_ran.iter().any(|id| id == call_id)).then_some(Allowed::ByUser))
     }
 
     async fn finish(&self, call_id: &str, record: &CallRecord) -> Result<(), GateError> {
@@ -300,6 +259,6 @@ fn tool_results(request: &CompletionRequest) -> Vec<providers::ToolResult> {
         .collect()
 }
 
-fn request_for(model: Arc<FakeModel>) -> TurnRequest {
+fn request_for(model: Arc<ScriptedModel>) -> TurnRequest {
     request(model)
 }

@@ -19,33 +19,20 @@ use tokio_util::sync::CancellationToken;
 use tools::ToolSet;
 use tools::schema::InputSchema;
 use tracing::Instrument;
+use turn::{AllowAll, ChunkSink, PartWriter, PendingCall, SinkClosed, ToolGate, TurnOutcome};
+use turn::{REASON_STALLED, REASON_TOOL_LIMIT, REASON_USER_STOP};
 
 use crate::call_ids::CallIds;
 use crate::features::{
     Feature, FeatureRegistry, PromptContext, ResponseContext, RoundAction, ToolCalling, UnknownFeature,
     default_features,
 };
-use crate::gate::{AllowAll, PendingCall, ToolGate};
 use crate::hooks::{ErrorDecision, Hooks, StepPlan, StepReport};
 use crate::step::{StepEnd, StepInput, StepOutput, send_all, stream_step};
-use crate::writer::PartWriter;
-use crate::{ChunkSink, SinkClosed};
 
 mod calls;
 
 use calls::{PhaseCall, phase_id};
-
-pub const REASON_USER_STOP: &str = "user_stop";
-pub const REASON_STALLED: &str = "stalled";
-/// The turn made as many tool calls as it may; the user can let it go on.
-pub const REASON_TOOL_LIMIT: &str = "tool_limit";
-/// A tool call waits for the user's decision.
-pub const REASON_AWAITING_APPROVAL: &str = "awaiting_approval";
-/// The turn yielded at a step boundary so a steering message can go next.
-pub const REASON_STEERED: &str = "steered";
-/// The model's output limit (`max_tokens`) cut the reply short: it is complete as far as
-/// it went, and Continue can pick it up.
-pub const REASON_LENGTH: &str = "length";
 
 /// The default cap on tool calls per turn.
 pub const DEFAULT_MAX_TOOL_CALLS: u32 = 20;
@@ -213,25 +200,6 @@ impl TurnRequestBuilder {
 fn shared_http_client() -> reqwest::Client {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
     CLIENT.get_or_init(reqwest::Client::new).clone()
-}
-
-/// How a turn ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TurnOutcome {
-    Finished {
-        reason: FinishReason,
-    },
-    /// Stopped before the end: `user_stop`, `stalled` or `tool_limit`.
-    Paused {
-        reason: String,
-    },
-    /// A tool call waits for the user; answering it continues the reply.
-    AwaitingApproval,
-    /// Yielded at a step boundary for a steering message.
-    Steered,
-    Failed {
-        error: ApiError,
-    },
 }
 
 fn paused(reason: &str) -> TurnOutcome {

@@ -1,6 +1,6 @@
 //! 4. Attach time to a live 1 MB reply, versus how many chunks it was streamed in.
 //!
-//! A [`FakeModel`] streams 1,000,000 bytes of text as fast as the pipeline takes them,
+//! The testkit's scripted model ([`fake_model`]) streams 1,000,000 bytes of text as fast as the pipeline takes them,
 //! then stays silent, so the reply is live and complete. A new listener then attaches
 //! (no cursor) and we time `attach()` until its `recv()` returns the snapshot (the whole
 //! 1 MB message). Also timed: attaching with a cursor 50 chunks back (replayed from the
@@ -14,7 +14,7 @@ use protocol::{ExecutionCursor, StreamMessage, UiPart};
 use streams::ListenerId;
 
 use crate::Setup;
-use crate::fake_model::FakeModel;
+use crate::fake_model;
 use crate::pipeline::{Pipeline, Probe};
 use crate::report::{Table, Verdict, millis};
 use crate::stats::median;
@@ -30,8 +30,7 @@ pub async fn run(setup: &Setup, table: &mut Table) -> Result<()> {
     let attaches = if setup.quick { 5 } else { 30 };
     let mut snapshot_medians = Vec::new();
     for chunks in [1_000usize, 10_000, 100_000] {
-        let model = FakeModel::holding_open(REPLY_BYTES, chunks);
-        let emitted = model.emitted.clone();
+        let (model, emitted) = fake_model::holding_open(REPLY_BYTES, chunks);
         let topic = pipeline.topic().await?;
         // The opening listener is dropped at once: nobody reads the live stream.
         let drains = pipeline.open_turn(&topic, Arc::new(model), 1, Probe::default()).await?;

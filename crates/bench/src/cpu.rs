@@ -15,7 +15,7 @@ use testkit::Script;
 
 use crate::Setup;
 use crate::children::Testkit;
-use crate::fake_model::FakeModel;
+use crate::fake_model;
 use crate::machine::{child_cpu, process_cpu};
 use crate::pipeline::{Deliveries, Pipeline, Probe};
 use crate::report::{Table, Verdict, micros, millis};
@@ -154,7 +154,7 @@ async fn ours(setup: &Setup, testkit: &Testkit, workload: &Workload) -> Result<S
     Ok(side)
 }
 
-/// The same chunk count through the same pipeline from a [`FakeModel`]: what is left
+/// The same chunk count through the same pipeline from the in-process [`fake_model`]: what is left
 /// when HTTP, SSE decoding and the wire mapper are taken out. Nothing paces this model,
 /// so a listener can fall more than its buffer behind and be dropped (by design); such
 /// repetitions did less work and are left out (and counted).
@@ -163,7 +163,7 @@ async fn in_process(setup: &Setup, workload: &Workload) -> Result<(Vec<f64>, usi
     let mut us_per_chunk = Vec::new();
     let mut lagged = 0;
     for rep in 0..=setup.reps {
-        let model = Arc::new(FakeModel::finishing(workload.chunks * 7, workload.chunks));
+        let model = Arc::new(fake_model::finishing(workload.chunks * 7, workload.chunks));
         let topic = pipeline.topic().await?;
         let before = process_cpu();
         let drains = pipeline.open_turn(&topic, model, LISTENERS, Probe::default()).await?;

@@ -126,7 +126,7 @@ fn turn(topic_id: &TopicId, model: Arc<dyn LanguageModel>) -> PreparedTurn {
             message_id: MessageId::new(),
             model_ref: ModelRef { provider_id: ProviderId::from("bench"), model: "scripted".to_owned() },
             provider_name: "testkit".to_owned(),
-            runner: streams::Runner::Agent(Box::new(agent::TurnRequest::new(
+            runner: Box::new(agent::TurnRequest::new(
                 model,
                 CompletionRequest {
                     model: "scripted".to_owned(),
@@ -134,7 +134,7 @@ fn turn(topic_id: &TopicId, model: Arc<dyn LanguageModel>) -> PreparedTurn {
                     ..CompletionRequest::default()
                 },
                 std::time::Duration::from_secs(120),
-            ))),
+            )),
             slot: ReplySlot::New,
             idle_timeout: None,
         }],

@@ -1,19 +1,23 @@
 //! Tool approvals as the user meets them: answering an approval (then the reply goes
 //! on), listing approvals across topics, the policy rules, and the audit log.
 
+use std::sync::Arc;
+
 use protocol::api::{
     ApprovalDecision, ApprovalScope, ApprovalsListRequest, AuditListRequest, ToolApprovalRespond, ToolRuleInput,
     UpdateToolRule,
 };
 use protocol::tool::{Approval, ApprovalState, PolicyRule, RuleCondition};
 use protocol::{ApiError, ErrorKind, MessageId, TopicId};
+use store::Store;
 use store::tools::ApprovalAnswer;
+use streams::{ListenerId, StreamManager};
 use tools::schema::InputSchema;
 
-use crate::{Engine, ListenerId};
-
-/// What a reply stopped while waiting is told about its open calls.
-pub(crate) const STOPPED_WHILE_WAITING: &str = "the user stopped the reply instead of answering";
+use crate::resuming::{ResumeClaim, Resuming};
+use crate::sessions::AgentSessions;
+use crate::tools::Tools;
+use crate::turns::Turns;
 
 /// Why a question is denied at start-up when its reply was not waiting for it: Colloquy
 /// stopped between recording the question and the reply's last write, so answering it
@@ -21,7 +25,28 @@ pub(crate) const STOPPED_WHILE_WAITING: &str = "the user stopped the reply inste
 pub(crate) const ORPHANED_BY_A_CRASH: &str = "Colloquy stopped before this question reached the user, so it was never \
      answered; the reply was interrupted and can be continued";
 
-impl Engine {
+/// Answering approvals (then the reply goes on), the policy rules and the audit log.
+pub(crate) struct Approvals {
+    store: Store,
+    streams: StreamManager,
+    tools: Arc<Tools>,
+    turns: Arc<Turns>,
+    sessions: Arc<AgentSessions>,
+    resuming: Arc<Resuming>,
+}
+
+impl Approvals {
+    pub(crate) fn new(
+        store: Store,
+        streams: StreamManager,
+        tools: Arc<Tools>,
+        turns: Arc<Turns>,
+        sessions: Arc<AgentSessions>,
+        resuming: Arc<Resuming>,
+    ) -> Self {
+        Self { store, streams, tools, turns, sessions, resuming }
+    }
+
     /// Records the user's answer. When it was the last open question of its reply, the
     /// reply goes on (the approved calls run). A second answer returns the first.
     pub(crate) async fn respond_approval(&self, request: ToolApprovalRespond) -> Result<Approval, ApiError> {
@@ -61,13 +86,13 @@ impl Engine {
             rule_id: &rule_id,
             rule_conditions,
         };
-        let (approval, changed) = self.inner.store.respond_approval(&answer).await?;
+        let (approval, changed) = self.store.respond_approval(&answer).await?;
         if changed {
             tracing::info!(approval = %approval.id, tool = %approval.tool_name, state = ?approval.state, "approval answered");
             if crate::sessions::is_session(&approval.topic_id) {
                 // The agent's turn is still running and waits for exactly this answer.
                 // (or, after a restart, the agent is resumed to hear it).
-                self.session_decided(&approval, answer.scope).await;
+                self.sessions.session_decided(&approval, answer.scope).await;
             } else {
                 self.resume_if_answered(&approval.topic_id, &approval.message_id).await;
             }
@@ -79,11 +104,11 @@ impl Engine {
     /// refused with what does not fit, and the approval stays open to be fixed. (An
     /// answered approval is left to the store, which returns the first answer.)
     async fn check_edited_input(&self, approval_id: &str, edited: &serde_json::Value) -> Result<(), ApiError> {
-        let approval = self.inner.store.get_approval(approval_id).await?;
+        let approval = self.store.get_approval(approval_id).await?;
         if approval.state != ApprovalState::Pending {
             return Ok(());
         }
-        let catalog = self.catalog().await;
+        let catalog = self.tools.catalog().await;
         // A tool that is gone since cannot be checked; running it will say it is gone.
         let Some(tool) = catalog.iter().find(|t| t.tool.definition().name == approval.tool_name) else {
             return Ok(());
@@ -105,12 +130,12 @@ impl Engine {
         approval_id: &str,
         edited: Option<&serde_json::Value>,
     ) -> Result<Vec<RuleCondition>, ApiError> {
-        let approval = self.inner.store.get_approval(approval_id).await?;
+        let approval = self.store.get_approval(approval_id).await?;
         if approval.state != ApprovalState::Pending {
             // The store returns the first answer and saves no rule.
             return Ok(Vec::new());
         }
-        let catalog = self.catalog().await;
+        let catalog = self.tools.catalog().await;
         let Some(entry) = catalog.iter().find(|t| t.tool.definition().name == approval.tool_name) else {
             return Ok(Vec::new());
         };
@@ -119,7 +144,7 @@ impl Engine {
 
     /// Continues a reply whose approvals are all answered.
     async fn resume_if_answered(&self, topic_id: &TopicId, message_id: &str) {
-        match self.inner.store.pending_approvals_of(message_id).await {
+        match self.store.pending_approvals_of(message_id).await {
             Ok(0) => {}
             Ok(_) => return,
             Err(err) => {
@@ -129,13 +154,13 @@ impl Engine {
         }
         // Answers that land together ("Allow all", two windows) all see none left: the
         // first resumes the reply; by the time it lets go, the reply is no longer waiting.
-        let Some(_claim) = ResumeClaim::take(&self.inner.resuming, message_id) else { return };
+        let Some(_claim) = ResumeClaim::take(&self.resuming, message_id) else { return };
         let request =
             protocol::api::ReplyRequest { topic_id: topic_id.clone(), message_id: MessageId(message_id.to_owned()) };
         // Windows showing the topic follow the continued reply through the status feed.
-        let (listener, _unheard) = self.listener(ListenerId::unique(), topic_id);
-        let resumed = match self.prepare_resume(request).await {
-            Ok(turn) => self.inner.streams.open(turn, listener).await.map_err(crate::error::stream_error),
+        let (listener, _unheard) = self.streams.listener(ListenerId::unique(), topic_id);
+        let resumed = match self.turns.prepare_resume(request).await {
+            Ok(turn) => self.streams.open(turn, listener).await.map_err(crate::error::stream_error),
             Err(err) => Err(err),
         };
         match resumed {
@@ -146,8 +171,8 @@ impl Engine {
                 tracing::error!(error = %err, "the approved reply could not go on");
                 // It must not keep waiting for answers it already has: Continue or Retry
                 // (after fixing what failed) takes it on from its ledger.
-                match self.inner.store.interrupt_answered_reply(message_id).await {
-                    Ok(true) => self.inner.streams.status().publish(topic_id, protocol::TopicStatus::Error),
+                match self.store.interrupt_answered_reply(message_id).await {
+                    Ok(true) => self.streams.status().publish(topic_id, protocol::TopicStatus::Error),
                     Ok(false) => {}
                     Err(err) => tracing::error!(error = %err, "could not mark the reply interrupted"),
                 }
@@ -157,35 +182,22 @@ impl Engine {
 
     pub(crate) async fn list_approvals(&self, request: ApprovalsListRequest) -> Result<Vec<Approval>, ApiError> {
         if let Some(topic) = &request.topic_id {
-            self.inner.store.get_topic(topic).await?;
+            self.store.get_topic(topic).await?;
         }
         let pending_only = !request.all.unwrap_or(false);
-        Ok(self.inner.store.list_approvals(request.topic_id.as_ref(), pending_only).await?)
-    }
-
-    /// Stop on a topic whose reply waits for approvals: its questions are answered "no"
-    /// and the reply is stopped. True if there was such a reply.
-    pub(crate) async fn stop_waiting_replies(&self, topic_id: &TopicId) -> Result<bool, ApiError> {
-        let messages = self.inner.store.deny_pending_approvals(topic_id, STOPPED_WHILE_WAITING).await?;
-        for message in &messages {
-            self.inner.store.stop_awaiting_reply(message).await?;
-        }
-        if !messages.is_empty() {
-            self.inner.streams.status().publish(topic_id, protocol::TopicStatus::Aborted);
-        }
-        Ok(!messages.is_empty())
+        Ok(self.store.list_approvals(request.topic_id.as_ref(), pending_only).await?)
     }
 
     pub(crate) async fn save_rule(&self, id: Option<String>, input: ToolRuleInput) -> Result<PolicyRule, ApiError> {
         let (id, created_at) = match id {
             Some(id) => {
-                let existing = self.inner.store.get_rule(&id).await?;
+                let existing = self.store.get_rule(&id).await?;
                 (existing.id, existing.created_at)
             }
             None => (uuid::Uuid::now_v7().to_string(), store::now()),
         };
         if let protocol::tool::RuleScope::Topic { topic_id } = &input.scope {
-            self.inner.store.get_topic(topic_id).await.map_err(|e| match e {
+            self.store.get_topic(topic_id).await.map_err(|e| match e {
                 store::StoreError::NotFound { .. } => {
                     ApiError::bad_request("scope.topicId", format!("no topic {topic_id}"))
                 }
@@ -202,7 +214,7 @@ impl Engine {
             created_at,
         };
         tools::policy::validate(&rule).map_err(|e| ApiError::bad_request(e.field, e.message))?;
-        self.inner.store.save_rule(&rule).await?;
+        self.store.save_rule(&rule).await?;
         Ok(rule)
     }
 
@@ -215,30 +227,6 @@ impl Engine {
         request: AuditListRequest,
     ) -> Result<Vec<protocol::tool::AuditEntry>, ApiError> {
         let limit = request.limit.unwrap_or(200).clamp(1, 1000);
-        Ok(self.inner.store.list_audit(request.topic_id.as_ref(), limit).await?)
-    }
-}
-
-/// The replies being resumed right now, by message id.
-#[derive(Default)]
-pub(crate) struct Resuming(std::sync::Mutex<std::collections::HashSet<String>>);
-
-/// The right to resume one reply; let go when dropped.
-pub(crate) struct ResumeClaim<'a> {
-    resuming: &'a Resuming,
-    message_id: String,
-}
-
-impl<'a> ResumeClaim<'a> {
-    /// `None` when someone else is resuming the reply.
-    pub(crate) fn take(resuming: &'a Resuming, message_id: &str) -> Option<Self> {
-        let mut claimed = resuming.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        claimed.insert(message_id.to_owned()).then(|| Self { resuming, message_id: message_id.to_owned() })
-    }
-}
-
-impl Drop for ResumeClaim<'_> {
-    fn drop(&mut self) {
-        self.resuming.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.message_id);
+        Ok(self.store.list_audit(request.topic_id.as_ref(), limit).await?)
     }
 }

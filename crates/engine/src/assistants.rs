@@ -2,12 +2,15 @@
 //! usable.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use protocol::ApiError;
 use protocol::api::{Assistant, AssistantInput, UpdateAssistant};
+use store::Store;
 use store::assistants::AssistantFields;
 
-use crate::Engine;
+use crate::model_providers::Providers;
+use crate::tools::Tools;
 
 /// The default and the bounds of an assistant's tool-call cap.
 pub(crate) const DEFAULT_MAX_TOOL_CALLS: u32 = agent::DEFAULT_MAX_TOOL_CALLS;
@@ -67,7 +70,18 @@ fn checked_features(features: &[String]) -> Result<(), ApiError> {
     Ok(())
 }
 
-impl Engine {
+/// Saved setups: a system prompt, models, tools, a tool-call cap and a workspace.
+pub(crate) struct Assistants {
+    store: Store,
+    providers: Arc<Providers>,
+    tools: Arc<Tools>,
+}
+
+impl Assistants {
+    pub(crate) fn new(store: Store, providers: Arc<Providers>, tools: Arc<Tools>) -> Self {
+        Self { store, providers, tools }
+    }
+
     pub(crate) async fn save_assistant(
         &self,
         id: Option<String>,
@@ -84,7 +98,7 @@ impl Engine {
             return Err(ApiError::bad_request("maxToolCalls", "must be between 1 and 100"));
         }
         for (index, model) in input.models.iter().enumerate() {
-            self.check_model(model).await.map_err(|_| {
+            self.providers.check_model(model).await.map_err(|_| {
                 ApiError::bad_request(
                     format!("models.{index}.providerId"),
                     format!("no provider {}", model.provider_id),
@@ -92,7 +106,8 @@ impl Engine {
             })?;
         }
         if let Some(tools) = &input.tools {
-            let known: Vec<String> = self.catalog().await.iter().map(|t| t.tool.definition().name.clone()).collect();
+            let known: Vec<String> =
+                self.tools.catalog().await.iter().map(|t| t.tool.definition().name.clone()).collect();
             for (index, tool) in tools.iter().enumerate() {
                 if !known.contains(tool) {
                     return Err(ApiError::bad_request(
@@ -111,7 +126,7 @@ impl Engine {
         };
         let id = match id {
             Some(id) => {
-                self.inner.store.get_assistant(&id).await?;
+                self.store.get_assistant(&id).await?;
                 id
             }
             None => uuid::Uuid::now_v7().to_string(),
@@ -125,7 +140,7 @@ impl Engine {
             workspace: workspace.as_deref(),
             features: input.features.as_deref(),
         };
-        Ok(self.inner.store.save_assistant(&id, &fields).await?)
+        Ok(self.store.save_assistant(&id, &fields).await?)
     }
 
     pub(crate) async fn update_assistant(&self, request: UpdateAssistant) -> Result<Assistant, ApiError> {

@@ -6,31 +6,49 @@
 //! (with a note) until the user releases them — nothing queued is ever dropped or sent
 //! behind the user's back.
 
+use std::sync::Arc;
+
 use protocol::api::{
     InboxAddRequest, InboxItem, InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, StreamOpenRequest,
 };
 use protocol::{ApiError, StatusMessage, TopicId, TopicStatus};
+use sessions::SessionHost;
+use store::Store;
+use streams::{ListenerId, StreamManager};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Engine, ListenerId};
+use crate::turns::Turns;
 
 pub(crate) const HELD_AFTER_ERROR: &str = "Not sent: a reply before it failed. Send it now or cancel it.";
 pub(crate) const HELD_AFTER_STOP: &str = "Not sent: a reply before it was stopped. Send it now or cancel it.";
 pub(crate) const HELD_AFTER_RESTART: &str = "Not sent: Colloquy was closed before its turn. Send it now or cancel it.";
 
-impl Engine {
+/// The steering inbox of every topic, and its dispatcher.
+pub(crate) struct Inbox {
+    store: Store,
+    streams: StreamManager,
+    /// Agent sessions take steering messages at their next tool boundary.
+    host: SessionHost,
+    turns: Arc<Turns>,
+}
+
+impl Inbox {
+    pub(crate) fn new(store: Store, streams: StreamManager, host: SessionHost, turns: Arc<Turns>) -> Self {
+        Self { store, streams, host, turns }
+    }
+
     pub(crate) async fn inbox_add(&self, request: InboxAddRequest) -> Result<InboxItem, ApiError> {
         let text = request.text.trim();
         if text.is_empty() {
             return Err(ApiError::bad_request("text", "the message is empty"));
         }
-        self.inner.store.get_topic(&request.topic_id).await?;
-        let item = self.inner.store.add_inbox_item(&request.topic_id, text, request.mode).await?;
+        self.store.get_topic(&request.topic_id).await?;
+        let item = self.store.add_inbox_item(&request.topic_id, text, request.mode).await?;
         if request.mode == protocol::api::InboxMode::Steer {
             self.steer(&request.topic_id, text).await?;
         }
         self.dispatch_next(&request.topic_id).await;
-        self.inner.store.get_inbox_item(&item.id).await.or(Ok(item))
+        self.store.get_inbox_item(&item.id).await.or(Ok(item))
     }
 
     pub(crate) async fn inbox_update(&self, request: InboxUpdateRequest) -> Result<InboxItem, ApiError> {
@@ -38,16 +56,16 @@ impl Engine {
             Some("") => return Err(ApiError::bad_request("text", "the message is empty")),
             other => other,
         };
-        let was = self.inner.store.get_inbox_item(&request.id).await?;
-        let item = self.inner.store.update_inbox_item(&request.id, text, request.mode).await?;
+        let was = self.store.get_inbox_item(&request.id).await?;
+        let item = self.store.update_inbox_item(&request.id, text, request.mode).await?;
         // An agent session's steering message still waiting for a tool boundary goes in
         // as edited (or not at all, once it is only queued).
         if was.mode == protocol::api::InboxMode::Steer
             && crate::sessions::is_session(&item.topic_id)
-            && let Ok(session) = self.inner.store.session_of_topic(&item.topic_id).await
+            && let Ok(session) = self.store.session_of_topic(&item.topic_id).await
         {
             let now = (item.mode == protocol::api::InboxMode::Steer).then(|| item.text.clone());
-            self.inner.sessions.replace_steer(&session.id, &was.text, now);
+            self.host.replace_steer(&session.id, &was.text, now);
         } else if was.mode != protocol::api::InboxMode::Steer && item.mode == protocol::api::InboxMode::Steer {
             // A queued message made a steering one steers now.
             self.steer(&item.topic_id, &item.text).await?;
@@ -60,43 +78,43 @@ impl Engine {
     /// session's at its next tool boundary.
     async fn steer(&self, topic_id: &TopicId, text: &str) -> Result<(), ApiError> {
         if crate::sessions::is_session(topic_id) {
-            let session = self.inner.store.session_of_topic(topic_id).await?;
-            self.inner.sessions.steer(&session.id, text.to_owned());
+            let session = self.store.session_of_topic(topic_id).await?;
+            self.host.steer(&session.id, text.to_owned());
         }
-        if self.inner.streams.steer(topic_id).await {
+        if self.streams.steer(topic_id).await {
             tracing::info!(%topic_id, "the running turn will yield to a steering message");
         }
         Ok(())
     }
 
     pub(crate) async fn inbox_move(&self, request: InboxMoveRequest) -> Result<Vec<InboxItem>, ApiError> {
-        Ok(self.inner.store.move_inbox_item(&request.id, request.position as usize).await?)
+        Ok(self.store.move_inbox_item(&request.id, request.position as usize).await?)
     }
 
     pub(crate) async fn inbox_cancel(&self, request: InboxItemRequest) -> Result<(), ApiError> {
-        let item = self.inner.store.get_inbox_item(&request.id).await?;
-        self.inner.store.remove_inbox_item(&request.id).await?;
+        let item = self.store.get_inbox_item(&request.id).await?;
+        self.store.remove_inbox_item(&request.id).await?;
         if crate::sessions::is_session(&item.topic_id)
-            && let Ok(session) = self.inner.store.session_of_topic(&item.topic_id).await
+            && let Ok(session) = self.store.session_of_topic(&item.topic_id).await
         {
-            self.inner.sessions.forget_steer(&session.id, &item.text);
+            self.host.forget_steer(&session.id, &item.text);
         }
         Ok(())
     }
 
     pub(crate) async fn inbox_release(&self, request: InboxItemRequest) -> Result<InboxItem, ApiError> {
-        let item = self.inner.store.release_inbox_item(&request.id).await?;
+        let item = self.store.release_inbox_item(&request.id).await?;
         self.dispatch_next(&item.topic_id).await;
-        self.inner.store.get_inbox_item(&item.id).await.or(Ok(item))
+        self.store.get_inbox_item(&item.id).await.or(Ok(item))
     }
 
     /// Starts the topic's next queued item if the topic is idle. Windows showing the
     /// topic follow the new turn through the status feed.
     pub(crate) async fn dispatch_next(&self, topic_id: &TopicId) {
-        if self.inner.streams.is_streaming(topic_id).await {
+        if self.streams.is_streaming(topic_id).await {
             return;
         }
-        let item = match self.inner.store.next_queued(topic_id).await {
+        let item = match self.store.next_queued(topic_id).await {
             Ok(Some(item)) => item,
             Ok(None) => return,
             Err(err) => {
@@ -113,10 +131,10 @@ impl Engine {
             attachments: None,
         };
         // Nobody listens yet: subscribers attach when the status feed shows the turn.
-        let (listener, _unheard) = self.listener(ListenerId::unique(), topic_id);
-        match self.stream_open(request, listener).await {
+        let (listener, _unheard) = self.streams.listener(ListenerId::unique(), topic_id);
+        match self.turns.open(request, listener).await {
             Ok(_) => {
-                if let Err(err) = self.inner.store.remove_inbox_item(&item.id).await {
+                if let Err(err) = self.store.remove_inbox_item(&item.id).await {
                     tracing::error!(error = %err, "a dispatched inbox item could not be removed");
                 }
             }
@@ -124,7 +142,7 @@ impl Engine {
             Err(err) if err.kind == protocol::ErrorKind::Conflict => {}
             Err(err) => {
                 let note = format!("Not sent: {}", err.message);
-                if let Err(err) = self.inner.store.hold_inbox(Some(topic_id), &note).await {
+                if let Err(err) = self.store.hold_inbox(Some(topic_id), &note).await {
                     tracing::error!(error = %err, "could not hold the inbox");
                 }
             }
@@ -138,8 +156,8 @@ impl Engine {
     /// finished topic in it is settled again, so a `done` lost that way cannot strand a
     /// queue. Settling twice is harmless: an idle topic never keeps queued items (adding
     /// one to an idle topic sends it), and holding is idempotent.
-    pub(crate) async fn run_dispatcher(self, stop: CancellationToken) {
-        let mut feed = self.status_subscribe();
+    pub(crate) async fn run_dispatcher(self: Arc<Self>, stop: CancellationToken) {
+        let mut feed = self.streams.status().subscribe();
         // The feed opens with the picture as it is; nothing in it is news.
         let mut first = true;
         loop {
@@ -159,7 +177,7 @@ impl Engine {
                         for event in snapshot.statuses {
                             // A topic that has started another turn since is settled when
                             // that one ends.
-                            if !self.inner.streams.is_streaming(&event.topic_id).await {
+                            if !self.streams.is_streaming(&event.topic_id).await {
                                 self.settle(&event.topic_id, event.status).await;
                             }
                         }
@@ -182,7 +200,7 @@ impl Engine {
     /// A turn with several replies counts as done when one succeeded; the queue goes on
     /// only if none of them failed or was stopped.
     async fn after_done(&self, topic_id: &TopicId) {
-        match self.inner.store.last_turn_statuses(topic_id).await {
+        match self.store.last_turn_statuses(topic_id).await {
             Ok(statuses) if statuses.iter().all(|s| *s == protocol::MessageStatus::Success) => {
                 self.dispatch_next(topic_id).await
             }
@@ -195,18 +213,8 @@ impl Engine {
     }
 
     async fn hold(&self, topic_id: &TopicId, note: &str) {
-        if let Err(err) = self.inner.store.hold_inbox(Some(topic_id), note).await {
+        if let Err(err) = self.store.hold_inbox(Some(topic_id), note).await {
             tracing::error!(error = %err, "could not hold the inbox");
         }
-    }
-
-    /// Interrupt: stop the live turn (persisted as paused), then send this message now.
-    pub async fn stream_interrupt(
-        &self,
-        request: StreamOpenRequest,
-        listener: crate::Listener,
-    ) -> Result<protocol::AttachReply, ApiError> {
-        self.stream_abort(&request.topic_id).await?;
-        self.stream_open(request, listener).await
     }
 }

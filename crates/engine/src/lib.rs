@@ -6,10 +6,13 @@
 //! streaming ones through [`Engine::stream_open`] / [`Engine::stream_attach`] with a
 //! [`Listener`] the transport drains.
 //!
-//! - `operations`: the plain operations and their request validation.
-//! - `turns`: preparing a turn (model resolution, prompt) for the stream manager.
-//! - `demo`: the local scripted demo provider.
-//! - `settings`: app-wide settings (the stream idle timeout), read when a turn starts.
+//! [`Engine`] is a façade over services that each hold only what they use:
+//!
+//! - `operations`: the plain operations by name, handed to the services below.
+//! - `settings`, `model_providers` (with `demo`, the local scripted demo provider),
+//!   `topics`, `mcp`, `tools`, `assistants`: what settings and the topic list change.
+//! - `sessions` (agent sessions), `turns` (preparing a turn: model resolution, prompt,
+//!   tools, for the stream manager), `approvals`, `inbox` (queue, steer, dispatcher).
 //! - [`telemetry`]: tracing setup, with OTLP export when configured.
 
 mod approvals;
@@ -23,11 +26,14 @@ mod inbox;
 pub mod instance;
 mod limits;
 mod mcp;
+mod model_providers;
 mod operations;
+mod resuming;
 mod sessions;
 mod settings;
 pub mod telemetry;
 mod tools;
+mod topics;
 mod turns;
 
 use std::path::PathBuf;
@@ -126,24 +132,23 @@ pub struct Engine {
     inner: Arc<Inner>,
 }
 
+/// The services, each holding only what it uses; the façade hands each operation to the
+/// one that owns it.
 struct Inner {
     config: EngineConfig,
     store: Store,
     secrets: Arc<dyn SecretStore>,
     streams: StreamManager,
-    /// For tools and MCP servers.
-    http: reqwest::Client,
-    /// For model providers: never follows a redirect to another origin (the API key
-    /// would go along).
-    provider_http: providers::ProviderHttp,
-    demo: demo::DemoProvider,
-    /// MCP servers, kept connected; their tools come from its cache.
-    mcp: ::tools::mcp::McpHub,
-    /// Agent sessions' connections, resume tokens, steering and approval waits.
-    sessions: ::sessions::SessionHost,
-    /// Replies being resumed after their last approval was answered (see
-    /// `approvals::ResumeClaim`): two answers that land together resume a reply once.
-    resuming: approvals::Resuming,
+    settings: Arc<settings::Settings>,
+    providers: Arc<model_providers::Providers>,
+    topics: topics::Topics,
+    mcp: mcp::Mcp,
+    tools: Arc<tools::Tools>,
+    assistants: assistants::Assistants,
+    sessions: Arc<sessions::AgentSessions>,
+    turns: Arc<turns::Turns>,
+    approvals: approvals::Approvals,
+    inbox: Arc<inbox::Inbox>,
     /// The engine's own background tasks (the inbox dispatcher).
     tasks: tokio_util::task::TaskTracker,
     stop: tokio_util::sync::CancellationToken,
@@ -216,34 +221,73 @@ impl Engine {
         if held > 0 {
             tracing::info!(held, "queued messages from the last run are held until released");
         }
-        let mcp = ::tools::mcp::McpHub::new(mcp::hub_options(&config.data_dir, &store, mcp_http));
-        mcp::load(&store, secrets.as_ref(), &mcp).await?;
+        let hub = ::tools::mcp::McpHub::new(mcp::hub_options(&config.data_dir, &store, mcp_http));
+        mcp::load(&store, secrets.as_ref(), &hub).await?;
         // Claude Code's process groups are recorded with the MCP servers' (reaped above, in
         // `McpHub::new`, before any session can start one).
-        let driver = Arc::new(::sessions::ClaudeCode::new(config.claude.clone()).with_processes(mcp.processes()));
-        let sessions = ::sessions::SessionHost::new(driver, config.agent_idle_timeout);
+        let driver = Arc::new(::sessions::ClaudeCode::new(config.claude.clone()).with_processes(hub.processes()));
+        let host = ::sessions::SessionHost::new(driver, config.agent_idle_timeout);
         let demo = demo::DemoProvider::new(config.demo_token_delay);
         let tasks = tokio_util::task::TaskTracker::new();
         let stop = tokio_util::sync::CancellationToken::new();
+        // Two answers that land together resume a reply once, whichever service resumes it.
+        let resuming = Arc::new(resuming::Resuming::default());
+        let settings = Arc::new(settings::Settings::new(store.clone(), config.streams.idle_timeout));
+        let providers = Arc::new(model_providers::Providers::new(store.clone(), secrets.clone(), provider_http, demo));
+        let topics = topics::Topics::new(store.clone(), providers.clone());
+        let tools = Arc::new(tools::Tools::new(store.clone(), hub.clone()));
+        let assistants = assistants::Assistants::new(store.clone(), providers.clone(), tools.clone());
+        let mcp = mcp::Mcp::new(store.clone(), secrets.clone(), hub);
+        let sessions = Arc::new(sessions::AgentSessions::new(
+            store.clone(),
+            streams.clone(),
+            host.clone(),
+            providers.clone(),
+            tasks.clone(),
+            resuming.clone(),
+        ));
+        let turns = Arc::new(turns::Turns::new(
+            store.clone(),
+            streams.clone(),
+            http,
+            config.retry,
+            providers.clone(),
+            tools.clone(),
+            settings.clone(),
+            sessions.clone(),
+        ));
+        let approvals = approvals::Approvals::new(
+            store.clone(),
+            streams.clone(),
+            tools.clone(),
+            turns.clone(),
+            sessions.clone(),
+            resuming,
+        );
+        let inbox = Arc::new(inbox::Inbox::new(store.clone(), streams.clone(), host, turns.clone()));
         let engine = Self {
             inner: Arc::new(Inner {
                 config,
                 store,
                 secrets,
                 streams,
-                http,
-                provider_http,
-                demo,
+                settings,
+                providers,
+                topics,
                 mcp,
+                tools,
+                assistants,
                 sessions,
-                resuming: approvals::Resuming::default(),
+                turns,
+                approvals,
+                inbox,
                 tasks,
                 stop,
                 lock: std::sync::Mutex::new(Some(lock)),
             }),
         };
-        engine.restart_demo().await?;
-        engine.inner.tasks.spawn(engine.clone().run_dispatcher(engine.inner.stop.clone()));
+        engine.inner.providers.restart_demo().await?;
+        engine.inner.tasks.spawn(engine.inner.inbox.clone().run_dispatcher(engine.inner.stop.clone()));
         Ok(engine)
     }
 
@@ -263,20 +307,19 @@ impl Engine {
 
     /// Starts a turn in the topic (one reply per model) and subscribes `listener` to it.
     pub async fn stream_open(&self, request: StreamOpenRequest, listener: Listener) -> Result<AttachReply, ApiError> {
-        let turn = self.prepare_turn(request).await?;
-        self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
+        self.inner.turns.open(request, listener).await
     }
 
     /// Generates one reply again, in place, and subscribes `listener` to the turn.
     pub async fn stream_retry(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
-        let turn = self.prepare_reply(request, false).await?;
-        self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
+        let turn = self.inner.turns.prepare_reply(request, false).await?;
+        self.inner.turns.start(turn, listener).await
     }
 
     /// Continues a stopped or interrupted reply after the text it kept.
     pub async fn stream_continue(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
-        let turn = self.prepare_reply(request, true).await?;
-        self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
+        let turn = self.inner.turns.prepare_reply(request, true).await?;
+        self.inner.turns.start(turn, listener).await
     }
 
     /// Asks one more model to answer an existing turn (it joins a live turn too).
@@ -285,8 +328,8 @@ impl Engine {
         request: AddModelRequest,
         listener: Listener,
     ) -> Result<AttachReply, ApiError> {
-        let turn = self.prepare_added_model(request).await?;
-        self.inner.streams.open(turn, listener).await.map_err(error::stream_error)
+        let turn = self.inner.turns.prepare_added_model(request).await?;
+        self.inner.turns.start(turn, listener).await
     }
 
     /// Subscribes `listener` to the topic's live reply, if any, continuing after the
@@ -321,12 +364,18 @@ impl Engine {
     pub async fn stream_abort(&self, topic_id: &TopicId) -> Result<(), ApiError> {
         self.inner.store.get_topic(topic_id).await?;
         self.inner.streams.abort(topic_id).await;
-        self.stop_waiting_replies(topic_id).await?;
-        if sessions::is_session(topic_id) {
-            let session = self.inner.store.session_of_topic(topic_id).await?;
-            self.inner.sessions.stop(&session.id).await;
-        }
-        Ok(())
+        self.inner.turns.stop_waiting_replies(topic_id).await?;
+        self.inner.sessions.stop(topic_id).await
+    }
+
+    /// Interrupt: stop the live turn (persisted as paused), then send this message now.
+    pub async fn stream_interrupt(
+        &self,
+        request: StreamOpenRequest,
+        listener: Listener,
+    ) -> Result<protocol::AttachReply, ApiError> {
+        self.stream_abort(&request.topic_id).await?;
+        self.stream_open(request, listener).await
     }
 
     /// How many replies are still streaming, across all topics. The desktop app stays
@@ -343,12 +392,218 @@ impl Engine {
         self.inner.streams.shutdown().await;
         self.inner.sessions.shutdown().await;
         self.inner.mcp.shutdown().await;
-        self.inner.demo.stop().await;
+        self.inner.providers.stop_demo().await;
         self.inner.store.close().await;
         // The database is closed: another process may take the folder now.
         if let Ok(mut lock) = self.inner.lock.lock() {
             lock.take();
         }
+    }
+
+    // The plain operations, each handed to the service that owns it.
+
+    pub(crate) async fn settings(&self) -> Result<protocol::api::AppSettings, ApiError> {
+        self.inner.settings.settings().await
+    }
+
+    pub(crate) async fn update_settings(
+        &self,
+        update: protocol::api::UpdateAppSettings,
+    ) -> Result<protocol::api::AppSettings, ApiError> {
+        self.inner.settings.update_settings(update).await
+    }
+
+    pub(crate) async fn create_topic(
+        &self,
+        request: protocol::api::CreateTopic,
+    ) -> Result<protocol::api::Topic, ApiError> {
+        self.inner.topics.create_topic(request).await
+    }
+
+    pub(crate) async fn update_topic(
+        &self,
+        request: protocol::api::UpdateTopic,
+    ) -> Result<protocol::api::Topic, ApiError> {
+        self.inner.topics.update_topic(request).await
+    }
+
+    pub(crate) async fn list_providers(&self) -> Result<Vec<protocol::api::Provider>, ApiError> {
+        self.inner.providers.list_providers().await
+    }
+
+    pub(crate) async fn create_provider(
+        &self,
+        input: protocol::api::ProviderInput,
+    ) -> Result<protocol::api::Provider, ApiError> {
+        self.inner.providers.create_provider(input).await
+    }
+
+    pub(crate) async fn update_provider(
+        &self,
+        request: protocol::api::UpdateProvider,
+    ) -> Result<protocol::api::Provider, ApiError> {
+        self.inner.providers.update_provider(request).await
+    }
+
+    pub(crate) async fn provider_models(
+        &self,
+        request: protocol::api::ListModelsRequest,
+    ) -> Result<protocol::api::ModelList, ApiError> {
+        self.inner.providers.provider_models(request).await
+    }
+
+    pub(crate) async fn demo_provider(&self) -> Result<protocol::api::Provider, ApiError> {
+        self.inner.providers.demo_provider().await
+    }
+
+    pub(crate) async fn list_tools(&self) -> Result<Vec<protocol::tool::ToolInfo>, ApiError> {
+        self.inner.tools.list_tools().await
+    }
+
+    pub(crate) async fn set_tool_enabled(&self, request: protocol::api::ToolEnableRequest) -> Result<(), ApiError> {
+        self.inner.tools.set_tool_enabled(request).await
+    }
+
+    pub(crate) async fn save_assistant(
+        &self,
+        id: Option<String>,
+        input: protocol::api::AssistantInput,
+    ) -> Result<protocol::api::Assistant, ApiError> {
+        self.inner.assistants.save_assistant(id, input).await
+    }
+
+    pub(crate) async fn update_assistant(
+        &self,
+        request: protocol::api::UpdateAssistant,
+    ) -> Result<protocol::api::Assistant, ApiError> {
+        self.inner.assistants.update_assistant(request).await
+    }
+
+    pub(crate) async fn list_mcp_servers(&self) -> Result<Vec<protocol::mcp::McpServer>, ApiError> {
+        self.inner.mcp.list_mcp_servers().await
+    }
+
+    pub(crate) async fn save_mcp_server(
+        &self,
+        id: Option<String>,
+        input: protocol::mcp::McpServerInput,
+    ) -> Result<protocol::mcp::McpServer, ApiError> {
+        self.inner.mcp.save_mcp_server(id, input).await
+    }
+
+    pub(crate) async fn update_mcp_server(
+        &self,
+        request: protocol::mcp::UpdateMcpServer,
+    ) -> Result<protocol::mcp::McpServer, ApiError> {
+        self.inner.mcp.update_mcp_server(request).await
+    }
+
+    pub(crate) async fn delete_mcp_server(&self, id: &str) -> Result<(), ApiError> {
+        self.inner.mcp.delete_mcp_server(id).await
+    }
+
+    pub(crate) async fn refresh_mcp_server(&self, id: &str) -> Result<(), ApiError> {
+        self.inner.mcp.refresh_mcp_server(id).await
+    }
+
+    pub(crate) async fn inbox_add(
+        &self,
+        request: protocol::api::InboxAddRequest,
+    ) -> Result<protocol::api::InboxItem, ApiError> {
+        self.inner.inbox.inbox_add(request).await
+    }
+
+    pub(crate) async fn inbox_update(
+        &self,
+        request: protocol::api::InboxUpdateRequest,
+    ) -> Result<protocol::api::InboxItem, ApiError> {
+        self.inner.inbox.inbox_update(request).await
+    }
+
+    pub(crate) async fn inbox_move(
+        &self,
+        request: protocol::api::InboxMoveRequest,
+    ) -> Result<Vec<protocol::api::InboxItem>, ApiError> {
+        self.inner.inbox.inbox_move(request).await
+    }
+
+    pub(crate) async fn inbox_cancel(&self, request: protocol::api::InboxItemRequest) -> Result<(), ApiError> {
+        self.inner.inbox.inbox_cancel(request).await
+    }
+
+    pub(crate) async fn inbox_release(
+        &self,
+        request: protocol::api::InboxItemRequest,
+    ) -> Result<protocol::api::InboxItem, ApiError> {
+        self.inner.inbox.inbox_release(request).await
+    }
+
+    pub(crate) async fn respond_approval(
+        &self,
+        request: protocol::api::ToolApprovalRespond,
+    ) -> Result<protocol::tool::Approval, ApiError> {
+        self.inner.approvals.respond_approval(request).await
+    }
+
+    pub(crate) async fn list_approvals(
+        &self,
+        request: protocol::api::ApprovalsListRequest,
+    ) -> Result<Vec<protocol::tool::Approval>, ApiError> {
+        self.inner.approvals.list_approvals(request).await
+    }
+
+    pub(crate) async fn save_rule(
+        &self,
+        id: Option<String>,
+        input: protocol::api::ToolRuleInput,
+    ) -> Result<protocol::tool::PolicyRule, ApiError> {
+        self.inner.approvals.save_rule(id, input).await
+    }
+
+    pub(crate) async fn update_rule(
+        &self,
+        request: protocol::api::UpdateToolRule,
+    ) -> Result<protocol::tool::PolicyRule, ApiError> {
+        self.inner.approvals.update_rule(request).await
+    }
+
+    pub(crate) async fn list_audit(
+        &self,
+        request: protocol::api::AuditListRequest,
+    ) -> Result<Vec<protocol::tool::AuditEntry>, ApiError> {
+        self.inner.approvals.list_audit(request).await
+    }
+
+    pub(crate) async fn list_sessions(&self) -> Result<Vec<protocol::api::AgentSession>, ApiError> {
+        self.inner.sessions.list_sessions().await
+    }
+
+    pub(crate) async fn create_session(
+        &self,
+        input: protocol::api::AgentSessionInput,
+    ) -> Result<protocol::api::AgentSession, ApiError> {
+        self.inner.sessions.create_session(input).await
+    }
+
+    pub(crate) async fn update_session(
+        &self,
+        request: protocol::api::UpdateAgentSession,
+    ) -> Result<protocol::api::AgentSession, ApiError> {
+        self.inner.sessions.update_session(request).await
+    }
+
+    pub(crate) async fn delete_session(&self, id: &str) -> Result<(), ApiError> {
+        self.inner.sessions.delete_session(id).await
+    }
+
+    pub(crate) async fn reset_session(&self, id: &str) -> Result<protocol::api::AgentSession, ApiError> {
+        self.inner.sessions.reset_session(id).await
+    }
+
+    /// A new turn as the stream manager gets it (tests look at what a model is told).
+    #[cfg(test)]
+    pub(crate) async fn prepare_turn(&self, request: StreamOpenRequest) -> Result<streams::PreparedTurn, ApiError> {
+        self.inner.turns.prepare_turn(request).await
     }
 }
 

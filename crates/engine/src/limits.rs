@@ -27,3 +27,9 @@ pub(crate) fn at_most<'a>(field: &str, value: &'a str, max: usize) -> Result<&'a
         Ok(value)
     }
 }
+
+/// `value` trimmed, unless that leaves nothing: then a `bad_request` on `field`.
+pub(crate) fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, ApiError> {
+    let value = value.trim();
+    if value.is_empty() { Err(ApiError::bad_request(field, "must not be empty")) } else { Ok(value) }
+}

@@ -19,13 +19,9 @@ use protocol::ApiError;
 use protocol::mcp::{
     McpSecretName, McpServer, McpServerInput, McpState, McpStatus, McpTransport, McpTransportInput, UpdateMcpServer,
 };
-use protocol::tool::{PolicyDecision, ToolSource};
 use store::Store;
 use store::mcp::{McpServerRow, McpToolRow, PlainValues, StoredTransport};
 use store::secrets::SecretStore;
-
-use crate::Engine;
-use crate::tools::{CatalogTool, default_decision};
 
 /// How long one call may take by default, and at most.
 const DEFAULT_TIMEOUT_SECS: u32 = 60;
@@ -185,33 +181,30 @@ pub(crate) async fn load(store: &Store, secrets: &dyn SecretStore, hub: &McpHub)
     Ok(())
 }
 
-impl Engine {
-    /// The tools of enabled MCP servers, from the cache. An MCP tool asks unless the
-    /// server marks it read-only and the user trusts the server's read-only tools.
-    pub(crate) fn mcp_catalog(&self) -> Vec<CatalogTool> {
-        self.inner
-            .mcp
-            .tools()
-            .into_iter()
-            .map(|entry| {
-                let annotations = entry.tool.definition().annotations;
-                let default = if entry.trust_read_only { default_decision(&annotations) } else { PolicyDecision::Ask };
-                CatalogTool {
-                    tool: entry.tool,
-                    source: ToolSource::Mcp { server_id: entry.server_id, server_name: entry.server_name },
-                    default,
-                }
-            })
-            .collect()
+/// The MCP servers: their settings, their secrets, and the hub that keeps them connected.
+pub(crate) struct Mcp {
+    store: Store,
+    secrets: Arc<dyn SecretStore>,
+    hub: McpHub,
+}
+
+impl Mcp {
+    pub(crate) fn new(store: Store, secrets: Arc<dyn SecretStore>, hub: McpHub) -> Self {
+        Self { store, secrets, hub }
+    }
+
+    /// Disconnects every server (at shutdown).
+    pub(crate) async fn shutdown(&self) {
+        self.hub.shutdown().await;
     }
 
     pub(crate) async fn list_mcp_servers(&self) -> Result<Vec<McpServer>, ApiError> {
-        let rows = self.inner.store.list_mcp_servers().await?;
-        let tools = self.inner.mcp.tools();
+        let rows = self.store.list_mcp_servers().await?;
+        let tools = self.hub.tools();
         Ok(rows
             .into_iter()
             .map(|row| {
-                let status = self.inner.mcp.status(&row.id).unwrap_or(McpStatus {
+                let status = self.hub.status(&row.id).unwrap_or(McpStatus {
                     state: if row.enabled { McpState::Connecting } else { McpState::Disabled },
                     message: None,
                     stderr_tail: None,
@@ -221,7 +214,7 @@ impl Engine {
                 let names =
                     tools.iter().filter(|t| t.server_id == row.id).map(|t| t.tool.definition().name.clone()).collect();
                 McpServer {
-                    transport: transport_view(&row, self.inner.secrets.as_ref()),
+                    transport: transport_view(&row, self.secrets.as_ref()),
                     namespace: row.namespace.clone().unwrap_or_else(|| slug(&row.name)),
                     id: row.id,
                     name: row.name,
@@ -255,7 +248,7 @@ impl Engine {
             ));
         }
         let existing = match &id {
-            Some(id) => Some(self.inner.store.get_mcp_server(id).await?),
+            Some(id) => Some(self.store.get_mcp_server(id).await?),
             None => None,
         };
         let id = id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
@@ -271,9 +264,9 @@ impl Engine {
         };
         self.store_values(&row, &values, existing.as_ref())?;
         match &existing {
-            Some(_) => self.inner.store.save_mcp_server(&row).await?,
+            Some(_) => self.store.save_mcp_server(&row).await?,
             None => {
-                let created = self.inner.store.create_mcp_server(&row, |taken| unique_namespace(name, taken)).await;
+                let created = self.store.create_mcp_server(&row, |taken| unique_namespace(name, taken)).await;
                 if let Err(err) = created {
                     self.forget_values(&row, None);
                     return Err(err.into());
@@ -283,9 +276,9 @@ impl Engine {
         if let Some(old) = &existing {
             self.forget_values(old, Some(&row));
         }
-        let saved = self.inner.store.get_mcp_server(&id).await?;
-        let cached = self.inner.store.mcp_tools(&id).await?.into_iter().map(spec).collect();
-        self.inner.mcp.upsert(config(&saved, self.inner.secrets.as_ref()), saved.enabled, cached);
+        let saved = self.store.get_mcp_server(&id).await?;
+        let cached = self.store.mcp_tools(&id).await?.into_iter().map(spec).collect();
+        self.hub.upsert(config(&saved, self.secrets.as_ref()), saved.enabled, cached);
         let servers = self.list_mcp_servers().await?;
         servers.into_iter().find(|s| s.id == id).ok_or_else(|| ApiError::internal("the saved server vanished"))
     }
@@ -300,7 +293,7 @@ impl Engine {
         values: &BTreeMap<String, Option<String>>,
         existing: Option<&McpServerRow>,
     ) -> Result<(), ApiError> {
-        let secrets = self.inner.secrets.as_ref();
+        let secrets = self.secrets.as_ref();
         let (what, _) = secret_kind(&row.transport);
         let field = match row.transport {
             StoredTransport::Stdio { .. } => "transport.env",
@@ -352,7 +345,7 @@ impl Engine {
         for name in old.transport.secret_names() {
             let key = secret_key(&old.id, &old.transport, &name);
             if !still.contains(&key)
-                && let Err(err) = self.inner.secrets.delete(&key)
+                && let Err(err) = self.secrets.delete(&key)
             {
                 tracing::warn!(server = %old.name, error = %err, "could not remove a value from the secret store");
             }
@@ -364,16 +357,16 @@ impl Engine {
     }
 
     pub(crate) async fn delete_mcp_server(&self, id: &str) -> Result<(), ApiError> {
-        let row = self.inner.store.get_mcp_server(id).await?;
-        self.inner.store.delete_mcp_server(id).await?;
-        self.inner.mcp.remove(id);
+        let row = self.store.get_mcp_server(id).await?;
+        self.store.delete_mcp_server(id).await?;
+        self.hub.remove(id);
         self.forget_values(&row, None);
         Ok(())
     }
 
     pub(crate) async fn refresh_mcp_server(&self, id: &str) -> Result<(), ApiError> {
-        let server = self.inner.store.get_mcp_server(id).await?;
-        if !self.inner.mcp.refresh(id) {
+        let server = self.store.get_mcp_server(id).await?;
+        if !self.hub.refresh(id) {
             return Err(ApiError::conflict(format!("{} is switched off; switch it on to list its tools", server.name)));
         }
         Ok(())

@@ -7,21 +7,24 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use agent::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 use protocol::api::{
     AgentSession, AgentSessionInput, ApprovalScope, ReplyRequest, StreamOpenRequest, UpdateAgentSession,
 };
 use protocol::tool::{Approval, ApprovalState};
 use protocol::{ApiError, ErrorKind, MessageId, MessageStatus, ModelRef, ProviderId, TopicId, TurnId, UiMessage};
 use serde_json::Value;
-use sessions::{Decision, PermissionMode, SessionSpec};
+use sessions::{Decision, PermissionMode, SessionHost, SessionSpec};
+use store::Store;
 use store::sessions::{NewSession, SessionRow};
 use store::tools::{CallDecision, NewCall, Recorded};
-use streams::{PreparedExecution, PreparedTurn, ReplySlot, Runner, UserInput};
+use streams::{ListenerId, PreparedExecution, PreparedTurn, ReplySlot, StreamManager, UserInput};
+use tokio_util::task::TaskTracker;
+use turn::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 
-use crate::approvals::ResumeClaim;
+use crate::error::stream_error;
+use crate::model_providers::Providers;
+use crate::resuming::{ResumeClaim, Resuming};
 use crate::tools::EngineGate;
-use crate::{Engine, ListenerId};
 
 pub(crate) const DEFAULT_SESSION_TITLE: &str = "New session";
 const CLAUDE_CODE: &str = "claude_code";
@@ -29,7 +32,7 @@ const CLAUDE_CODE: &str = "claude_code";
 const OWN_LOGIN: &str = "claude-code";
 
 pub(crate) fn is_session(topic_id: &TopicId) -> bool {
-    topic_id.as_str().starts_with(sessions::TOPIC_PREFIX)
+    topic_id.kind() == protocol::TopicKind::AgentSession
 }
 
 fn permission_mode(field: &str, text: &str) -> Result<PermissionMode, ApiError> {
@@ -61,9 +64,47 @@ fn view(row: SessionRow) -> AgentSession {
     }
 }
 
-impl Engine {
+/// Agent sessions: their settings, their turns (the agent runs them, not the chat loop),
+/// and the host that keeps their connections.
+pub(crate) struct AgentSessions {
+    store: Store,
+    streams: StreamManager,
+    /// Agent sessions' connections, resume tokens, steering and approval waits.
+    host: SessionHost,
+    providers: Arc<Providers>,
+    /// Where a change of permission mode waits for the running turn.
+    tasks: TaskTracker,
+    resuming: Arc<Resuming>,
+}
+
+impl AgentSessions {
+    pub(crate) fn new(
+        store: Store,
+        streams: StreamManager,
+        host: SessionHost,
+        providers: Arc<Providers>,
+        tasks: TaskTracker,
+        resuming: Arc<Resuming>,
+    ) -> Self {
+        Self { store, streams, host, providers, tasks, resuming }
+    }
+
+    /// Stops the session's running turn, if the topic is a session's (Stop).
+    pub(crate) async fn stop(&self, topic_id: &TopicId) -> Result<(), ApiError> {
+        if is_session(topic_id) {
+            let session = self.store.session_of_topic(topic_id).await?;
+            self.host.stop(&session.id).await;
+        }
+        Ok(())
+    }
+
+    /// Closes every session's connection (at shutdown).
+    pub(crate) async fn shutdown(&self) {
+        self.host.shutdown().await;
+    }
+
     pub(crate) async fn list_sessions(&self) -> Result<Vec<AgentSession>, ApiError> {
-        Ok(self.inner.store.list_sessions().await?.into_iter().map(view).collect())
+        Ok(self.store.list_sessions().await?.into_iter().map(view).collect())
     }
 
     pub(crate) async fn create_session(&self, input: AgentSessionInput) -> Result<AgentSession, ApiError> {
@@ -93,7 +134,7 @@ impl Engine {
             model: input.model.trim(),
             permission_mode: mode,
         };
-        Ok(view(self.inner.store.create_session(&new).await?))
+        Ok(view(self.store.create_session(&new).await?))
     }
 
     pub(crate) async fn update_session(&self, request: UpdateAgentSession) -> Result<AgentSession, ApiError> {
@@ -104,48 +145,47 @@ impl Engine {
         if let Some(model) = request.model.as_deref() {
             crate::limits::at_most("model", model.trim(), crate::limits::MODEL_NAME)?;
         }
-        let existing = self.inner.store.get_session(&request.id).await?;
+        let existing = self.store.get_session(&request.id).await?;
         if let Some(title) = request.title.as_deref().map(str::trim) {
             if title.is_empty() {
                 return Err(ApiError::bad_request("title", "must not be empty"));
             }
             crate::limits::at_most("title", title, crate::limits::TITLE)?;
-            self.inner.store.update_topic(&existing.topic_id, Some(title), None).await?;
+            self.store.update_topic(&existing.topic_id, Some(title), None).await?;
         }
         let row = self
-            .inner
             .store
             .update_session(&request.id, request.model.as_deref().map(str::trim), mode.map(|(text, _)| text))
             .await?;
         if let Some((_, mode)) = mode {
             // A live connection changes mode once its running turn (if any) is over.
-            let host = self.inner.sessions.clone();
+            let host = self.host.clone();
             let id = request.id.clone();
-            self.inner.tasks.spawn(async move { host.set_permission_mode(&id, mode).await });
+            self.tasks.spawn(async move { host.set_permission_mode(&id, mode).await });
         }
         Ok(view(row))
     }
 
     pub(crate) async fn delete_session(&self, id: &str) -> Result<(), ApiError> {
-        let session = self.inner.store.get_session(id).await?;
-        self.inner.streams.close_topic(&session.topic_id).await;
-        self.inner.sessions.close(id).await;
-        self.inner.store.delete_session(id).await?;
+        let session = self.store.get_session(id).await?;
+        self.streams.close_topic(&session.topic_id).await;
+        self.host.close(id).await;
+        self.store.delete_session(id).await?;
         Ok(())
     }
 
     /// The next turn starts a fresh agent session (after a resume that failed, say).
     pub(crate) async fn reset_session(&self, id: &str) -> Result<AgentSession, ApiError> {
-        self.inner.store.get_session(id).await?;
+        self.store.get_session(id).await?;
         // The host first: it waits for a running turn, whose tokens are stored as they come.
-        self.inner.sessions.reset(id).await;
-        self.inner.store.set_resume_token(id, None).await?;
-        Ok(view(self.inner.store.get_session(id).await?))
+        self.host.reset(id).await;
+        self.store.set_resume_token(id, None).await?;
+        Ok(view(self.store.get_session(id).await?))
     }
 
     /// The provider a session talks through: it must speak Anthropic Messages.
     async fn session_provider(&self, id: &ProviderId, field: &str) -> Result<store::providers::ProviderRow, ApiError> {
-        let provider = self.inner.store.get_provider(id).await.map_err(|e| match e {
+        let provider = self.store.get_provider(id).await.map_err(|e| match e {
             store::StoreError::NotFound { .. } => ApiError::bad_request(field, format!("no provider {id}")),
             other => other.into(),
         })?;
@@ -170,7 +210,7 @@ impl Engine {
         if text.is_empty() {
             return Err(ApiError::bad_request("text", "the message is empty"));
         }
-        let session = self.inner.store.session_of_topic(&request.topic_id).await?;
+        let session = self.store.session_of_topic(&request.topic_id).await?;
         // As in chat: a permission prompt left from before a restart is answered (which
         // resumes the agent) or stopped first.
         if let Some(waiting) = self.waiting_after_restart(&session.topic_id).await? {
@@ -179,10 +219,10 @@ impl Engine {
                 waiting.tool_name
             )));
         }
-        let history = self.inner.store.list_messages(&session.topic_id).await?;
+        let history = self.store.list_messages(&session.topic_id).await?;
         if session.title == DEFAULT_SESSION_TITLE && history.is_empty() {
-            let title = crate::turns::auto_title(text);
-            if let Err(err) = self.inner.store.update_topic(&session.topic_id, Some(&title), None).await {
+            let title = crate::topics::auto_title(text);
+            if let Err(err) = self.store.update_topic(&session.topic_id, Some(&title), None).await {
                 tracing::warn!(error = %err, "could not title the session");
             }
         }
@@ -210,8 +250,8 @@ impl Engine {
                 "an agent session's reply cannot be generated again (the agent has already acted); send a new message instead",
             ));
         }
-        let session = self.inner.store.session_of_topic(&request.topic_id).await?;
-        let reply = self.inner.store.get_message(&request.message_id).await?;
+        let session = self.store.session_of_topic(&request.topic_id).await?;
+        let reply = self.store.get_message(&request.message_id).await?;
         if reply.topic_id != session.topic_id || reply.status != protocol::MessageStatus::Paused {
             return Err(ApiError::bad_request(
                 "messageId",
@@ -252,7 +292,7 @@ impl Engine {
                 let base = provider.base_url.trim_end_matches('/');
                 let base = base.strip_suffix("/v1").unwrap_or(base);
                 env.push(("ANTHROPIC_BASE_URL".to_owned(), base.to_owned()));
-                if let Some(key) = self.api_key(provider_id)? {
+                if let Some(key) = self.providers.api_key(provider_id)? {
                     env.push(("ANTHROPIC_API_KEY".to_owned(), key));
                 }
                 // No model chosen: the provider's default, as a chat with it would use (the
@@ -271,22 +311,22 @@ impl Engine {
             env,
         };
         let gate = EngineGate {
-            store: self.inner.store.clone(),
+            store: self.store.clone(),
             topic_id: session.topic_id.clone(),
             message_id: message_id.clone(),
             defaults: HashMap::new(),
         };
         let gate: Arc<dyn ToolGate> = match carried {
-            Some(carried) => Arc::new(ResumedGate { inner: gate, carried: Mutex::new(Some(carried)) }),
+            Some(carried) => Arc::new(ResumedGate { gate, carried: Mutex::new(Some(carried)) }),
             None => Arc::new(gate),
         };
-        let tokens = Arc::new(SessionTokens { store: self.inner.store.clone(), session_id: session.id.clone() });
-        let runner = self.inner.sessions.turn(spec, prompt, session.resume_token.clone(), gate, tokens);
+        let tokens = Arc::new(SessionTokens { store: self.store.clone(), session_id: session.id.clone() });
+        let runner = self.host.turn(spec, prompt, session.resume_token.clone(), gate, tokens);
         Ok(PreparedExecution {
             message_id,
             model_ref,
-            provider_name: self.inner.sessions.driver_name().to_owned(),
-            runner: Runner::Custom(runner),
+            provider_name: self.host.driver_name().to_owned(),
+            runner,
             slot,
             // The agent program keeps its own watch on a silent model.
             idle_timeout: None,
@@ -296,7 +336,7 @@ impl Engine {
     /// A permission prompt of the session whose reply waits for it across a restart (not
     /// one whose turn ended some other way, which nobody waits for).
     async fn waiting_after_restart(&self, topic_id: &TopicId) -> Result<Option<Approval>, ApiError> {
-        let store = &self.inner.store;
+        let store = &self.store;
         for approval in store.list_approvals(Some(topic_id), true).await? {
             let reply = store.get_message(&MessageId(approval.message_id.clone())).await?;
             if reply.status == MessageStatus::Paused
@@ -318,7 +358,7 @@ impl Engine {
             reason: approval.reason.clone(),
             always: scope != ApprovalScope::Once,
         };
-        if self.inner.sessions.decide(&approval.id, decision) {
+        if self.host.decide(&approval.id, decision) {
             return;
         }
         match self.resume_after_restart(approval).await {
@@ -336,7 +376,7 @@ impl Engine {
     /// the agent then makes again (Claude Code asks again) runs without a second card.
     /// False when the reply does not wait across a restart.
     async fn resume_after_restart(&self, approval: &Approval) -> Result<bool, ApiError> {
-        let store = &self.inner.store;
+        let store = &self.store;
         let message_id = MessageId(approval.message_id.clone());
         let reply = store.get_message(&message_id).await?;
         let waiting = reply.status == MessageStatus::Paused
@@ -345,7 +385,7 @@ impl Engine {
             return Ok(false);
         }
         let Some(turn_id) = reply.turn_id.clone() else { return Ok(false) };
-        let Some(_claim) = ResumeClaim::take(&self.inner.resuming, &approval.message_id) else { return Ok(true) };
+        let Some(_claim) = ResumeClaim::take(&self.resuming, &approval.message_id) else { return Ok(true) };
         let session = store.session_of_topic(&approval.topic_id).await?;
         let approved = approval.state == ApprovalState::Approved;
         let prompt = answer_after_restart(approval);
@@ -356,8 +396,8 @@ impl Engine {
         let turn =
             PreparedTurn { topic_id: session.topic_id.clone(), turn_id, user: None, executions: vec![execution] };
         // Windows showing the session follow the resumed reply through the status feed.
-        let (listener, _unheard) = self.listener(ListenerId::unique(), &session.topic_id);
-        self.inner.streams.open(turn, listener).await.map_err(crate::error::stream_error)?;
+        let (listener, _unheard) = self.streams.listener(ListenerId::unique(), &session.topic_id);
+        self.streams.open(turn, listener).await.map_err(stream_error)?;
         tracing::info!(approval = %approval.id, approved, "resumed an agent session to deliver an answer given after a restart");
         Ok(true)
     }
@@ -394,7 +434,7 @@ struct Carried {
 /// made again by the agent with the same input, is allowed as the user's (once); any
 /// other call goes through the policy as usual, and its card says why it asks again.
 struct ResumedGate {
-    inner: EngineGate,
+    gate: EngineGate,
     carried: Mutex<Option<Carried>>,
 }
 
@@ -424,17 +464,17 @@ impl ToolGate for ResumedGate {
             if same_tool && call.preview.is_none() {
                 call.preview = Some(ASKED_AGAIN.to_owned());
             }
-            return self.inner.check(&call).await;
+            return self.gate.check(&call).await;
         }
         let new = NewCall {
-            topic_id: &self.inner.topic_id,
-            message_id: self.inner.message_id.as_str(),
+            topic_id: &self.gate.topic_id,
+            message_id: self.gate.message_id.as_str(),
             call_id: &call.call_id,
             tool_name: &call.tool_name,
             input: &call.input,
         };
         let recorded = self
-            .inner
+            .gate
             .store
             .record_call(&new, &CallDecision::Allow { actor: "user" })
             .await
@@ -448,11 +488,11 @@ impl ToolGate for ResumedGate {
     }
 
     async fn begin(&self, call_id: &str) -> Result<Option<Allowed>, GateError> {
-        self.inner.begin(call_id).await
+        self.gate.begin(call_id).await
     }
 
     async fn finish(&self, call_id: &str, record: &CallRecord) -> Result<(), GateError> {
-        self.inner.finish(call_id, record).await
+        self.gate.finish(call_id, record).await
     }
 }
 
@@ -473,7 +513,7 @@ impl sessions::TokenStore for SessionTokens {
 /// At start-up, after recovery: an agent's permission prompt outlives the agent's
 /// process. It stays for the user to answer, and its reply waits for the answer as a chat
 /// reply does (`paused`/`awaiting_approval`); answering resumes the agent
-/// (`Engine::resume_after_restart`).
+/// (`AgentSessions::resume_after_restart`).
 /// A prompt whose turn had already ended otherwise (the agent exited while it waited) has
 /// nothing to go on with: it is answered "no".
 pub(crate) async fn keep_orphaned_approvals(store: &store::Store) -> Result<(), ApiError> {

@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use protocol::ApiError;
 use protocol::api::{AppSettings, UpdateAppSettings};
-
-use crate::Engine;
+use store::Store;
 
 /// The key the idle timeout is stored under.
 const IDLE_TIMEOUT_KEY: &str = "idle_timeout_seconds";
@@ -20,13 +19,23 @@ const IDLE_TIMEOUT_KEY: &str = "idle_timeout_seconds";
 /// first token; longer and a dead connection goes unnoticed for more than an hour.
 pub(crate) const IDLE_TIMEOUT_SECONDS: RangeInclusive<u32> = 10..=3600;
 
-impl Engine {
+/// The app-wide settings: what is stored, and the default when nothing is.
+pub(crate) struct Settings {
+    store: Store,
+    /// The idle timeout when the user chose none (`COLLOQUY_IDLE_TIMEOUT_SECONDS` or 120 s).
+    default_idle_timeout: Duration,
+}
+
+impl Settings {
+    pub(crate) fn new(store: Store, default_idle_timeout: Duration) -> Self {
+        Self { store, default_idle_timeout }
+    }
+
     pub(crate) async fn settings(&self) -> Result<AppSettings, ApiError> {
         let chosen = self.stored_idle_timeout().await?;
         Ok(AppSettings {
             idle_timeout_seconds: chosen,
-            default_idle_timeout_seconds: u32::try_from(self.inner.config.streams.idle_timeout.as_secs())
-                .unwrap_or(u32::MAX),
+            default_idle_timeout_seconds: u32::try_from(self.default_idle_timeout.as_secs()).unwrap_or(u32::MAX),
             min_idle_timeout_seconds: *IDLE_TIMEOUT_SECONDS.start(),
             max_idle_timeout_seconds: *IDLE_TIMEOUT_SECONDS.end(),
         })
@@ -47,7 +56,7 @@ impl Engine {
             ));
         }
         let value = update.idle_timeout_seconds.map(serde_json::Value::from);
-        self.inner.store.set_setting(IDLE_TIMEOUT_KEY, value.as_ref()).await?;
+        self.store.set_setting(IDLE_TIMEOUT_KEY, value.as_ref()).await?;
         tracing::info!(idle_timeout_seconds = ?update.idle_timeout_seconds, "settings changed");
         self.settings().await
     }
@@ -57,10 +66,10 @@ impl Engine {
     pub(crate) async fn idle_timeout(&self) -> Duration {
         match self.stored_idle_timeout().await {
             Ok(Some(seconds)) => Duration::from_secs(u64::from(seconds)),
-            Ok(None) => self.inner.config.streams.idle_timeout,
+            Ok(None) => self.default_idle_timeout,
             Err(err) => {
                 tracing::warn!(error = %err, "cannot read the idle timeout setting; using the default");
-                self.inner.config.streams.idle_timeout
+                self.default_idle_timeout
             }
         }
     }
@@ -68,7 +77,7 @@ impl Engine {
     /// The user's idle timeout, if they chose one that is still within bounds (a value a
     /// newer or damaged database holds outside them reads as no choice).
     async fn stored_idle_timeout(&self) -> Result<Option<u32>, store::StoreError> {
-        let value = self.inner.store.setting(IDLE_TIMEOUT_KEY).await?;
+        let value = self.store.setting(IDLE_TIMEOUT_KEY).await?;
         Ok(value
             .and_then(|v| v.as_u64())
             .and_then(|seconds| u32::try_from(seconds).ok())

@@ -6,17 +6,16 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use agent::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 use async_trait::async_trait;
 use protocol::api::{Assistant, ToolEnableRequest};
 use protocol::tool::{PolicyDecision, ToolAnnotations, ToolInfo, ToolSource};
 use protocol::{ApiError, MessageId, TopicId};
 use store::Store;
 use store::tools::{CallDecision, NewCall, Recorded};
+use tools::mcp::McpHub;
 use tools::policy::{Decider, Policy};
 use tools::{Tool, ToolSet};
-
-use crate::Engine;
+use turn::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 
 /// What happens to a call of a tool when no rule matches: read-only tools run, anything
 /// that can change something asks.
@@ -31,7 +30,18 @@ pub(crate) struct CatalogTool {
     pub default: PolicyDecision,
 }
 
-impl Engine {
+/// The tools turns may call: the built-in ones and those of MCP servers (from the hub's
+/// cache), each switched on or off in settings.
+pub(crate) struct Tools {
+    store: Store,
+    mcp: McpHub,
+}
+
+impl Tools {
+    pub(crate) fn new(store: Store, mcp: McpHub) -> Self {
+        Self { store, mcp }
+    }
+
     /// Every known tool (built-in first), each once.
     pub(crate) async fn catalog(&self) -> Vec<CatalogTool> {
         let mut out: Vec<CatalogTool> = tools::builtin::all()
@@ -45,9 +55,27 @@ impl Engine {
         out
     }
 
+    /// The tools of enabled MCP servers, from the cache. An MCP tool asks unless the
+    /// server marks it read-only and the user trusts the server's read-only tools.
+    pub(crate) fn mcp_catalog(&self) -> Vec<CatalogTool> {
+        self.mcp
+            .tools()
+            .into_iter()
+            .map(|entry| {
+                let annotations = entry.tool.definition().annotations;
+                let default = if entry.trust_read_only { default_decision(&annotations) } else { PolicyDecision::Ask };
+                CatalogTool {
+                    tool: entry.tool,
+                    source: ToolSource::Mcp { server_id: entry.server_id, server_name: entry.server_name },
+                    default,
+                }
+            })
+            .collect()
+    }
+
     /// Tools as settings lists them.
     pub(crate) async fn list_tools(&self) -> Result<Vec<ToolInfo>, ApiError> {
-        let disabled = self.inner.store.disabled_tools().await?;
+        let disabled = self.store.disabled_tools().await?;
         Ok(self
             .catalog()
             .await
@@ -73,7 +101,7 @@ impl Engine {
         if !known {
             return Err(ApiError::bad_request("name", format!("there is no tool named {}", request.name)));
         }
-        Ok(self.inner.store.set_tool_enabled(&request.name, request.enabled).await?)
+        Ok(self.store.set_tool_enabled(&request.name, request.enabled).await?)
     }
 
     /// The tools one turn may call, and their default decisions: the enabled ones, cut
@@ -83,7 +111,7 @@ impl Engine {
         assistant: Option<&Assistant>,
         workspace: Option<&Path>,
     ) -> Result<(ToolSet, HashMap<String, PolicyDecision>), ApiError> {
-        let disabled: HashSet<String> = self.inner.store.disabled_tools().await?;
+        let disabled: HashSet<String> = self.store.disabled_tools().await?;
         let allowed: Option<HashSet<&str>> =
             assistant.and_then(|a| a.tools.as_ref()).map(|names| names.iter().map(String::as_str).collect());
         let mut set = ToolSet::new();

@@ -13,29 +13,35 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use protocol::api::{
-    AddModelRequest, ApiFormat, Assistant, Attachment, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage,
+    AddModelRequest, Assistant, Attachment, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage,
     StreamOpenRequest, Topic,
 };
 use protocol::message::ToolState;
 use protocol::tool::{PolicyDecision, ToolOutput};
-use protocol::{ApiError, MessageId, MessageRole, MessageStatus, ModelRef, TurnId, UiMessage, UiPart};
-use providers::{ChatMessage, CompletionRequest, LanguageModel, ProviderConfig, ProviderFormat, ReasoningEffort};
-use store::StoreError;
+use protocol::{
+    ApiError, AttachReply, MessageId, MessageRole, MessageStatus, ModelRef, TopicId, TurnId, UiMessage, UiPart,
+};
+use providers::{ChatMessage, CompletionRequest, LanguageModel, ProviderConfig, ReasoningEffort};
 use store::tools::LedgerState;
-use streams::{PreparedExecution, PreparedTurn, ReplySlot, UserInput};
+use store::{Store, StoreError};
+use streams::{Listener, PreparedExecution, PreparedTurn, ReplySlot, StreamManager, UserInput};
 
-use crate::Engine;
-use crate::operations::DEFAULT_TOPIC_TITLE;
-use crate::tools::EngineGate;
+use crate::error::stream_error;
+use crate::model_providers::Providers;
+use crate::sessions::AgentSessions;
+use crate::settings::Settings;
+use crate::tools::{EngineGate, Tools};
+use crate::topics::{DEFAULT_TOPIC_TITLE, auto_title};
 
-/// Longest automatic topic title, in characters.
-const TITLE_CHARS: usize = 60;
 /// Most models one turn may ask at once.
 const MAX_MODELS: usize = 8;
 /// Attachments: how many per message, and how large (decoded bytes).
 const MAX_ATTACHMENTS: usize = 10;
 pub const MAX_ATTACHMENT_BYTES: usize = 20 * 1024 * 1024;
 pub const MAX_TOTAL_ATTACHMENT_BYTES: usize = 40 * 1024 * 1024;
+
+/// What a reply stopped while waiting is told about its open calls.
+pub(crate) const STOPPED_WHILE_WAITING: &str = "the user stopped the reply instead of answering";
 
 /// What every reply of a turn shares: the topic's assistant, workspace and tools.
 struct TurnSetup {
@@ -60,18 +66,57 @@ enum Continuation {
     Resume,
 }
 
-impl Engine {
+/// Turn planning: what each reply of a new, retried, continued or resumed turn is asked,
+/// by which model, with which tools.
+pub(crate) struct Turns {
+    store: Store,
+    streams: StreamManager,
+    /// For tools.
+    http: reqwest::Client,
+    retry: providers::RetryPolicy,
+    providers: Arc<Providers>,
+    tools: Arc<Tools>,
+    settings: Arc<Settings>,
+    sessions: Arc<AgentSessions>,
+}
+
+impl Turns {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        store: Store,
+        streams: StreamManager,
+        http: reqwest::Client,
+        retry: providers::RetryPolicy,
+        providers: Arc<Providers>,
+        tools: Arc<Tools>,
+        settings: Arc<Settings>,
+        sessions: Arc<AgentSessions>,
+    ) -> Self {
+        Self { store, streams, http, retry, providers, tools, settings, sessions }
+    }
+
+    /// Starts a new turn in the topic and subscribes `listener` to it.
+    pub(crate) async fn open(&self, request: StreamOpenRequest, listener: Listener) -> Result<AttachReply, ApiError> {
+        let turn = self.prepare_turn(request).await?;
+        self.streams.open(turn, listener).await.map_err(stream_error)
+    }
+
+    /// Starts a prepared turn and subscribes `listener` to it.
+    pub(crate) async fn start(&self, turn: PreparedTurn, listener: Listener) -> Result<AttachReply, ApiError> {
+        self.streams.open(turn, listener).await.map_err(stream_error)
+    }
+
     /// A new turn: the user's message, answered by one model or several side by side.
     pub(crate) async fn prepare_turn(&self, request: StreamOpenRequest) -> Result<PreparedTurn, ApiError> {
         if crate::sessions::is_session(&request.topic_id) {
-            return self.prepare_session_turn(request).await;
+            return self.sessions.prepare_session_turn(request).await;
         }
         let text = request.text.trim();
         let files = attachment_parts(request.attachments.as_deref().unwrap_or_default())?;
         if text.is_empty() && files.is_empty() {
             return Err(ApiError::bad_request("text", "the message is empty"));
         }
-        let store = &self.inner.store;
+        let store = &self.store;
         let topic = store.get_topic(&request.topic_id).await?;
         self.refuse_while_waiting(&topic).await?;
         let setup = self.turn_setup(topic).await?;
@@ -131,7 +176,7 @@ impl Engine {
     /// A reply waiting for the user's approval must be answered (or stopped) before the
     /// topic takes another message.
     async fn refuse_while_waiting(&self, topic: &Topic) -> Result<(), ApiError> {
-        let waiting = self.inner.store.list_approvals(Some(&topic.id), true).await?;
+        let waiting = self.store.list_approvals(Some(&topic.id), true).await?;
         if let Some(first) = waiting.first() {
             return Err(ApiError::conflict(format!(
                 "a {} call in this topic is waiting for your approval; answer it or press Stop first",
@@ -143,7 +188,7 @@ impl Engine {
 
     async fn turn_setup(&self, topic: Topic) -> Result<TurnSetup, ApiError> {
         let assistant = match &topic.assistant_id {
-            Some(id) => match self.inner.store.get_assistant(id).await {
+            Some(id) => match self.store.get_assistant(id).await {
                 Ok(assistant) => Some(assistant),
                 Err(StoreError::NotFound { .. }) => None,
                 Err(err) => return Err(err.into()),
@@ -157,8 +202,8 @@ impl Engine {
             .map(PathBuf::from)
             // A folder that was moved or deleted since: file tools are left out, the chat works.
             .filter(|path| path.is_dir());
-        let (tools, defaults) = self.turn_tools(assistant.as_ref(), workspace.as_deref()).await?;
-        let idle_timeout = self.idle_timeout().await;
+        let (tools, defaults) = self.tools.turn_tools(assistant.as_ref(), workspace.as_deref()).await?;
+        let idle_timeout = self.settings.idle_timeout().await;
         Ok(TurnSetup { topic, assistant, workspace, tools, defaults, idle_timeout })
     }
 
@@ -171,7 +216,7 @@ impl Engine {
         continue_reply: bool,
     ) -> Result<PreparedTurn, ApiError> {
         if crate::sessions::is_session(&request.topic_id) {
-            return self.prepare_session_reply(request, continue_reply).await;
+            return self.sessions.prepare_session_reply(request, continue_reply).await;
         }
         let mode = if continue_reply { Continuation::Continue } else { Continuation::None };
         self.prepare_existing_reply(request, mode).await
@@ -187,7 +232,7 @@ impl Engine {
         request: ReplyRequest,
         mode: Continuation,
     ) -> Result<PreparedTurn, ApiError> {
-        let store = &self.inner.store;
+        let store = &self.store;
         let topic = store.get_topic(&request.topic_id).await?;
         let history = store.list_messages(&request.topic_id).await?;
         let reply = history
@@ -243,7 +288,7 @@ impl Engine {
                 "an agent session has one agent; other models answer in chat topics",
             ));
         }
-        let store = &self.inner.store;
+        let store = &self.store;
         let topic = store.get_topic(&request.topic_id).await?;
         let history = store.list_messages(&request.topic_id).await?;
         if !history.iter().any(|m| m.turn_id.as_ref() == Some(&request.turn_id) && m.message.role == MessageRole::User)
@@ -281,7 +326,7 @@ impl Engine {
         slot: ReplySlot,
         mode: Continuation,
     ) -> Result<PreparedExecution, ApiError> {
-        let provider = match self.inner.store.get_provider(&model_ref.provider_id).await {
+        let provider = match self.store.get_provider(&model_ref.provider_id).await {
             Ok(provider) => provider,
             Err(StoreError::NotFound { .. }) => {
                 return Err(ApiError::bad_request(
@@ -293,7 +338,7 @@ impl Engine {
         };
         let api_key = match provider.kind {
             ProviderKind::Demo => None,
-            ProviderKind::OpenaiCompatible => self.api_key(&provider.id)?,
+            ProviderKind::OpenaiCompatible => self.providers.api_key(&provider.id)?,
         };
         let capabilities: ModelCapabilities = provider
             .capabilities
@@ -304,10 +349,10 @@ impl Engine {
             provider.name.clone(),
             provider.base_url.clone(),
             api_key,
-            self.inner.provider_http.clone(),
+            self.providers.http().clone(),
         );
-        config.retry = self.inner.config.retry;
-        let format = wire_format(provider.format);
+        config.retry = self.retry;
+        let format = provider.format;
         let model: Arc<dyn LanguageModel> = providers::model_for(format, config);
         let tool_calling = if capabilities.tools { agent::ToolCalling::Native } else { agent::ToolCalling::Prompt };
 
@@ -373,7 +418,7 @@ impl Engine {
         };
         let mut used_call_ids: Vec<String> = conversation.iter().flat_map(|m| call_ids_of(m)).collect();
         if !matches!(slot, ReplySlot::New) {
-            let ledger = self.inner.store.calls_of_message(message_id.as_str()).await?;
+            let ledger = self.store.calls_of_message(message_id.as_str()).await?;
             used_call_ids.extend(ledger.into_iter().map(|row| row.call_id));
             used_call_ids.extend(open.into_iter().flat_map(call_ids_of));
         }
@@ -385,7 +430,7 @@ impl Engine {
             ..CompletionRequest::default()
         };
         let gate = EngineGate {
-            store: self.inner.store.clone(),
+            store: self.store.clone(),
             topic_id: setup.topic.id.clone(),
             message_id: message_id.clone(),
             defaults: setup.defaults.clone(),
@@ -397,7 +442,7 @@ impl Engine {
             .tool_calling(tool_calling)
             .gate(Arc::new(gate))
             .workspace(setup.workspace.clone())
-            .http(self.inner.http.clone())
+            .http(self.http.clone())
             .vision(capabilities.vision)
             .max_tool_calls(max_tool_calls)
             .tool_calls_used(used)
@@ -411,7 +456,7 @@ impl Engine {
             message_id,
             model_ref,
             provider_name: provider.name,
-            runner: streams::Runner::Agent(Box::new(agent_request)),
+            runner: Box::new(agent_request),
             slot,
             idle_timeout: Some(setup.idle_timeout),
         })
@@ -419,7 +464,7 @@ impl Engine {
 
     /// The calls of a reply's last step that have no result yet, with what the ledger
     /// knows of each.
-    async fn pending_calls(&self, message: &UiMessage) -> Result<Vec<agent::PendingCall>, ApiError> {
+    async fn pending_calls(&self, message: &UiMessage) -> Result<Vec<turn::PendingCall>, ApiError> {
         let last_step = message.parts.rsplit(|p| matches!(p, UiPart::StepStart)).next().unwrap_or_default();
         let open: Vec<(&String, &String, Option<&serde_json::Value>)> = last_step
             .iter()
@@ -437,34 +482,34 @@ impl Engine {
         if open.is_empty() {
             return Ok(Vec::new());
         }
-        let ledger = self.inner.store.calls_of_message(&message.id).await?;
+        let ledger = self.store.calls_of_message(&message.id).await?;
         Ok(open
             .into_iter()
             .map(|(call_id, tool_name, input)| {
                 let row = ledger.iter().find(|row| &row.call_id == call_id);
                 let state = match row {
-                    None => agent::PendingState::Unchecked,
+                    None => turn::PendingState::Unchecked,
                     Some(row) => match row.state {
                         LedgerState::Requested => match &row.approval_id {
-                            Some(id) => agent::PendingState::Waiting { approval_id: id.clone() },
-                            None => agent::PendingState::Unchecked,
+                            Some(id) => turn::PendingState::Waiting { approval_id: id.clone() },
+                            None => turn::PendingState::Unchecked,
                         },
-                        LedgerState::Approved => agent::PendingState::Approved,
+                        LedgerState::Approved => turn::PendingState::Approved,
                         // With an approval the user said no (unless start-up recovery
                         // settled it), without one a rule did.
                         LedgerState::Denied => match &row.approval_id {
                             Some(_) if row.decided_by.as_deref() != Some(protocol::message::Decider::App.as_str()) => {
-                                agent::PendingState::Denied { reason: row.reason.clone() }
+                                turn::PendingState::Denied { reason: row.reason.clone() }
                             }
-                            _ => agent::PendingState::Refused {
+                            _ => turn::PendingState::Refused {
                                 reason: row.reason.clone().unwrap_or_else(|| "the approval policy refused it".into()),
                             },
                         },
-                        LedgerState::Running => agent::PendingState::Interrupted,
-                        LedgerState::Done => agent::PendingState::Done(
+                        LedgerState::Running => turn::PendingState::Interrupted,
+                        LedgerState::Done => turn::PendingState::Done(
                             row.output.clone().and_then(|o| serde_json::from_value(o).ok()).unwrap_or_default(),
                         ),
-                        LedgerState::Error => agent::PendingState::Done(ToolOutput {
+                        LedgerState::Error => turn::PendingState::Done(ToolOutput {
                             is_error: true,
                             ..ToolOutput::text(row.error.clone().unwrap_or_else(|| "the call failed".into()))
                         }),
@@ -472,14 +517,27 @@ impl Engine {
                 };
                 // The ledger holds the input that runs (the user may have edited it).
                 let input = row.map(|r| r.input.clone()).or_else(|| input.cloned()).unwrap_or_default();
-                agent::PendingCall { call_id: call_id.clone(), tool_name: tool_name.clone(), input, state }
+                turn::PendingCall { call_id: call_id.clone(), tool_name: tool_name.clone(), input, state }
             })
             .collect())
     }
 
+    /// Stop on a topic whose reply waits for approvals: its questions are answered "no"
+    /// and the reply is stopped. True if there was such a reply.
+    pub(crate) async fn stop_waiting_replies(&self, topic_id: &TopicId) -> Result<bool, ApiError> {
+        let messages = self.store.deny_pending_approvals(topic_id, STOPPED_WHILE_WAITING).await?;
+        for message in &messages {
+            self.store.stop_awaiting_reply(message).await?;
+        }
+        if !messages.is_empty() {
+            self.streams.status().publish(topic_id, protocol::TopicStatus::Aborted);
+        }
+        Ok(!messages.is_empty())
+    }
+
     /// The first provider's default model: what a topic without a model of its own uses.
     async fn default_model(&self) -> Result<ModelRef, ApiError> {
-        let providers = self.inner.store.list_providers().await?;
+        let providers = self.store.list_providers().await?;
         providers.into_iter().next().map(|p| ModelRef { provider_id: p.id, model: p.default_model }).ok_or_else(|| {
             ApiError::bad_request("model", "no provider is configured: add one in Settings, or try the demo provider")
         })
@@ -542,24 +600,6 @@ fn attachment_parts(attachments: &[Attachment]) -> Result<Vec<UiPart>, ApiError>
     Ok(parts)
 }
 
-pub(crate) fn wire_format(format: ApiFormat) -> ProviderFormat {
-    match format {
-        ApiFormat::OpenaiChat => ProviderFormat::OpenaiChat,
-        ApiFormat::OpenaiResponses => ProviderFormat::OpenaiResponses,
-        ApiFormat::Anthropic => ProviderFormat::Anthropic,
-        ApiFormat::Gemini => ProviderFormat::Gemini,
-    }
-}
-
-pub(crate) fn api_format(format: ProviderFormat) -> ApiFormat {
-    match format {
-        ProviderFormat::OpenaiChat => ApiFormat::OpenaiChat,
-        ProviderFormat::OpenaiResponses => ApiFormat::OpenaiResponses,
-        ProviderFormat::Anthropic => ApiFormat::Anthropic,
-        ProviderFormat::Gemini => ApiFormat::Gemini,
-    }
-}
-
 /// The conversation a model sees: each earlier turn's user message and one reply (the
 /// first with something to show: text or tool calls), in order. With `upto`, stops at
 /// that turn's user message.
@@ -607,32 +647,9 @@ fn distinct(models: Vec<ModelRef>) -> Result<Vec<ModelRef>, ApiError> {
     Ok(out)
 }
 
-/// A topic title from the first message: its first line, cut at a word boundary.
-pub(crate) fn auto_title(text: &str) -> String {
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or(text).trim();
-    if line.chars().count() <= TITLE_CHARS {
-        return line.to_owned();
-    }
-    let cut: String = line.chars().take(TITLE_CHARS).collect();
-    let cut = match cut.rfind(' ') {
-        Some(space) if space > TITLE_CHARS / 2 => &cut[..space],
-        _ => &cut,
-    };
-    format!("{}…", cut.trim_end())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn titles_come_from_the_first_line_and_are_cut_at_a_word() {
-        assert_eq!(auto_title("\n  Hello there\nmore"), "Hello there");
-        let long = "word ".repeat(30);
-        let title = auto_title(&long);
-        assert!(title.ends_with('…'));
-        assert!(title.chars().count() <= 61);
-    }
 
     #[test]
     fn attachments_are_checked_and_stored_inline() {

@@ -173,19 +173,28 @@ pub enum ProviderKind {
     Demo,
 }
 
-/// The wire format a provider's API speaks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+/// The wire format a provider's API speaks: the one enum for it on the wire, in the
+/// database (`as_str`) and in TypeScript; `providers` builds a model for each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ApiFormat {
-    /// OpenAI Chat Completions, and every compatible server.
+    /// OpenAI Chat Completions (`POST {base}/chat/completions`), also spoken by OpenRouter,
+    /// DeepSeek, Ollama, LM Studio, vLLM and most other servers.
     #[default]
     OpenaiChat,
+    /// OpenAI Responses (`POST {base}/responses`).
     OpenaiResponses,
+    /// Anthropic Messages (`POST {base}/messages`, base usually `https://api.anthropic.com/v1`).
     Anthropic,
+    /// Google Gemini (`POST {base}/models/{model}:streamGenerateContent?alt=sse`).
     Gemini,
 }
 
 impl ApiFormat {
+    pub const ALL: [ApiFormat; 4] =
+        [ApiFormat::OpenaiChat, ApiFormat::OpenaiResponses, ApiFormat::Anthropic, ApiFormat::Gemini];
+
+    /// The stable snake_case name, as stored and as serialized.
     pub fn as_str(self) -> &'static str {
         match self {
             ApiFormat::OpenaiChat => "openai_chat",
@@ -195,13 +204,25 @@ impl ApiFormat {
         }
     }
 
+    /// The format named `text` (as [`ApiFormat::as_str`] spells it), if there is one.
     pub fn parse(text: &str) -> Option<Self> {
-        Some(match text {
-            "openai_chat" => ApiFormat::OpenaiChat,
-            "openai_responses" => ApiFormat::OpenaiResponses,
-            "anthropic" => ApiFormat::Anthropic,
-            "gemini" => ApiFormat::Gemini,
-            _ => return None,
+        ApiFormat::ALL.into_iter().find(|format| format.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for ApiFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ApiFormat {
+    type Err = String;
+
+    /// Like [`ApiFormat::parse`], ignoring surrounding spaces, with an error that lists the names.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ApiFormat::parse(s.trim()).ok_or_else(|| {
+            format!("unknown API format “{s}” (expected openai_chat, openai_responses, anthropic or gemini)")
         })
     }
 }

@@ -70,6 +70,31 @@ string_id!(
     ProviderId
 );
 
+/// What a topic is, told by its id ([`TopicId::kind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TopicKind {
+    /// A conversation with models, created by the user.
+    Chat,
+    /// The conversation of an agent session (`agent-session:<session id>`).
+    AgentSession,
+}
+
+impl TopicId {
+    /// How an agent session's topic id begins. The one place it is spelled: the store binds
+    /// it in SQL and the UI gets it generated (`AGENT_SESSION_TOPIC_PREFIX`, `topicKind`).
+    pub const AGENT_SESSION_PREFIX: &'static str = "agent-session:";
+
+    /// The topic of agent session `session_id`.
+    pub fn agent_session(session_id: &str) -> Self {
+        Self(format!("{}{session_id}", Self::AGENT_SESSION_PREFIX))
+    }
+
+    pub fn kind(&self) -> TopicKind {
+        if self.0.starts_with(Self::AGENT_SESSION_PREFIX) { TopicKind::AgentSession } else { TopicKind::Chat }
+    }
+}
+
 /// Which model answers: a provider and the provider's own model name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -81,5 +106,18 @@ pub struct ModelRef {
 impl fmt::Display for ModelRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.provider_id, self.model)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_sessions_topic_is_told_apart_by_its_id() {
+        let topic = TopicId::agent_session("s1");
+        assert_eq!((topic.as_str(), topic.kind()), ("agent-session:s1", TopicKind::AgentSession));
+        assert_eq!(TopicId::new().kind(), TopicKind::Chat);
+        assert_eq!(TopicId::from("my agent-session:notes").kind(), TopicKind::Chat);
     }
 }

@@ -1,6 +1,7 @@
 //! The vocabulary every Colloquy layer speaks.
 //!
-//! - [`ids`]: typed identifiers for topics, messages, turns, executions, providers.
+//! - [`ids`]: typed identifiers for topics, messages, turns, executions, providers; a topic
+//!   id tells its [`TopicKind`] (chat or agent session).
 //! - [`chunk`]: [`UiChunk`], one event of the AI SDK v6 UI message stream.
 //! - [`message`]: [`UiMessage`] and its parts, and the fold that builds a message from chunks.
 //! - [`envelope`]: what a stream subscriber receives ([`StreamEvent`], snapshots, terminals).
@@ -26,5 +27,5 @@ pub use envelope::{
     StatusSnapshot, StreamEvent, StreamMessage, TerminalStatus, TopicStatus, TopicStatusEvent,
 };
 pub use error::{ApiError, ErrorKind, parse_body};
-pub use ids::{ExecutionId, MessageId, ModelRef, ProviderId, TopicId, TurnId};
+pub use ids::{ExecutionId, MessageId, ModelRef, ProviderId, TopicId, TopicKind, TurnId};
 pub use message::{MessageAccumulator, MessageMetadata, MessageRole, MessageStatus, PartState, UiMessage, UiPart};

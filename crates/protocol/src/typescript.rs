@@ -23,6 +23,7 @@ pub fn declarations() -> String {
         TurnId::decl(&cfg),
         ExecutionId::decl(&cfg),
         ProviderId::decl(&cfg),
+        TopicKind::decl(&cfg),
         ModelRef::decl(&cfg),
         ErrorKind::decl(&cfg),
         ApiError::decl(&cfg),
@@ -132,9 +133,26 @@ pub fn declarations() -> String {
         out.push_str(&decl);
         out.push_str("\n\n");
     }
+    out.push_str(&topic_kind_helpers());
     out.truncate(out.trim_end().len());
     out.push('\n');
     out
+}
+
+/// ts-rs exports types only: how an agent session's topic id is spelled comes as a
+/// constant and a `topicKind` helper, written from [`TopicId::AGENT_SESSION_PREFIX`].
+fn topic_kind_helpers() -> String {
+    let name = |kind: TopicKind| serde_json::to_string(&kind).unwrap_or_default();
+    format!(
+        "/** How an agent session's topic id begins (`TopicId::AGENT_SESSION_PREFIX`). */\n\
+         export const AGENT_SESSION_TOPIC_PREFIX = {prefix:?};\n\n\
+         /** What a topic is, told by its id (`TopicId::kind`). */\n\
+         export function topicKind(id: TopicId): TopicKind {{\n  \
+         return id.startsWith(AGENT_SESSION_TOPIC_PREFIX) ? {session} : {chat};\n}}\n",
+        prefix = TopicId::AGENT_SESSION_PREFIX,
+        session = name(TopicKind::AgentSession),
+        chat = name(TopicKind::Chat),
+    )
 }
 
 #[cfg(test)]

@@ -12,18 +12,18 @@ mod types;
 
 use std::sync::Arc;
 
+use protocol::api::ApiFormat;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 
-use crate::ProviderFormat;
 use crate::base_url::{endpoint, endpoint_with_query, validate_base_url};
+use crate::config::ProviderConfig;
 use crate::decoder::StreamDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
-use crate::format::ProviderConfig;
 use crate::http::ProviderHttp;
 use crate::language_model::{CompletionRequest, CompletionStream, LanguageModel};
 use crate::transport::{self, StreamingCall, secret_header};
 
-pub(crate) use mapper::MessagesEventMapper;
+use mapper::MessagesEventMapper;
 pub use request::DEFAULT_MAX_TOKENS;
 use request::MessagesRequest;
 use types::ModelPage;
@@ -59,7 +59,7 @@ impl LanguageModel for AnthropicMessages {
     }
 
     fn format_name(&self) -> &'static str {
-        crate::ProviderFormat::Anthropic.as_str()
+        ApiFormat::Anthropic.as_str()
     }
 }
 
@@ -82,10 +82,15 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
         http: config.http.client().clone(),
         request: builder.build().map_err(|err| ProviderError::from_request_error(provider, &err))?,
         retry: config.retry,
-        decoder: StreamDecoder::new(ProviderFormat::Anthropic, provider),
+        decoder: decoder(provider),
         base_url_hint: " (for Anthropic it is usually https://api.anthropic.com/v1)",
         secret: config.key().map(str::to_owned),
     })
+}
+
+/// A decoder of this format's answers; `provider` names the provider in error messages.
+pub(crate) fn decoder(provider: &str) -> StreamDecoder {
+    StreamDecoder::with_mapper(provider, Box::new(MessagesEventMapper::new(provider)))
 }
 
 fn with_auth(

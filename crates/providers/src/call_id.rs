@@ -25,9 +25,11 @@ pub(crate) fn synthesized(seed: &str, index: u32) -> String {
 mod tests {
     use super::*;
 
-    use crate::{CompletionEvent, ProviderFormat, StreamDecoder};
+    use protocol::api::ApiFormat;
 
-    fn first_call_id(format: ProviderFormat, body: &str) -> String {
+    use crate::{CompletionEvent, StreamDecoder};
+
+    fn first_call_id(format: ApiFormat, body: &str) -> String {
         let mut decoder = StreamDecoder::new(format, "Acme");
         let mut events = decoder.push(body.as_bytes());
         events.extend(decoder.finish());
@@ -48,7 +50,7 @@ mod tests {
                     data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
         let responses = "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"name\":\"f\",\"arguments\":\"{}\"}}\n\n\
                          event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n";
-        for (format, body) in [(ProviderFormat::OpenaiChat, chat), (ProviderFormat::OpenaiResponses, responses)] {
+        for (format, body) in [(ApiFormat::OpenaiChat, chat), (ApiFormat::OpenaiResponses, responses)] {
             let (first, second) = (first_call_id(format, body), first_call_id(format, body));
             assert!(first.starts_with("call_"), "{format}: {first}");
             assert_ne!(first, second, "{format}");

@@ -5,7 +5,6 @@
 //! dispatch, "nothing after the first error or the end", and answers that came as one
 //! JSON body instead of an event stream.
 
-use crate::ProviderFormat;
 use crate::error::{BodyShape, ErrorDetail, ProviderError};
 use crate::language_model::CompletionEvent;
 use crate::sse::{SseDecoder, SseFrame};
@@ -96,11 +95,8 @@ enum Phase {
 }
 
 impl StreamDecoder {
-    /// A decoder for `format`; `provider` names the provider in error messages.
-    pub fn new(format: ProviderFormat, provider: &str) -> Self {
-        Self::with_mapper(provider, format.event_mapper(provider))
-    }
-
+    /// A decoder running `mapper`; `provider` names the provider in error messages. Each
+    /// format module builds its own (`StreamDecoder::new` picks one by format).
     pub(crate) fn with_mapper(provider: &str, mapper: Box<dyn EventMapper>) -> Self {
         Self {
             provider: provider.to_owned(),
@@ -301,7 +297,7 @@ mod tests {
     use crate::error::ProviderErrorKind;
 
     fn decode(body: &[u8]) -> Vec<Item> {
-        let mut decoder = StreamDecoder::new(ProviderFormat::OpenaiChat, "Acme");
+        let mut decoder = crate::openai_chat::decoder("Acme");
         let mut items = decoder.push(body);
         items.extend(decoder.finish());
         items

@@ -13,17 +13,18 @@ mod types;
 
 use std::sync::Arc;
 
+use protocol::api::ApiFormat;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName};
 
 use crate::base_url::{endpoint, endpoint_with_query, validate_base_url};
+use crate::config::ProviderConfig;
 use crate::decoder::StreamDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
-use crate::format::ProviderConfig;
 use crate::http::ProviderHttp;
 use crate::language_model::{CompletionRequest, CompletionStream, LanguageModel};
 use crate::transport::{self, StreamingCall, secret_header};
 
-pub(crate) use mapper::GeminiEventMapper;
+use mapper::GeminiEventMapper;
 use request::GenerateContentRequest;
 use types::ModelPage;
 
@@ -55,7 +56,7 @@ impl LanguageModel for Gemini {
     }
 
     fn format_name(&self) -> &'static str {
-        crate::ProviderFormat::Gemini.as_str()
+        ApiFormat::Gemini.as_str()
     }
 }
 
@@ -79,13 +80,15 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
         http: config.http.client().clone(),
         request: builder.build().map_err(|err| ProviderError::from_request_error(provider, &err))?,
         retry: config.retry,
-        decoder: StreamDecoder::with_mapper(
-            provider,
-            Box::new(GeminiEventMapper::new(provider, crate::call_id::fresh_seed())),
-        ),
+        decoder: decoder(provider),
         base_url_hint: " (for Gemini it is usually https://generativelanguage.googleapis.com/v1beta)",
         secret: config.key().map(str::to_owned),
     })
+}
+
+/// A decoder of this format's answers; `provider` names the provider in error messages.
+pub(crate) fn decoder(provider: &str) -> StreamDecoder {
+    StreamDecoder::with_mapper(provider, Box::new(GeminiEventMapper::new(provider, crate::call_id::fresh_seed())))
 }
 
 /// The model as one path segment: without the `models/` prefix the model list gives, and

@@ -3,8 +3,10 @@
 //! - [`LanguageModel`] and its vocabulary ([`CompletionRequest`], [`CompletionEvent`], …):
 //!   what the rest of Colloquy codes against, in `language_model.rs`.
 //! - [`error`]: [`ProviderError`], every failure classified into something the user can act on.
-//! - [`ProviderFormat`], [`ProviderConfig`], [`model_for`], [`list_models_for`]: build a model
-//!   (or list models) for any wire format from stored settings (`format.rs`).
+//! - [`ProviderConfig`]: how to reach a provider (`config.rs`); [`model_for`],
+//!   [`list_models_for`], [`StreamDecoder::new`]: build a model, list models or decode an
+//!   answer for any wire format ([`ApiFormat`](protocol::api::ApiFormat), the one enum of
+//!   formats) — `format.rs`, a table no format module imports.
 //! - [`ProviderHttp`]: the HTTP client provider calls go through; it refuses a redirect to
 //!   another origin, so no API key leaves for another host (`http.rs`).
 //! - [`PRESETS`]: the providers people use, as data (`presets.rs`).
@@ -26,6 +28,7 @@ pub mod anthropic;
 mod attachment;
 mod base_url;
 mod call_id;
+mod config;
 mod decoder;
 pub mod error;
 mod format;
@@ -42,9 +45,10 @@ mod transport;
 pub use anthropic::AnthropicMessages;
 pub(crate) use attachment::{attachment_text, unsupported_attachment};
 pub use base_url::validate_base_url;
+pub use config::ProviderConfig;
 pub use decoder::StreamDecoder;
 pub use error::{ProviderError, ProviderErrorKind};
-pub use format::{ProviderConfig, ProviderFormat, list_models_for, model_for};
+pub use format::{list_models_for, model_for};
 pub use gemini::Gemini;
 pub use http::{CrossOriginRedirect, ProviderHttp};
 pub use language_model::{

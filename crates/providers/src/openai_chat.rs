@@ -14,19 +14,19 @@ mod types;
 use std::fmt;
 use std::sync::Arc;
 
+use protocol::api::ApiFormat;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 
-use crate::ProviderFormat;
 use crate::base_url::{endpoint, validate_base_url};
+use crate::config::ProviderConfig;
 use crate::decoder::StreamDecoder;
 use crate::error::{ProviderError, ProviderErrorKind};
-use crate::format::ProviderConfig;
 use crate::http::ProviderHttp;
 use crate::language_model::{CompletionRequest, CompletionStream, LanguageModel};
 use crate::retry::RetryPolicy;
 use crate::transport::{self, StreamingCall, secret_header};
 
-pub(crate) use mapper::ChatEventMapper;
+use mapper::ChatEventMapper;
 use request::ChatCompletionRequest;
 use types::ModelList;
 
@@ -91,7 +91,7 @@ impl LanguageModel for OpenAiChat {
     }
 
     fn format_name(&self) -> &'static str {
-        crate::ProviderFormat::OpenaiChat.as_str()
+        ApiFormat::OpenaiChat.as_str()
     }
 }
 
@@ -114,10 +114,15 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
         http: config.http.client().clone(),
         request: builder.build().map_err(|err| ProviderError::from_request_error(provider, &err))?,
         retry: config.retry,
-        decoder: StreamDecoder::new(ProviderFormat::OpenaiChat, provider),
+        decoder: decoder(provider),
         base_url_hint: " (it should end in something like /v1)",
         secret: config.key().map(str::to_owned),
     })
+}
+
+/// A decoder of this format's answers; `provider` names the provider in error messages.
+pub(crate) fn decoder(provider: &str) -> StreamDecoder {
+    StreamDecoder::with_mapper(provider, Box::new(ChatEventMapper::new(provider, crate::call_id::fresh_seed())))
 }
 
 /// Lists the model ids an OpenAI-compatible endpoint offers (`GET {base_url}/models`),
@@ -164,7 +169,7 @@ mod tests {
     );
 
     fn decode(chunks: &[&[u8]]) -> Vec<Item> {
-        let mut decoder = StreamDecoder::new(ProviderFormat::OpenaiChat, "Acme");
+        let mut decoder = decoder("Acme");
         let mut out: Vec<Item> = chunks.iter().flat_map(|chunk| decoder.push(chunk)).collect();
         out.extend(decoder.finish());
         out
@@ -201,7 +206,7 @@ mod tests {
 
     #[test]
     fn nothing_comes_out_after_an_error() {
-        let mut decoder = StreamDecoder::new(ProviderFormat::OpenaiChat, "Acme");
+        let mut decoder = decoder("Acme");
         let out = decoder.push(
             b"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {oops\n\ndata: {\"choices\":[]}\n\n",
         );

@@ -13,17 +13,17 @@ mod types;
 
 use std::sync::Arc;
 
+use protocol::api::ApiFormat;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 
-use crate::ProviderFormat;
 use crate::base_url::endpoint;
+use crate::config::ProviderConfig;
 use crate::decoder::StreamDecoder;
 use crate::error::ProviderError;
-use crate::format::ProviderConfig;
 use crate::language_model::{CompletionRequest, CompletionStream, LanguageModel};
 use crate::transport::{self, StreamingCall, secret_header};
 
-pub(crate) use mapper::ResponsesEventMapper;
+use mapper::ResponsesEventMapper;
 use request::ResponsesRequest;
 
 /// A [`LanguageModel`] backed by an OpenAI Responses endpoint. Cheap to clone.
@@ -48,7 +48,7 @@ impl LanguageModel for OpenAiResponses {
     }
 
     fn format_name(&self) -> &'static str {
-        crate::ProviderFormat::OpenaiResponses.as_str()
+        ApiFormat::OpenaiResponses.as_str()
     }
 }
 
@@ -71,8 +71,13 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
         http: config.http.client().clone(),
         request: builder.build().map_err(|err| ProviderError::from_request_error(provider, &err))?,
         retry: config.retry,
-        decoder: StreamDecoder::new(ProviderFormat::OpenaiResponses, provider),
+        decoder: decoder(provider),
         base_url_hint: " (it should end in something like /v1)",
         secret: config.key().map(str::to_owned),
     })
+}
+
+/// A decoder of this format's answers; `provider` names the provider in error messages.
+pub(crate) fn decoder(provider: &str) -> StreamDecoder {
+    StreamDecoder::with_mapper(provider, Box::new(ResponsesEventMapper::new(provider, crate::call_id::fresh_seed())))
 }

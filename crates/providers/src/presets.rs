@@ -1,9 +1,8 @@
 //! Presets: the providers people actually use, as data — a name, the wire format, where the
 //! API lives and whether it needs a key. Settings start from one and the user edits freely.
 
+use protocol::api::ApiFormat;
 use serde::Serialize;
-
-use crate::format::ProviderFormat;
 
 /// A known provider to start a configuration from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -13,7 +12,7 @@ pub struct ProviderPreset {
     pub id: &'static str,
     /// What the user sees, e.g. `Anthropic`.
     pub name: &'static str,
-    pub format: ProviderFormat,
+    pub format: ApiFormat,
     /// The base URL to call; empty when the user must type one (a generic endpoint).
     pub base_url: &'static str,
     /// Whether calls fail without an API key. Local servers take none; a generic endpoint
@@ -26,56 +25,56 @@ pub const PRESETS: &[ProviderPreset] = &[
     ProviderPreset {
         id: "openai",
         name: "OpenAI",
-        format: ProviderFormat::OpenaiResponses,
+        format: ApiFormat::OpenaiResponses,
         base_url: "https://api.openai.com/v1",
         needs_api_key: true,
     },
     ProviderPreset {
         id: "anthropic",
         name: "Anthropic",
-        format: ProviderFormat::Anthropic,
+        format: ApiFormat::Anthropic,
         base_url: "https://api.anthropic.com/v1",
         needs_api_key: true,
     },
     ProviderPreset {
         id: "gemini",
         name: "Google Gemini",
-        format: ProviderFormat::Gemini,
+        format: ApiFormat::Gemini,
         base_url: "https://generativelanguage.googleapis.com/v1beta",
         needs_api_key: true,
     },
     ProviderPreset {
         id: "openrouter",
         name: "OpenRouter",
-        format: ProviderFormat::OpenaiChat,
+        format: ApiFormat::OpenaiChat,
         base_url: "https://openrouter.ai/api/v1",
         needs_api_key: true,
     },
     ProviderPreset {
         id: "deepseek",
         name: "DeepSeek",
-        format: ProviderFormat::OpenaiChat,
+        format: ApiFormat::OpenaiChat,
         base_url: "https://api.deepseek.com/v1",
         needs_api_key: true,
     },
     ProviderPreset {
         id: "ollama",
         name: "Ollama",
-        format: ProviderFormat::OpenaiChat,
+        format: ApiFormat::OpenaiChat,
         base_url: "http://localhost:11434/v1",
         needs_api_key: false,
     },
     ProviderPreset {
         id: "lmstudio",
         name: "LM Studio",
-        format: ProviderFormat::OpenaiChat,
+        format: ApiFormat::OpenaiChat,
         base_url: "http://localhost:1234/v1",
         needs_api_key: false,
     },
     ProviderPreset {
         id: "openai_compatible",
         name: "OpenAI-compatible endpoint",
-        format: ProviderFormat::OpenaiChat,
+        format: ApiFormat::OpenaiChat,
         base_url: "",
         needs_api_key: false,
     },
@@ -106,10 +105,10 @@ mod tests {
 
     #[test]
     fn presets_cover_every_format_and_are_found_by_id() {
-        for format in ProviderFormat::ALL {
+        for format in ApiFormat::ALL {
             assert!(PRESETS.iter().any(|preset| preset.format == format), "{format}");
         }
-        assert_eq!(preset("gemini").map(|p| p.format), Some(ProviderFormat::Gemini));
+        assert_eq!(preset("gemini").map(|p| p.format), Some(ApiFormat::Gemini));
         assert_eq!(preset("nope"), None);
         let json = serde_json::to_value(preset("ollama").unwrap()).unwrap();
         assert_eq!(

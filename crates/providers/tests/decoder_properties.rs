@@ -9,21 +9,22 @@
 
 use std::path::Path;
 
-use colloquy_providers::{CompletionEvent, ProviderError, ProviderFormat, StreamDecoder};
+use colloquy_providers::{CompletionEvent, ProviderError, StreamDecoder};
 use proptest::prelude::*;
 use proptest::sample::Index;
+use protocol::api::ApiFormat;
 use serde_json::Value;
 
 type Item = Result<CompletionEvent, ProviderError>;
 
-fn format() -> impl Strategy<Value = ProviderFormat> {
-    proptest::sample::select(ProviderFormat::ALL.to_vec())
+fn format() -> impl Strategy<Value = ApiFormat> {
+    proptest::sample::select(ApiFormat::ALL.to_vec())
 }
 
 fn transcripts() -> Vec<Vec<u8>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/transcripts");
     let mut out = Vec::new();
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         for entry in std::fs::read_dir(root.join(format.as_str())).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|ext| ext == "sse") {
@@ -189,7 +190,7 @@ fn frames() -> impl Strategy<Value = Vec<u8>> {
 }
 
 /// What a decoder made of `bytes`, arriving cut at `cuts`.
-fn decode(format: ProviderFormat, bytes: &[u8], cuts: &[Index]) -> Vec<Item> {
+fn decode(format: ApiFormat, bytes: &[u8], cuts: &[Index]) -> Vec<Item> {
     let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut.index(bytes.len() + 1)).collect();
     cuts.sort_unstable();
     let mut decoder = StreamDecoder::new(format, "Acme");
@@ -205,7 +206,7 @@ fn decode(format: ProviderFormat, bytes: &[u8], cuts: &[Index]) -> Vec<Item> {
 
 /// Output stays within a bounded multiple of the input: no event repeats or inflates
 /// what it read.
-fn bounded(format: ProviderFormat, bytes: &[u8], items: &[Item]) -> Result<(), TestCaseError> {
+fn bounded(format: ApiFormat, bytes: &[u8], items: &[Item]) -> Result<(), TestCaseError> {
     let size: usize = items.iter().map(|item| format!("{item:?}").len()).sum();
     prop_assert!(items.len() <= bytes.len() + 4, "{format}: {} items from {} bytes", items.len(), bytes.len());
     prop_assert!(

@@ -7,9 +7,10 @@ use std::time::Duration;
 use colloquy_providers::sse::FRAME_LIMIT;
 use colloquy_providers::{
     ChatMessage, CompletionEvent, CompletionRequest, MODEL_LIST_LIMIT, ProviderConfig, ProviderError,
-    ProviderErrorKind, ProviderFormat, ProviderHttp, WHOLE_ANSWER_LIMIT, list_models_for, model_for,
+    ProviderErrorKind, ProviderHttp, WHOLE_ANSWER_LIMIT, list_models_for, model_for,
 };
 use futures::StreamExt;
+use protocol::api::ApiFormat;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -108,7 +109,7 @@ fn request() -> CompletionRequest {
     }
 }
 
-async fn first_error(format: ProviderFormat, base_url: &str) -> ProviderError {
+async fn first_error(format: ApiFormat, base_url: &str) -> ProviderError {
     let config = ProviderConfig::new("Mock", base_url, Some(KEY.to_owned()), ProviderHttp::new().unwrap());
     let mut stream = model_for(format, config).stream(request());
     loop {
@@ -126,7 +127,7 @@ async fn audit_06_no_format_follows_a_redirect_to_another_origin_with_the_key() 
     let (elsewhere, reached) = serve(|_| Answer::Whole("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".into())).await;
     let target = elsewhere.clone();
     let (base, _) = serve(move |path| redirect(format!("{target}{path}"))).await;
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         let err = first_error(format, &format!("{base}/v1")).await;
         assert_eq!(err.kind, ProviderErrorKind::InvalidRequest, "{format}: {err:?}");
         assert!(!err.retryable, "{format}");
@@ -159,7 +160,7 @@ async fn audit_06_a_redirect_within_the_origin_is_followed() {
     })
     .await;
     let http = ProviderHttp::new().unwrap();
-    let models = list_models_for(ProviderFormat::OpenaiChat, &http, &format!("{base}/v1"), Some(KEY)).await;
+    let models = list_models_for(ApiFormat::OpenaiChat, &http, &format!("{base}/v1"), Some(KEY)).await;
     assert_eq!(models, Ok(vec!["moved-model".to_owned()]));
     assert!(heads.lock().unwrap()[1].to_ascii_lowercase().contains(&format!("authorization: bearer {KEY}")));
 }
@@ -174,13 +175,13 @@ fn assert_too_large(err: &ProviderError, what: &str, limit: usize) {
 async fn audit_14_an_endless_answer_fails_at_its_limit() {
     // A whole JSON answer (a server that does not stream).
     let (base, _) = serve(|_| Answer::Endless { headers: "Content-Type: application/json", head_of_body: "" }).await;
-    let err = first_error(ProviderFormat::OpenaiChat, &format!("{base}/v1")).await;
+    let err = first_error(ApiFormat::OpenaiChat, &format!("{base}/v1")).await;
     assert_too_large(&err, "an answer", WHOLE_ANSWER_LIMIT);
 
     // An event stream whose line never ends.
     let (base, _) =
         serve(|_| Answer::Endless { headers: "Content-Type: text/event-stream", head_of_body: "data: " }).await;
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         let err = first_error(format, &format!("{base}/v1")).await;
         assert_too_large(&err, "a stream event", FRAME_LIMIT);
     }
@@ -190,7 +191,7 @@ async fn audit_14_an_endless_answer_fails_at_its_limit() {
 async fn audit_14_an_endless_model_list_fails_at_its_limit() {
     let (base, _) = serve(|_| Answer::Endless { headers: "Content-Type: application/json", head_of_body: "" }).await;
     let http = ProviderHttp::new().unwrap();
-    let err = list_models_for(ProviderFormat::Anthropic, &http, &format!("{base}/v1"), None).await.unwrap_err();
+    let err = list_models_for(ApiFormat::Anthropic, &http, &format!("{base}/v1"), None).await.unwrap_err();
     assert_eq!(err.kind, ProviderErrorKind::BadResponse, "{err:?}");
     let expected = format!("larger than {} MiB", MODEL_LIST_LIMIT / (1024 * 1024));
     assert!(err.message.contains("a model list") && err.message.contains(&expected), "{}", err.message);

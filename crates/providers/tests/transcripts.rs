@@ -8,14 +8,15 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use colloquy_providers::{CompletionEvent, ProviderError, ProviderFormat, StreamDecoder};
+use colloquy_providers::{CompletionEvent, ProviderError, StreamDecoder};
 use proptest::prelude::*;
 use proptest::sample::Index;
+use protocol::api::ApiFormat;
 
 type Item = Result<CompletionEvent, ProviderError>;
 
 struct Transcript {
-    format: ProviderFormat,
+    format: ApiFormat,
     name: String,
     bytes: Vec<u8>,
 }
@@ -23,7 +24,7 @@ struct Transcript {
 fn transcripts() -> Vec<Transcript> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/transcripts");
     let mut out = Vec::new();
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(format.as_str()))
             .unwrap_or_else(|err| panic!("transcripts for {format}: {err}"))
             .map(|entry| entry.unwrap().path())
@@ -40,7 +41,7 @@ fn transcripts() -> Vec<Transcript> {
 }
 
 /// Decodes `chunks` as one body arriving in those pieces.
-fn decode(format: ProviderFormat, chunks: &[&[u8]]) -> Vec<Item> {
+fn decode(format: ApiFormat, chunks: &[&[u8]]) -> Vec<Item> {
     let mut decoder = StreamDecoder::new(format, "Acme");
     let mut items: Vec<Item> = chunks.iter().flat_map(|chunk| decoder.push(chunk)).collect();
     items.extend(decoder.finish());
@@ -127,7 +128,7 @@ fn split_at<'a>(bytes: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
 }
 
 /// One of `format`'s transcripts, split however the cuts say, decodes like the whole.
-fn split_decodes_like_the_whole(format: ProviderFormat, which: Index, cuts: &[Index]) -> Result<(), TestCaseError> {
+fn split_decodes_like_the_whole(format: ApiFormat, which: Index, cuts: &[Index]) -> Result<(), TestCaseError> {
     let all: Vec<Transcript> = transcripts().into_iter().filter(|t| t.format == format).collect();
     let transcript = &all[which.index(all.len())];
     let chunks = split_at(&transcript.bytes, cuts);
@@ -150,21 +151,21 @@ proptest! {
 
     #[test]
     fn any_split_of_an_openai_chat_stream_yields_the_same_events(which in any::<Index>(), cuts in prop::collection::vec(any::<Index>(), 0..24)) {
-        split_decodes_like_the_whole(ProviderFormat::OpenaiChat, which, &cuts)?;
+        split_decodes_like_the_whole(ApiFormat::OpenaiChat, which, &cuts)?;
     }
 
     #[test]
     fn any_split_of_an_openai_responses_stream_yields_the_same_events(which in any::<Index>(), cuts in prop::collection::vec(any::<Index>(), 0..24)) {
-        split_decodes_like_the_whole(ProviderFormat::OpenaiResponses, which, &cuts)?;
+        split_decodes_like_the_whole(ApiFormat::OpenaiResponses, which, &cuts)?;
     }
 
     #[test]
     fn any_split_of_an_anthropic_stream_yields_the_same_events(which in any::<Index>(), cuts in prop::collection::vec(any::<Index>(), 0..24)) {
-        split_decodes_like_the_whole(ProviderFormat::Anthropic, which, &cuts)?;
+        split_decodes_like_the_whole(ApiFormat::Anthropic, which, &cuts)?;
     }
 
     #[test]
     fn any_split_of_a_gemini_stream_yields_the_same_events(which in any::<Index>(), cuts in prop::collection::vec(any::<Index>(), 0..24)) {
-        split_decodes_like_the_whole(ProviderFormat::Gemini, which, &cuts)?;
+        split_decodes_like_the_whole(ApiFormat::Gemini, which, &cuts)?;
     }
 }

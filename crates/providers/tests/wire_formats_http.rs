@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use colloquy_providers::{
     ChatMessage, CompletionEvent, CompletionRequest, CompletionStream, ProviderConfig, ProviderError,
-    ProviderErrorKind, ProviderFormat, ProviderHttp, RetryPolicy, StopReason, TokenUsage, list_models_for, model_for,
+    ProviderErrorKind, ProviderHttp, RetryPolicy, StopReason, TokenUsage, list_models_for, model_for,
 };
 use futures::StreamExt;
+use protocol::api::ApiFormat;
 use serde_json::{Value, json};
 use testkit::{Fault, Framing, MockConfig, MockServer, Script};
 
@@ -21,9 +22,9 @@ async fn mock(config: MockConfig) -> MockServer {
 }
 
 /// Gemini is tested on its real `/v1beta` path; the others on `/v1`.
-fn base_url(server: &MockServer, format: ProviderFormat) -> String {
+fn base_url(server: &MockServer, format: ApiFormat) -> String {
     match format {
-        ProviderFormat::Gemini => server.gemini_base_url(),
+        ApiFormat::Gemini => server.gemini_base_url(),
         _ => server.base_url(),
     }
 }
@@ -43,7 +44,7 @@ thread_local! {
     static HTTP: ProviderHttp = ProviderHttp::new().expect("an HTTP client");
 }
 
-fn config(server: &MockServer, format: ProviderFormat, api_key: Option<&str>, retry: RetryPolicy) -> ProviderConfig {
+fn config(server: &MockServer, format: ApiFormat, api_key: Option<&str>, retry: RetryPolicy) -> ProviderConfig {
     let http = HTTP.with(ProviderHttp::clone);
     ProviderConfig { retry, ..ProviderConfig::new("Mock", base_url(server, format), api_key.map(str::to_owned), http) }
 }
@@ -62,7 +63,7 @@ async fn collect(stream: CompletionStream) -> Vec<Item> {
     tokio::time::timeout(PATIENCE, stream.collect::<Vec<_>>()).await.expect("the stream ends in time")
 }
 
-async fn run(server: &MockServer, format: ProviderFormat, retry: RetryPolicy) -> Vec<Item> {
+async fn run(server: &MockServer, format: ApiFormat, retry: RetryPolicy) -> Vec<Item> {
     collect(model_for(format, config(server, format, None, retry)).stream(ask("hi"))).await
 }
 
@@ -77,7 +78,7 @@ fn text(items: &[Item]) -> String {
 }
 
 /// The stream's single error, which must be its last item.
-fn final_error(format: ProviderFormat, items: &[Item]) -> ProviderError {
+fn final_error(format: ApiFormat, items: &[Item]) -> ProviderError {
     let errors: Vec<_> = items.iter().filter_map(|item| item.as_ref().err()).collect();
     assert_eq!(errors.len(), 1, "{format}: exactly one error: {items:?}");
     assert!(items.last().is_some_and(Result::is_err), "{format}: the error ends the stream: {items:?}");
@@ -108,7 +109,7 @@ fn render(items: &[Item]) -> String {
 
 #[tokio::test]
 async fn one_script_streams_the_same_reply_in_every_format() {
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         let server = mock(MockConfig::default()).await;
         server.push_script(
             Script::text(["Hel", "lo ", "wörld 🎉"])
@@ -159,7 +160,7 @@ async fn every_legal_way_of_writing_the_stream_reads_the_same_in_every_format() 
             Framing { crlf: true, comments: true, multi_line_data: true, unknown_events: true, chunk_bytes: Some(3) },
         ),
     ];
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         let server = mock(MockConfig::default()).await;
         server.push_script(script());
         let plain = run(&server, format, RetryPolicy::none()).await;
@@ -186,7 +187,7 @@ async fn every_legal_way_of_writing_the_stream_reads_the_same_in_every_format() 
 
 #[tokio::test]
 async fn each_format_sends_its_own_request_shape_and_key() {
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         let server = mock(MockConfig { api_key: Some("sk-test".into()), ..MockConfig::default() }).await;
         server.push_script(Script::text(["ok"]));
         let model = model_for(format, config(&server, format, Some("sk-test"), RetryPolicy::none()));
@@ -208,7 +209,7 @@ async fn each_format_sends_its_own_request_shape_and_key() {
 
 #[tokio::test]
 async fn a_wrong_or_missing_key_says_to_check_the_key_in_every_format() {
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         let server = mock(MockConfig { api_key: Some("sk-right".into()), ..MockConfig::default() }).await;
         for key in [None, Some("sk-wrong")] {
             let model = model_for(format, config(&server, format, key, quick_retries(3)));
@@ -260,7 +261,7 @@ fn faults() -> Vec<(&'static str, Script, ProviderErrorKind, &'static str)> {
 
 #[tokio::test]
 async fn every_scripted_fault_is_classified_the_same_in_every_format() {
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         for (name, script, kind, kept) in faults() {
             let server = mock(MockConfig::default()).await;
             server.push_script(script);
@@ -279,10 +280,10 @@ async fn every_scripted_fault_is_classified_the_same_in_every_format() {
 #[tokio::test]
 async fn error_events_after_200_carry_their_type_in_every_format() {
     let cases = [
-        (ProviderFormat::OpenaiChat, "rate_limit_exceeded", ProviderErrorKind::RateLimit),
-        (ProviderFormat::OpenaiResponses, "context_length_exceeded", ProviderErrorKind::ContextTooLong),
-        (ProviderFormat::Anthropic, "overloaded_error", ProviderErrorKind::Overloaded),
-        (ProviderFormat::Gemini, "RESOURCE_EXHAUSTED", ProviderErrorKind::RateLimit),
+        (ApiFormat::OpenaiChat, "rate_limit_exceeded", ProviderErrorKind::RateLimit),
+        (ApiFormat::OpenaiResponses, "context_length_exceeded", ProviderErrorKind::ContextTooLong),
+        (ApiFormat::Anthropic, "overloaded_error", ProviderErrorKind::Overloaded),
+        (ApiFormat::Gemini, "RESOURCE_EXHAUSTED", ProviderErrorKind::RateLimit),
     ];
     for (format, code, kind) in cases {
         let server = mock(MockConfig::default()).await;
@@ -300,7 +301,7 @@ async fn error_events_after_200_carry_their_type_in_every_format() {
 
 #[tokio::test]
 async fn a_stalled_stream_times_out_with_the_clients_timeout_in_every_format() {
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         let server = mock(MockConfig::default()).await;
         server.push_script(Script::text(["a", "b"]).with_fault(Fault::Stall { after: 1 }));
         let http = ProviderHttp::from_builder(reqwest::Client::builder().timeout(Duration::from_millis(250))).unwrap();
@@ -313,7 +314,7 @@ async fn a_stalled_stream_times_out_with_the_clients_timeout_in_every_format() {
 
 #[tokio::test]
 async fn dropping_the_stream_cancels_the_request_upstream_in_every_format() {
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         let server = mock(MockConfig::default()).await;
         server.push_script(Script::text(["first", "second"]).with_fault(Fault::Stall { after: 1 }));
         let mut stream = model_for(format, config(&server, format, None, RetryPolicy::none())).stream(ask("hi"));
@@ -331,7 +332,7 @@ async fn dropping_the_stream_cancels_the_request_upstream_in_every_format() {
 
 #[tokio::test]
 async fn a_refusal_then_success_is_retried_with_backoff_in_every_format() {
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         for status in [429, 529] {
             let server = mock(MockConfig::default()).await;
             server.push_script(Script::refusal(status, None));
@@ -350,7 +351,7 @@ async fn a_refusal_then_success_is_retried_with_backoff_in_every_format() {
 /// On tokio's paused clock, so the 7 s wait costs no real time.
 #[tokio::test(start_paused = true)]
 async fn retry_after_is_honoured() {
-    for (format, status) in [(ProviderFormat::Anthropic, 529), (ProviderFormat::OpenaiChat, 429)] {
+    for (format, status) in [(ApiFormat::Anthropic, 529), (ApiFormat::OpenaiChat, 429)] {
         let server = mock(MockConfig::default()).await;
         server.push_script(Script::refusal(status, Some("7")));
         server.push_script(Script::text(["ok"]));
@@ -369,8 +370,8 @@ async fn retry_after_is_honoured() {
 async fn a_retry_after_beyond_the_limit_goes_to_the_user() {
     let server = mock(MockConfig::default()).await;
     server.push_script(Script::refusal(429, Some("3600")));
-    let items = run(&server, ProviderFormat::Gemini, quick_retries(3)).await;
-    let err = final_error(ProviderFormat::Gemini, &items);
+    let items = run(&server, ApiFormat::Gemini, quick_retries(3)).await;
+    let err = final_error(ApiFormat::Gemini, &items);
     assert_eq!(err.kind, ProviderErrorKind::RateLimit);
     assert!(err.message.ends_with("(it asks to wait 3600 s)"), "{}", err.message);
     assert_eq!(server.requests().len(), 1);
@@ -383,9 +384,9 @@ async fn retries_stop_after_the_last_attempt() {
         server.push_script(Script::refusal(503, None));
     }
     server.push_script(Script::text(["too late"]));
-    let items = run(&server, ProviderFormat::OpenaiResponses, quick_retries(3)).await;
+    let items = run(&server, ApiFormat::OpenaiResponses, quick_retries(3)).await;
     assert_eq!(retries(&items).iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(2, 1), (3, 2)], "doubling backoff");
-    let err = final_error(ProviderFormat::OpenaiResponses, &items);
+    let err = final_error(ApiFormat::OpenaiResponses, &items);
     assert_eq!((err.kind, err.retryable), (ProviderErrorKind::Overloaded, true));
     assert!(err.message.ends_with("(gave up after 3 attempts)"), "{}", err.message);
     assert_eq!(server.requests().len(), 3);
@@ -397,8 +398,8 @@ async fn what_waiting_cannot_fix_is_not_retried() {
     let bad_request =
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 99999 > 64000"}}"#;
     for (format, script) in [
-        (ProviderFormat::OpenaiChat, Script::status(429, quota, "application/json")),
-        (ProviderFormat::Anthropic, Script::status(400, bad_request, "application/json")),
+        (ApiFormat::OpenaiChat, Script::status(429, quota, "application/json")),
+        (ApiFormat::Anthropic, Script::status(400, bad_request, "application/json")),
     ] {
         let server = mock(MockConfig::default()).await;
         server.push_script(script);
@@ -411,7 +412,7 @@ async fn what_waiting_cannot_fix_is_not_retried() {
 
 #[tokio::test]
 async fn nothing_is_retried_after_the_first_byte() {
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         let server = mock(MockConfig::default()).await;
         server.push_script(Script::text(["one ", "two"]).with_fault(Fault::Reset { after: 1 }));
         server.push_script(Script::text(["a second answer"]));
@@ -427,9 +428,8 @@ async fn stopping_while_waiting_to_retry_sends_nothing_more() {
     let server = mock(MockConfig::default()).await;
     server.push_script(Script::refusal(429, Some("30")));
     server.push_script(Script::text(["never"]));
-    let mut stream =
-        model_for(ProviderFormat::Anthropic, config(&server, ProviderFormat::Anthropic, None, quick_retries(3)))
-            .stream(ask("hi"));
+    let mut stream = model_for(ApiFormat::Anthropic, config(&server, ApiFormat::Anthropic, None, quick_retries(3)))
+        .stream(ask("hi"));
     let first = tokio::time::timeout(PATIENCE, stream.next()).await.expect("in time");
     assert!(matches!(first, Some(Ok(CompletionEvent::Retrying { attempt: 2, delay_ms: 30_000, .. }))), "{first:?}");
     drop(stream);
@@ -440,7 +440,7 @@ async fn stopping_while_waiting_to_retry_sends_nothing_more() {
 #[tokio::test]
 async fn lists_models_in_every_format() {
     let models = vec!["zeta".to_owned(), "alpha".to_owned(), "zeta".to_owned()];
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         let server =
             mock(MockConfig { api_key: Some("sk-list".into()), models: models.clone(), ..MockConfig::default() }).await;
         let http = HTTP.with(ProviderHttp::clone);
@@ -466,7 +466,7 @@ async fn gemini_is_also_served_under_v1_and_answers_without_alt_sse() {
     let server = mock(MockConfig::default()).await;
     server.push_script(Script::text(["via ", "v1"]));
     let config = ProviderConfig::new("Mock", server.base_url(), None, HTTP.with(ProviderHttp::clone));
-    let items = collect(model_for(ProviderFormat::Gemini, config).stream(ask("hi"))).await;
+    let items = collect(model_for(ApiFormat::Gemini, config).stream(ask("hi"))).await;
     assert_eq!(text(&items), "via v1");
     assert_eq!(server.requests()[0].path, "/v1/models/scripted:streamGenerateContent?alt=sse");
 }
@@ -497,9 +497,9 @@ async fn attachments_travel_in_each_formats_own_shape() {
         ..CompletionRequest::default()
     };
     let notes = "<file name=\"notes.txt\">\nhello\n</file>";
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         let (content, expected) = match format {
-            ProviderFormat::OpenaiChat => (
+            ApiFormat::OpenaiChat => (
                 "/messages/0/content",
                 json!([
                     {"type": "text", "text": "What do these say?"},
@@ -508,7 +508,7 @@ async fn attachments_travel_in_each_formats_own_shape() {
                     {"type": "text", "text": notes}
                 ]),
             ),
-            ProviderFormat::OpenaiResponses => (
+            ApiFormat::OpenaiResponses => (
                 "/input/0/content",
                 json!([
                     {"type": "input_text", "text": "What do these say?"},
@@ -517,7 +517,7 @@ async fn attachments_travel_in_each_formats_own_shape() {
                     {"type": "input_text", "text": notes}
                 ]),
             ),
-            ProviderFormat::Anthropic => (
+            ApiFormat::Anthropic => (
                 "/messages/0/content",
                 json!([
                     {"type": "text", "text": "What do these say?"},
@@ -526,7 +526,7 @@ async fn attachments_travel_in_each_formats_own_shape() {
                     {"type": "text", "text": notes}
                 ]),
             ),
-            ProviderFormat::Gemini => (
+            ApiFormat::Gemini => (
                 "/contents/0/parts",
                 json!([
                     {"text": "What do these say?"},

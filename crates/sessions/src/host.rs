@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent::ToolGate;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::task::TaskTracker;
+use turn::ToolGate;
 
 use crate::driver::{Connection, Driver, PermissionMode, SessionSpec};
 use crate::turn::SessionTurn;
@@ -131,7 +131,7 @@ impl SessionHost {
         resume_token: Option<String>,
         gate: Arc<dyn ToolGate>,
         tokens: Arc<dyn TokenStore>,
-    ) -> Box<dyn streams::CustomRunner> {
+    ) -> streams::Runner {
         Box::new(self.session_turn(spec, prompt, resume_token, gate, tokens))
     }
 

@@ -6,7 +6,7 @@
 //! - [`claude_code`]: the Claude Code driver (stream-json and its control protocol).
 //! - [`SessionHost`]: per session, the warm connection, the resume token, steering and
 //!   approval decisions, and the idle timer (`host.rs`).
-//! - `turn`: one turn as a reply for the stream manager (a [`streams::CustomRunner`]).
+//! - `turn`: one turn as a reply for the stream manager (a `turn::TurnRunner`).
 //!
 //! API boundary: the host knows nothing about storage; the engine gives each turn its
 //! gate (policy, approvals, ledger) and a [`TokenStore`] for resume tokens.
@@ -19,9 +19,6 @@ mod turn;
 pub use claude_code::{ClaudeCode, ClaudeCodeConfig};
 pub use driver::{Connection, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
 pub use host::{Decision, SessionHost, TokenStore};
-
-/// The prefix of agent-session topic ids.
-pub const TOPIC_PREFIX: &str = "agent-session:";
 
 #[cfg(test)]
 mod tests;

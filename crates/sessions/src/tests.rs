@@ -11,14 +11,15 @@ mod steering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent::{CallRecord, ChunkSink, GateCall, GateDecision, GateError, SinkClosed, ToolGate, TurnOutcome};
 use protocol::UiChunk;
 use serde_json::{Value, json};
-use streams::RunContext;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use turn::{
+    Allowed, CallRecord, ChunkSink, GateCall, GateDecision, GateError, RunContext, SinkClosed, ToolGate, TurnOutcome,
+};
 
 use self::fake::{Call, FakeDriver, Peer, Runtime};
 use crate::driver::{DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
@@ -39,8 +40,8 @@ impl ToolGate for AskingGate {
         Ok(GateDecision::Ask { approval_id: format!("approval-{}", call.call_id) })
     }
 
-    async fn begin(&self, _call_id: &str) -> Result<Option<agent::Allowed>, GateError> {
-        Ok(Some(agent::Allowed::ByUser))
+    async fn begin(&self, _call_id: &str) -> Result<Option<Allowed>, GateError> {
+        Ok(Some(Allowed::ByUser))
     }
 
     async fn finish(&self, _call_id: &str, _record: &CallRecord) -> Result<(), GateError> {
@@ -223,7 +224,7 @@ fn success() -> TurnOutcome {
 }
 
 fn stopped() -> TurnOutcome {
-    TurnOutcome::Paused { reason: agent::REASON_USER_STOP.into() }
+    TurnOutcome::Paused { reason: turn::REASON_USER_STOP.into() }
 }
 
 fn error_of(outcome: &TurnOutcome) -> &protocol::ApiError {

@@ -6,11 +6,11 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use agent::{ChunkSink, GateCall, GateDecision, PartWriter, ToolGate, TurnOutcome};
 use protocol::tool::{ToolAnnotations, ToolOutput};
 use protocol::{ApiError, DataChunk, ErrorKind, FinishReason, UiChunk};
 use serde_json::{Value, json};
-use streams::{ChunkSender, CustomRunner, RunContext};
+use streams::ChunkSender;
+use turn::{CallRecord, ChunkSink, GateCall, GateDecision, PartWriter, RunContext, ToolGate, TurnOutcome, TurnRunner};
 
 use crate::driver::{DriverError, DriverEvent, PermissionAnswer, SessionSpec};
 use crate::host::{SessionHost, Slot, State, TokenStore};
@@ -26,7 +26,7 @@ pub(crate) struct SessionTurn {
 }
 
 #[async_trait::async_trait]
-impl CustomRunner for SessionTurn {
+impl TurnRunner<ChunkSender> for SessionTurn {
     async fn run(self: Box<Self>, context: RunContext, sink: &mut ChunkSender) -> TurnOutcome {
         self.run_with(context, sink).await
     }
@@ -83,7 +83,7 @@ fn failed(code: &str, message: impl Into<String>) -> TurnOutcome {
 }
 
 fn stopped() -> TurnOutcome {
-    TurnOutcome::Paused { reason: agent::REASON_USER_STOP.into() }
+    TurnOutcome::Paused { reason: turn::REASON_USER_STOP.into() }
 }
 
 /// The model is told this when the user denies a permission prompt.
@@ -413,9 +413,9 @@ impl<S: ChunkSink> Turn<'_, S> {
         }
         if calls.running.remove(&id) {
             let record = if output.is_error {
-                agent::CallRecord::Error(output.text_content())
+                CallRecord::Error(output.text_content())
             } else {
-                agent::CallRecord::Done(output.clone())
+                CallRecord::Done(output.clone())
             };
             if let Err(err) = self.run.gate.finish(&id, &record).await {
                 tracing::warn!(error = %err, "could not record the agent's tool result");

@@ -32,7 +32,8 @@ use std::time::Duration;
 use sqlx::Sqlite;
 use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteArguments, SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
 };
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
@@ -157,6 +158,11 @@ pub fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// How long SQLite's busy handler waits for a lock held by another connection. Our own
+/// writes never wait in it (they take turns first, see `Store::write`); it covers another
+/// process on the same file and SQLite's own checkpoints.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// The database. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -171,10 +177,10 @@ impl Store {
     /// Opens (creating if needed) the database file and brings its schema up to date. A
     /// file that is damaged or from a newer version is [`StoreError::Unusable`].
     pub async fn open(path: &Path) -> Result<Self> {
-        Self::open_file(path).await.map_err(|err| opening_error(path, err))
+        Self::open_file(path, BUSY_TIMEOUT).await.map_err(|err| opening_error(path, err))
     }
 
-    async fn open_file(path: &Path) -> Result<Self> {
+    async fn open_file(path: &Path, busy_timeout: Duration) -> Result<Self> {
         if let Some(dir) = path.parent() {
             // The pool would fail with an unhelpful "unable to open database file".
             let _ = std::fs::create_dir_all(dir);
@@ -189,7 +195,7 @@ impl Store {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(5));
+            .busy_timeout(busy_timeout);
         let page_limit = Arc::new(PageLimit::default());
         let (on_connect, on_acquire) = (page_limit.clone(), page_limit.clone());
         let pool = SqlitePoolOptions::new()
@@ -243,17 +249,29 @@ impl Store {
         Ok(())
     }
 
-    pub fn pool(&self) -> &SqlitePool {
+    /// Fault injection for tests: one statement written in this process's turn (like every
+    /// write), to leave rows as only a crash or an older version would. Returns how many
+    /// rows it changed.
+    #[doc(hidden)]
+    pub async fn write_raw(&self, statement: sqlx::query::Query<'_, Sqlite, SqliteArguments>) -> Result<u64> {
+        Ok(statement.execute(&mut *self.writer().await?).await?.rows_affected())
+    }
+
+    /// The pool, for reads. Every write takes this process's turn to write instead
+    /// ([`Store::write`] or [`Store::writer`]), so none ever waits in SQLite's busy handler
+    /// for another of ours.
+    pub(crate) fn pool(&self) -> &SqlitePool {
         &self.pool
     }
 
     /// Rewrites the database file without the pages deleted or replaced rows left behind
     /// (SQLite keeps their old bytes until reused) and empties the WAL: after a secret was
-    /// moved out of a row, no copy of it stays on disk.
+    /// moved out of a row, no copy of it stays on disk. It writes, so it takes the turn.
     pub async fn compact(&self) -> Result<()> {
-        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await?;
-        sqlx::query("VACUUM").execute(&self.pool).await?;
-        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await?;
+        let mut writer = self.writer().await?;
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *writer).await?;
+        sqlx::query("VACUUM").execute(&mut *writer).await?;
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *writer).await?;
         Ok(())
     }
 
@@ -396,12 +414,21 @@ pub(crate) mod test_support {
         let store = Store::open(&dir.path().join("colloquy.db")).await.unwrap();
         (store, dir)
     }
+
+    /// A store whose connections have no busy handler (`busy_timeout` 0): a statement that
+    /// would have waited in it for a lock fails at once with `SQLITE_BUSY` instead.
+    pub async fn store_without_busy_wait() -> (Store, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_file(&dir.path().join("colloquy.db"), std::time::Duration::ZERO).await.unwrap();
+        (store, dir)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::store;
+    use crate::test_support::{store, store_without_busy_wait};
+    use crate::tools::{CallDecision, NewCall, Recorded};
     use protocol::{MessageId, ModelRef, ProviderId, TopicId, TurnId, UiMessage};
 
     /// A turn written in one transaction (`Store::write`), the way `stream_open` admits one.
@@ -494,5 +521,53 @@ mod tests {
             store.list_messages(&topic.id).await.unwrap().iter().map(|m| m.message.text()).collect();
         let users: Vec<&str> = texts.iter().map(String::as_str).filter(|t| !t.is_empty()).collect();
         assert_eq!(users, ["kept", "after 0", "after 1", "after 2", "after 3", "after 4", "after 5"]);
+    }
+
+    /// Every write takes this process's turn before it asks SQLite for the write lock, so no
+    /// single-statement write (`Store::writer`) or transaction (`Store::write`) of ours
+    /// ever waits in SQLite's busy handler for another. The store here has no busy handler
+    /// at all (`busy_timeout` 0): whatever would have waited in it fails at once with
+    /// `SQLITE_BUSY` instead, so any contention surfaces as an error. First a control shows
+    /// that it would: a write beside a held write lock fails. Then many tasks write at
+    /// once, mixing single statements (`create_topic`, `begin_call`, `finish_call`),
+    /// transactions (`insert_turn`, `record_call`) and reads; every one must succeed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_burst_of_writes_never_reaches_sqlites_busy_handler() {
+        let (store, _dir) = store_without_busy_wait().await;
+
+        let held = store.pool().begin_with("BEGIN IMMEDIATE").await.unwrap();
+        let beside = sqlx::query("UPDATE topics SET title = title").execute(store.pool()).await.unwrap_err();
+        assert_eq!(sqlite_code(&beside), Some(5), "SQLITE_BUSY at once, without waiting: {beside}");
+        held.rollback().await.unwrap();
+
+        let tasks: Vec<_> = (0..48)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let topic = store.create_topic(&format!("burst {i}"), None).await?;
+                    let new = turn(&topic.id, &format!("write {i}"));
+                    store.insert_turn(&new).await?;
+                    let message = new.assistants[0].message_id.to_string();
+                    let input = serde_json::json!({ "i": i });
+                    let call = NewCall {
+                        topic_id: &topic.id,
+                        message_id: &message,
+                        call_id: "c1",
+                        tool_name: "write_file",
+                        input: &input,
+                    };
+                    let recorded = store.record_call(&call, &CallDecision::Allow { actor: "default" }).await?;
+                    assert_eq!(recorded, Recorded::Approved);
+                    assert!(store.begin_call(&message, "c1").await?.is_some(), "started once");
+                    store.finish_call(&message, "c1", Ok(&serde_json::json!({ "content": [] }))).await?;
+                    store.list_messages(&topic.id).await?;
+                    Ok::<_, StoreError>(())
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap().unwrap();
+        }
+        assert_eq!(store.list_topics().await.unwrap().len(), 48);
     }
 }

@@ -87,10 +87,10 @@ impl Store {
     /// Creates the session and its topic in one transaction.
     pub async fn create_session(&self, session: &NewSession<'_>) -> Result<SessionRow> {
         let now = now();
-        let topic_id = format!("agent-session:{}", session.id);
+        let topic_id = TopicId::agent_session(session.id);
         let mut tx = self.write().await?;
         sqlx::query("INSERT INTO topics (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)")
-            .bind(&topic_id)
+            .bind(topic_id.as_str())
             .bind(session.title)
             .bind(&now)
             .bind(&now)
@@ -101,7 +101,7 @@ impl Store {
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(session.id)
-        .bind(&topic_id)
+        .bind(topic_id.as_str())
         .bind(session.agent)
         .bind(session.workspace)
         .bind(session.provider_id.map(ProviderId::as_str))
@@ -178,6 +178,9 @@ mod tests {
         };
         let session = store.create_session(&new).await.unwrap();
         assert_eq!((session.topic_id.as_str(), session.title.as_str()), ("agent-session:s1", "Fix the build"));
+        let chat = store.create_topic("chat", None).await.unwrap();
+        let listed: Vec<TopicId> = store.list_topics().await.unwrap().into_iter().map(|topic| topic.id).collect();
+        assert_eq!(listed, [chat.id], "an agent session's topic is listed as a session, not a topic");
         store.set_resume_token("s1", Some("tok")).await.unwrap();
         let session = store.update_session("s1", None, Some("acceptEdits")).await.unwrap();
         assert_eq!(

@@ -368,7 +368,8 @@ impl Store {
     }
 
     /// `approved → running`, with who allowed it. `None` when the call is not approved (any
-    /// more): it ran, is running, or was never allowed. The only way a call starts.
+    /// more): it ran, is running, or was never allowed. The only way a call starts; one
+    /// statement, in this process's turn to write like every write.
     pub async fn begin_call(&self, message_id: &str, call_id: &str) -> Result<Option<Started>> {
         let row = sqlx::query(
             "UPDATE tool_calls SET state = 'running', updated_at = ? WHERE message_id = ? AND call_id = ? AND state = 'approved' \
@@ -377,7 +378,7 @@ impl Store {
         .bind(now())
         .bind(message_id)
         .bind(call_id)
-        .fetch_optional(self.pool())
+        .fetch_optional(&mut *self.writer().await?)
         .await?;
         row.map(|row| Ok(Started { decided_by: row.try_get("decided_by")? })).transpose()
     }

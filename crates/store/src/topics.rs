@@ -47,8 +47,9 @@ impl Store {
         let rows = sqlx::query(concat!(
             "SELECT ",
             topic_columns!(),
-            " FROM topics WHERE id NOT LIKE 'agent-session:%' ORDER BY updated_at DESC, id DESC"
+            " FROM topics WHERE id NOT LIKE ? || '%' ORDER BY updated_at DESC, id DESC"
         ))
+        .bind(TopicId::AGENT_SESSION_PREFIX)
         .fetch_all(self.pool())
         .await?;
         rows.iter().map(from_row).collect()

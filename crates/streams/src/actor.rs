@@ -274,7 +274,7 @@ impl TopicActor {
             self.emit(index, start);
             let Some(execution) = self.turn.as_ref().and_then(|t| t.executions.get(index)) else { continue };
             let part_offset = execution.message.message().parts.len();
-            let context = crate::RunContext {
+            let context = turn::RunContext {
                 cancel: execution.cancel.clone(),
                 steer: execution.steer.clone(),
                 part_offset,
@@ -429,7 +429,7 @@ impl TopicActor {
         self.broadcast(StreamMessage::Chunk(event));
     }
 
-    fn finish(&mut self, index: usize, outcome: agent::TurnOutcome) {
+    fn finish(&mut self, index: usize, outcome: turn::TurnOutcome) {
         let interrupted = self.shutdown.is_some();
         let (status, reason, terminal_status, chunks) = execution::terminal(&outcome, interrupted);
         for chunk in chunks {

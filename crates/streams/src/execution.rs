@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use agent::{ChunkSink, SinkClosed, TurnOutcome};
 use protocol::{
     ExecutionId, ExecutionRef, MessageAccumulator, MessageId, MessageStatus, ModelRef, StreamEvent, TerminalStatus,
     TopicId, TurnId, UiChunk,
@@ -11,9 +10,10 @@ use store::Checkpoint;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use turn::{ChunkSink, RunContext, SinkClosed, TurnOutcome};
 
+use crate::Runner;
 use crate::replay::ReplayRing;
-use crate::{RunContext, Runner};
 
 /// Where an execution is in its life. Transitions happen only in the topic actor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,7 +123,7 @@ pub(crate) fn terminal(
         // see it and Continue it.
         TurnOutcome::Finished { reason: protocol::FinishReason::Length } => (
             MessageStatus::Success,
-            Some(agent::REASON_LENGTH.to_owned()),
+            Some(turn::REASON_LENGTH.to_owned()),
             TerminalStatus::Success,
             finish(protocol::FinishReason::Length),
         ),
@@ -131,14 +131,14 @@ pub(crate) fn terminal(
         // The reply is complete as far as it went; the steering message goes next.
         TurnOutcome::Steered => (
             MessageStatus::Success,
-            Some(agent::REASON_STEERED.to_owned()),
+            Some(turn::REASON_STEERED.to_owned()),
             TerminalStatus::Success,
             finish(protocol::FinishReason::Stop),
         ),
         // Paused, not finished: answering the approval continues this same reply.
         TurnOutcome::AwaitingApproval => (
             MessageStatus::Paused,
-            Some(agent::REASON_AWAITING_APPROVAL.to_owned()),
+            Some(turn::REASON_AWAITING_APPROVAL.to_owned()),
             TerminalStatus::AwaitingApproval,
             finish(protocol::FinishReason::ToolCalls),
         ),
@@ -197,15 +197,6 @@ impl ChunkSink for ChunkSender {
 /// Runs one execution to its end and reports the outcome.
 pub(crate) async fn run(index: usize, runner: Runner, context: RunContext, tx: mpsc::Sender<Report>) {
     let mut sink = ChunkSender { index, tx: tx.clone() };
-    let outcome = match runner {
-        Runner::Agent(request) => {
-            let mut request = *request;
-            request.idle_timeout = context.idle_timeout;
-            request.part_offset = context.part_offset;
-            request.steer = context.steer;
-            agent::run_turn(request, context.cancel, &mut sink).await
-        }
-        Runner::Custom(custom) => custom.run(context, &mut sink).await,
-    };
+    let outcome = runner.run(context, &mut sink).await;
     let _ = tx.send(Report::Done { index, outcome }).await;
 }

@@ -112,32 +112,10 @@ pub struct PreparedExecution {
     pub idle_timeout: Option<Duration>,
 }
 
-/// What produces one reply's chunks.
-pub enum Runner {
-    /// The agent loop (chat turns).
-    Agent(Box<agent::TurnRequest>),
-    /// Anything else that streams UI chunks: an agent session's driver.
-    Custom(Box<dyn CustomRunner>),
-}
-
-/// What a custom runner gets from the actor.
-pub struct RunContext {
-    /// Stop was pressed (or the app is shutting down).
-    pub cancel: CancellationToken,
-    /// A steering message waits: yield at the next step boundary.
-    pub steer: CancellationToken,
-    /// Parts the message already has; new parts are numbered after them.
-    pub part_offset: usize,
-    pub idle_timeout: Duration,
-}
-
-/// A reply produced by something other than the agent loop. It writes chunks (after
-/// the actor's `start`) into `sink` and says how the reply ended; the actor does the
-/// rest (numbering, fan-out, persistence, the terminal).
-#[async_trait::async_trait]
-pub trait CustomRunner: Send + Sync {
-    async fn run(self: Box<Self>, context: RunContext, sink: &mut ChunkSender) -> agent::TurnOutcome;
-}
+/// What produces one reply's chunks: the agent loop (a chat turn's `agent::TurnRequest`)
+/// or an agent session's turn. The actor gives it a `turn::RunContext` and a
+/// [`ChunkSender`], and does the rest (numbering, fan-out, persistence, the terminal).
+pub type Runner = Box<dyn turn::TurnRunner<ChunkSender>>;
 
 pub use execution::ChunkSender;
 

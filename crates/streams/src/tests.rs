@@ -1,40 +1,107 @@
-//! Stream manager behaviour against a real SQLite file and an in-process model whose
-//! every token the test releases by hand (no sleeps, no races).
+//! Stream manager behaviour against a real SQLite file and a scripted reply whose every
+//! chunk the test releases by hand (no sleeps, no races).
 
 use super::*;
-use protocol::{MessageStatus, StreamMessage, TerminalStatus, TopicStatus, UiChunk};
-use providers::{
-    ChatMessage, CompletionEvent, CompletionRequest, CompletionStream, LanguageModel, ProviderError, StopReason,
-};
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use protocol::{ApiError, ErrorKind, FinishReason, MessageStatus, StreamMessage, TerminalStatus, TopicStatus, UiChunk};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use turn::{PartWriter, RunContext, SinkClosed, TurnOutcome, TurnRunner};
 
 mod paused_clock;
 mod rules;
-
-/// The loop's request for a model, as the engine would prepare it for a plain chat.
-fn agent_request(model: Arc<dyn LanguageModel>, name: &str) -> agent::TurnRequest {
-    let completion = CompletionRequest {
-        model: name.into(),
-        messages: vec![ChatMessage::user("hi")],
-        ..CompletionRequest::default()
-    };
-    agent::TurnRequest::new(model, completion, std::time::Duration::from_secs(120))
-}
 
 fn user(text: &str) -> UserInput {
     UserInput { message_id: MessageId::new(), parts: UiMessage::user_text("", text).parts }
 }
 
-/// A model that streams exactly what the test sends it.
-struct GatedModel {
-    rx: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Result<CompletionEvent, ProviderError>>>>,
+/// What a test releases into a scripted reply, as a model's stream would bring it.
+enum Script {
+    Text(String),
+    /// How the model says it finished; the reply ends when the feed is dropped.
+    Finish(FinishReason),
+    /// The provider failed.
+    Fail(ApiError),
 }
 
-impl LanguageModel for GatedModel {
-    fn stream(&self, _request: CompletionRequest) -> CompletionStream {
-        let rx = self.rx.lock().unwrap().take().expect("one stream per model");
-        Box::pin(futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) }))
+/// The test's end of a scripted reply.
+type Feed = UnboundedSender<Script>;
+
+/// A reply written through the turn contract the way the agent loop writes one model
+/// call: `start-step`, text parts, then every open part and the step closed. It ends like
+/// the loop: when its feed is dropped (finished), on Stop or when nobody reads any more
+/// (`user_stop`), after an idle timeout of silence (`stalled`), or on a provider error
+/// (failed, with the error's part).
+struct Scripted {
+    rx: UnboundedReceiver<Script>,
+}
+
+fn scripted() -> (Feed, Runner) {
+    let (feed, rx) = unbounded_channel();
+    (feed, Box::new(Scripted { rx }))
+}
+
+fn user_stop() -> TurnOutcome {
+    TurnOutcome::Paused { reason: "user_stop".into() }
+}
+
+async fn send_all(sink: &mut ChunkSender, chunks: Vec<UiChunk>) -> Result<(), SinkClosed> {
+    for chunk in chunks {
+        sink.send(chunk).await?;
     }
+    Ok(())
+}
+
+impl Scripted {
+    async fn play(&mut self, context: &RunContext, sink: &mut ChunkSender, writer: &mut PartWriter) -> TurnOutcome {
+        if sink.send(writer.start_step()).await.is_err() {
+            return user_stop();
+        }
+        let mut finish = FinishReason::Stop;
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = context.cancel.cancelled() => return user_stop(),
+                next = tokio::time::timeout(context.idle_timeout, self.rx.recv()) => next,
+            };
+            match next {
+                Err(_elapsed) => return TurnOutcome::Paused { reason: "stalled".into() },
+                Ok(None) => return TurnOutcome::Finished { reason: finish },
+                Ok(Some(Script::Text(delta))) => {
+                    if send_all(sink, writer.text(delta)).await.is_err() {
+                        return user_stop();
+                    }
+                }
+                Ok(Some(Script::Finish(reason))) => finish = reason,
+                Ok(Some(Script::Fail(error))) => return TurnOutcome::Failed { error },
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl TurnRunner<ChunkSender> for Scripted {
+    async fn run(mut self: Box<Self>, context: RunContext, sink: &mut ChunkSender) -> TurnOutcome {
+        let mut writer = PartWriter::new(context.part_offset);
+        let mut outcome = self.play(&context, sink, &mut writer).await;
+        if send_all(sink, writer.finish_step()).await.is_err() && matches!(outcome, TurnOutcome::Finished { .. }) {
+            outcome = user_stop();
+        }
+        if let TurnOutcome::Failed { error } = &outcome {
+            let _ = send_all(sink, writer.data(UiChunk::error_part(error))).await;
+            let _ = sink.send(UiChunk::Error { error_text: error.message.clone() }).await;
+        }
+        outcome
+    }
+}
+
+/// A provider's server error, as the loop reports it.
+fn provider_error() -> Script {
+    Script::Fail(ApiError {
+        kind: ErrorKind::Provider,
+        message: "boom".into(),
+        retryable: true,
+        field: None,
+        code: Some("server".into()),
+    })
 }
 
 struct Harness {
@@ -53,12 +120,8 @@ async fn harness(config: StreamConfig) -> Harness {
 
 impl Harness {
     /// Opens a turn on a gated model; returns the token feed, the opener's receiver and the reply id.
-    async fn open(
-        &self,
-        listener: &str,
-    ) -> (UnboundedSender<Result<CompletionEvent, ProviderError>>, Subscription, MessageId) {
-        let (feed, rx) = unbounded_channel();
-        let model = Arc::new(GatedModel { rx: Mutex::new(Some(rx)) });
+    async fn open(&self, listener: &str) -> (Feed, Subscription, MessageId) {
+        let (feed, runner) = scripted();
         let message_id = MessageId::new();
         let turn = PreparedTurn {
             topic_id: self.topic.clone(),
@@ -68,7 +131,7 @@ impl Harness {
                 message_id: message_id.clone(),
                 model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: "m".into() },
                 provider_name: "Fake".into(),
-                runner: Runner::Agent(Box::new(agent_request(model, "m"))),
+                runner,
                 slot: ReplySlot::New,
                 idle_timeout: None,
             }],
@@ -80,8 +143,8 @@ impl Harness {
     }
 }
 
-fn token(text: &str) -> Result<CompletionEvent, ProviderError> {
-    Ok(CompletionEvent::TextDelta(text.into()))
+fn token(text: &str) -> Script {
+    Script::Text(text.into())
 }
 
 /// Reads messages until (and including) the first one matching `stop`.
@@ -134,7 +197,7 @@ async fn a_reply_streams_with_contiguous_seq_and_is_persisted() {
     for t in ["Hel", "lo ", "world"] {
         feed.send(token(t)).unwrap();
     }
-    feed.send(Ok(CompletionEvent::Finish { reason: StopReason::Stop })).unwrap();
+    feed.send(Script::Finish(FinishReason::Stop)).unwrap();
     drop(feed);
     let messages = read_until(&mut rx, is_topic_done).await;
     let seq = seqs(&messages);
@@ -231,7 +294,7 @@ async fn abort_resolves_after_the_partial_reply_is_persisted_as_paused() {
 async fn a_second_open_while_streaming_is_refused() {
     let h = harness(StreamConfig::default()).await;
     let (_feed, _rx, _) = h.open("w1").await;
-    let (feed2, rx2) = unbounded_channel();
+    let (feed2, runner) = scripted();
     drop(feed2);
     let turn = PreparedTurn {
         topic_id: h.topic.clone(),
@@ -241,7 +304,7 @@ async fn a_second_open_while_streaming_is_refused() {
             message_id: MessageId::new(),
             model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: "m".into() },
             provider_name: "Fake".into(),
-            runner: Runner::Agent(Box::new(agent_request(Arc::new(GatedModel { rx: Mutex::new(Some(rx2)) }), "m"))),
+            runner,
             slot: ReplySlot::New,
             idle_timeout: None,
         }],
@@ -288,15 +351,13 @@ async fn shutdown_persists_live_replies_as_interrupted() {
 
 // ---- reattach with cursors, lag, status feed, multi-model, retry, continue ----
 
-type Feed = UnboundedSender<Result<CompletionEvent, ProviderError>>;
-
 fn gated(model: &str, message_id: MessageId, slot: ReplySlot) -> (Feed, PreparedExecution) {
-    let (feed, rx) = unbounded_channel();
+    let (feed, runner) = scripted();
     let execution = PreparedExecution {
         message_id,
         model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: model.into() },
         provider_name: "Fake".into(),
-        runner: Runner::Agent(Box::new(agent_request(Arc::new(GatedModel { rx: Mutex::new(Some(rx)) }), model))),
+        runner,
         slot,
         idle_timeout: None,
     };
@@ -442,13 +503,7 @@ async fn a_multi_model_turn_streams_every_model_and_is_done_when_one_fails() {
     let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
     h.manager.open(turn, l).await.unwrap();
     good.send(token("fine")).unwrap();
-    bad.send(Err(ProviderError {
-        kind: providers::ProviderErrorKind::Server,
-        message: "boom".into(),
-        status: Some(500),
-        retryable: true,
-    }))
-    .unwrap();
+    bad.send(provider_error()).unwrap();
     drop(good);
     let messages = read_until(&mut rx, is_topic_done).await;
     let terminals: Vec<TerminalStatus> = messages

@@ -12,6 +12,8 @@
 //!   (`/v1/responses`), `anthropic.rs` (`/v1/messages`), `gemini.rs`
 //!   (`/v1beta/models/{model}:streamGenerateContent?alt=sse`, `/v1beta/models`).
 //! - [`default_reply`]: the deterministic markdown answer used when no script is queued.
+//! - With the `test-support` feature, [`ScriptedModel`]: the one in-process fake
+//!   language model for tests and benches, no HTTP involved ([`scripted_model`]).
 
 mod anthropic;
 mod control;
@@ -21,8 +23,12 @@ mod openai_chat;
 mod openai_responses;
 mod reply;
 mod script;
+#[cfg(feature = "test-support")]
+pub mod scripted_model;
 mod server;
 
 pub use default_reply::{default_reply, default_reply_text};
 pub use script::{Fault, Finish, Framing, Script, ScriptToolCall, ScriptUsage};
+#[cfg(feature = "test-support")]
+pub use scripted_model::ScriptedModel;
 pub use server::{DEFAULT_RECORDED_REQUESTS, MockConfig, MockServer, RecordedRequest};

@@ -1,10 +1,10 @@
+import { topicKind } from '../protocol.gen';
 import type { AgentSession, Provider, Topic, TopicStatusEvent } from '../protocol.gen';
 
-/** Agent sessions' topics are `agent-session:<id>`; every topic operation works on them. */
-export const AGENT_TOPIC_PREFIX = 'agent-session:';
-
+/** Agent sessions' topics are `agent-session:<id>` (the generated `topicKind` knows the
+ * spelling); every topic operation works on them. */
 export function isAgentTopic(topicId: string | undefined): boolean {
-  return topicId !== undefined && topicId.startsWith(AGENT_TOPIC_PREFIX);
+  return topicId !== undefined && topicKind(topicId) === 'agent_session';
 }
 
 const AGENT_NAMES: Record<string, string> = { claude_code: 'Claude Code' };

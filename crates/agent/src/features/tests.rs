@@ -12,7 +12,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::{TurnOutcome, TurnRequest, run_turn};
+use crate::{TurnRequest, run_turn};
+use ::turn::TurnOutcome;
 
 fn prompt_ctx<'a>(
     tools: &'a [ToolSpec],

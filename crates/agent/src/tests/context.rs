@@ -5,7 +5,7 @@ use super::*;
 
 #[tokio::test]
 async fn results_leave_the_context_after_their_rounds() {
-    let model = FakeModel::new(vec![
+    let model = scripted(vec![
         calls(&[("c1", "fetch", r#"{"path":"a"}"#)]),
         calls(&[("c2", "other", r#"{"path":"b"}"#)]),
         answer("done"),
@@ -28,7 +28,7 @@ async fn results_leave_the_context_after_their_rounds() {
 async fn stored_results_keep_counting_their_rounds_and_prompt_mode_leaves_them_out_too() {
     for calling in [ToolCalling::Native, ToolCalling::Prompt] {
         // A page fetched in an earlier turn with one round left, and this turn's own fetch.
-        let model = FakeModel::new(vec![calls(&[("c1", "fetch", r#"{"path":"b"}"#)]), answer("done")]);
+        let model = scripted(vec![calls(&[("c1", "fetch", r#"{"path":"b"}"#)]), answer("done")]);
         let fetch = FakeTool::with("fetch", Behaviour::Answer("new page"), true, Some(5));
         let mut request = with_tools(model.clone(), &[fetch], FakeGate::new(GateDecision::Allow));
         request.tool_calling = calling;
@@ -73,7 +73,7 @@ async fn usage_adds_up_over_the_steps() {
     let usage = |i, o| Ok(CompletionEvent::Usage(TokenUsage { input_tokens: i, output_tokens: o }));
     let mut first = calls(&[("c1", "read", r#"{"path":"a"}"#)]);
     first.insert(first.len() - 1, usage(10, 2));
-    let model = FakeModel::new(vec![first, vec![text("ok"), usage(15, 3), finish(StopReason::Stop)]]);
+    let model = scripted(vec![first, vec![text("ok"), usage(15, 3), finish(StopReason::Stop)]]);
     let read = FakeTool::new("read", Behaviour::Answer("x"));
     let mut request = with_tools(model, &[read], FakeGate::new(GateDecision::Allow));
     request.usage = TokenUsage { input_tokens: 100, output_tokens: 1 };
@@ -84,9 +84,8 @@ async fn usage_adds_up_over_the_steps() {
 
 #[tokio::test]
 async fn signatures_are_kept_and_sent_back_to_the_same_format() {
-    let model = Arc::new(FakeModel {
-        format: "anthropic",
-        ..FakeModel::plain(vec![
+    let model = Arc::new(
+        ScriptedModel::new(vec![
             vec![
                 Ok(CompletionEvent::ReasoningDelta("plan".into())),
                 Ok(CompletionEvent::ReasoningSignature { signature: "sig-1".into() }),
@@ -97,7 +96,8 @@ async fn signatures_are_kept_and_sent_back_to_the_same_format() {
             ],
             answer("ok"),
         ])
-    });
+        .with_format("anthropic"),
+    );
     let read = FakeTool::new("read", Behaviour::Answer("x"));
     let (chunks, _) =
         run_request(with_tools(model.clone(), &[read], FakeGate::new(GateDecision::Allow)), CancellationToken::new())

@@ -128,7 +128,7 @@ impl AgentHooks for Recorder {
 #[tokio::test]
 async fn hooks_run_observers_then_features_then_callers_and_a_failing_one_does_not_stop_the_chain() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let model = FakeModel::new(vec![calls(&[("c1", "read", r#"{"path":"a"}"#)]), answer("done")]);
+    let model = scripted(vec![calls(&[("c1", "read", r#"{"path":"a"}"#)]), answer("done")]);
     let read = FakeTool::new("read", Behaviour::Answer("x"));
     let mut request = with_tools(model.clone(), &[read], FakeGate::new(GateDecision::Allow));
     request.hooks.add(HookSource::Caller, Recorder::new("caller", &log));
@@ -190,10 +190,8 @@ async fn hooks_run_observers_then_features_then_callers_and_a_failing_one_does_n
 #[tokio::test(start_paused = true)]
 async fn a_user_stop_reaches_on_abort_in_order_and_a_failing_one_does_not_stop_the_chain() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let model = Arc::new(FakeModel {
-        gap: Some(Duration::from_secs(1)),
-        ..FakeModel::plain(vec![vec![text("a"), text("b"), text("c")]])
-    });
+    let model =
+        Arc::new(ScriptedModel::new(vec![vec![text("a"), text("b"), text("c")]]).with_gap(Duration::from_secs(1)));
     let mut request = request(model);
     request.hooks.add(HookSource::Caller, Recorder::new("caller", &log));
     request.hooks.add(HookSource::Feature, Recorder::new("feature", &log));
@@ -241,10 +239,8 @@ impl AgentHooks for Stopwatch {
 
 #[tokio::test(start_paused = true)]
 async fn on_tool_execution_end_says_how_long_the_call_took() {
-    let model = FakeModel::new(vec![
-        calls(&[("c1", "slow", r#"{"path":"a"}"#), ("c2", "quick", r#"{"path":"b"}"#)]),
-        answer("ok"),
-    ]);
+    let model =
+        scripted(vec![calls(&[("c1", "slow", r#"{"path":"a"}"#), ("c2", "quick", r#"{"path":"b"}"#)]), answer("ok")]);
     let slow = FakeTool::new("slow", Behaviour::Sleep(Duration::from_secs(3)));
     let quick = FakeTool::new("quick", Behaviour::Answer("x"));
     let mut request = with_tools(model, &[slow, quick], FakeGate::new(GateDecision::Allow));
@@ -258,7 +254,7 @@ async fn on_tool_execution_end_says_how_long_the_call_took() {
 #[tokio::test]
 async fn prepare_step_is_chained_past_a_failing_hook() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let model = FakeModel::new(vec![answer("ok")]);
+    let model = scripted(vec![answer("ok")]);
     let mut request = request(model.clone());
     request.hooks.add(HookSource::Caller, Recorder::new("first", &log));
     request.hooks.add(HookSource::Caller, Recorder::broken("middle", &log));
@@ -281,7 +277,7 @@ async fn on_error_asks_every_hook_and_any_retry_wins_wherever_it_comes() {
         })
     };
     let log = Arc::new(Mutex::new(Vec::new()));
-    let model = FakeModel::new(vec![vec![overloaded()], answer("fine")]);
+    let model = scripted(vec![vec![overloaded()], answer("fine")]);
     let mut request = request(model.clone());
     request.hooks.add(
         HookSource::Observer,
@@ -296,7 +292,7 @@ async fn on_error_asks_every_hook_and_any_retry_wins_wherever_it_comes() {
     assert_eq!(asked, vec!["yes:error", "no:error", "also-no:error"], "a retry does not cut the others short");
 
     // With no hooks at all the default is abort.
-    let model = FakeModel::new(vec![vec![overloaded()], answer("never")]);
+    let model = scripted(vec![vec![overloaded()], answer("never")]);
     let (_, outcome) = run_request(request_for(model.clone()), CancellationToken::new()).await;
     assert!(matches!(outcome, TurnOutcome::Failed { .. }));
     assert_eq!(model.requests().len(), 1);
@@ -313,7 +309,7 @@ async fn on_error_retries_when_any_hook_says_so_and_aborts_by_default() {
         })
     };
     let log = Arc::new(Mutex::new(Vec::new()));
-    let model = FakeModel::new(vec![vec![overloaded()], answer("second time lucky")]);
+    let model = scripted(vec![vec![overloaded()], answer("second time lucky")]);
     let mut request = request(model.clone());
     request.hooks.add(HookSource::Caller, Recorder::new("no", &log));
     request.hooks.add(
@@ -325,7 +321,7 @@ async fn on_error_retries_when_any_hook_says_so_and_aborts_by_default() {
     assert_eq!(fold(&chunks).text(), "second time lucky");
     assert!(log.lock().unwrap().contains(&"no:error".to_owned()), "every hook is asked");
 
-    let model = FakeModel::new(vec![vec![overloaded()], answer("never")]);
+    let model = scripted(vec![vec![overloaded()], answer("never")]);
     let mut request = request_for(model.clone());
     let log = Arc::new(Mutex::new(Vec::new()));
     request.hooks.add(HookSource::Caller, Recorder::new("no", &log));
@@ -337,7 +333,7 @@ async fn on_error_retries_when_any_hook_says_so_and_aborts_by_default() {
 #[tokio::test(start_paused = true)]
 async fn on_abort_hears_a_stall() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let model = Arc::new(FakeModel { hang_at_end: true, ..FakeModel::plain(vec![vec![text("a")]]) });
+    let model = Arc::new(ScriptedModel::new(vec![vec![text("a")]]).ending(End::HoldOpen));
     let mut request = request(model);
     request.hooks.add(HookSource::Caller, Recorder::new("c", &log));
     let (_, outcome) = run_request(request, CancellationToken::new()).await;
@@ -369,7 +365,7 @@ impl Feature for FinishCutOffAnswers {
 
 #[tokio::test]
 async fn features_assemble_the_prompt_and_may_ask_for_another_round() {
-    let model = FakeModel::new(vec![vec![text("Part one"), finish(StopReason::Length)], answer(", part two.")]);
+    let model = scripted(vec![vec![text("Part one"), finish(StopReason::Length)], answer(", part two.")]);
     let mut request = request(model.clone());
     request.features.push(Arc::new(FinishCutOffAnswers));
     let (chunks, outcome) = run_request(request, CancellationToken::new()).await;

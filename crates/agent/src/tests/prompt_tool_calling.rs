@@ -6,7 +6,7 @@ use super::*;
 
 #[tokio::test]
 async fn models_without_native_tools_call_them_through_the_prompt() {
-    let model = FakeModel::new(vec![
+    let model = scripted(vec![
         vec![
             text("Checking. <tool_"),
             text("call>{\"name\": \"read\", \"arguments\": {\"path\": \"a\"}}</tool_call>"),
@@ -48,7 +48,7 @@ async fn prompt_written_calls_of_a_later_run_get_ids_of_their_own() {
     let mut seen = Vec::new();
     for _ in 0..2 {
         let mut request =
-            with_tools(FakeModel::new(script()), std::slice::from_ref(&read), FakeGate::new(GateDecision::Allow));
+            with_tools(scripted(script()), std::slice::from_ref(&read), FakeGate::new(GateDecision::Allow));
         request.tool_calling = ToolCalling::Prompt;
         request.used_call_ids = seen.clone();
         let (chunks, _) = run_request(request, CancellationToken::new()).await;

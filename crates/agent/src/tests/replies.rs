@@ -6,7 +6,7 @@ use super::*;
 
 #[tokio::test]
 async fn text_reply_streams_as_one_text_part() {
-    let model = FakeModel::new(vec![vec![
+    let model = scripted(vec![vec![
         text("Hel"),
         text("lo"),
         Ok(CompletionEvent::Usage(TokenUsage { input_tokens: 3, output_tokens: 2 })),
@@ -24,7 +24,7 @@ async fn text_reply_streams_as_one_text_part() {
 
 #[tokio::test]
 async fn open_part_ids_name_their_position_in_the_message() {
-    let model = FakeModel::new(vec![vec![Ok(CompletionEvent::ReasoningDelta("hmm".into())), text("answer")]]);
+    let model = scripted(vec![vec![Ok(CompletionEvent::ReasoningDelta("hmm".into())), text("answer")]]);
     let (chunks, _) = run(model, CancellationToken::new()).await;
     let message = fold(&chunks);
     // parts: [step-start, reasoning, text]; ids r1 and t2.
@@ -41,7 +41,7 @@ async fn a_provider_error_keeps_the_text_and_ends_with_an_error_part() {
         status: None,
         retryable: false,
     };
-    let model = FakeModel::new(vec![vec![text("partial"), Err(error)]]);
+    let model = scripted(vec![vec![text("partial"), Err(error)]]);
     let (chunks, outcome) = run(model, CancellationToken::new()).await;
     let TurnOutcome::Failed { error } = outcome else { panic!("expected failure, got {outcome:?}") };
     assert_eq!(error.kind, ErrorKind::Provider);
@@ -57,7 +57,7 @@ async fn a_provider_error_keeps_the_text_and_ends_with_an_error_part() {
 
 #[tokio::test]
 async fn a_reply_the_content_filter_stopped_fails_with_its_text_kept_and_one_cut_by_length_finishes() {
-    let model = FakeModel::new(vec![vec![text("Here is how "), finish(StopReason::ContentFilter)]]);
+    let model = scripted(vec![vec![text("Here is how "), finish(StopReason::ContentFilter)]]);
     let (chunks, outcome) = run(model, CancellationToken::new()).await;
     let TurnOutcome::Failed { error } = outcome else { panic!("expected failure, got {outcome:?}") };
     assert_eq!((error.code.as_deref(), error.retryable), (Some("content_filtered"), false));
@@ -66,17 +66,15 @@ async fn a_reply_the_content_filter_stopped_fails_with_its_text_kept_and_one_cut
     assert_eq!(message.text(), "Here is how ");
     assert!(message.parts.iter().any(|p| matches!(p, UiPart::Data(d) if d.kind == "data-error")));
 
-    let model = FakeModel::new(vec![vec![text("The first half"), finish(StopReason::Length)]]);
+    let model = scripted(vec![vec![text("The first half"), finish(StopReason::Length)]]);
     let (_, outcome) = run(model, CancellationToken::new()).await;
     assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Length });
 }
 
 #[tokio::test(start_paused = true)]
 async fn cancel_stops_the_turn_and_closes_open_parts() {
-    let model = Arc::new(FakeModel {
-        gap: Some(Duration::from_secs(1)),
-        ..FakeModel::plain(vec![vec![text("a"), text("b"), text("c")]])
-    });
+    let model =
+        Arc::new(ScriptedModel::new(vec![vec![text("a"), text("b"), text("c")]]).with_gap(Duration::from_secs(1)));
     let cancel = CancellationToken::new();
     let stopper = cancel.clone();
     tokio::spawn(async move {
@@ -92,7 +90,7 @@ async fn cancel_stops_the_turn_and_closes_open_parts() {
 
 #[tokio::test(start_paused = true)]
 async fn a_silent_provider_is_cut_off_as_stalled() {
-    let model = Arc::new(FakeModel { hang_at_end: true, ..FakeModel::plain(vec![vec![text("a")]]) });
+    let model = Arc::new(ScriptedModel::new(vec![vec![text("a")]]).ending(End::HoldOpen));
     let (chunks, outcome) = run(model, CancellationToken::new()).await;
     assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_STALLED.into() });
     assert_eq!(fold(&chunks).text(), "a");
@@ -106,30 +104,20 @@ fn prompt_skips_errors_and_empty_replies() {
     assert_eq!(prompt, vec![ChatMessage::user("question")]);
 }
 
-/// Announces a retry at once, then answers after `wait`.
-struct RetryingModel {
-    wait: Duration,
-}
-
-impl LanguageModel for RetryingModel {
-    fn stream(&self, _request: CompletionRequest) -> CompletionStream {
-        let wait = self.wait;
-        let retry = stream::once(async {
-            Ok(CompletionEvent::Retrying { attempt: 2, delay_ms: 50_000, reason: "rate limited (HTTP 429)".into() })
-        });
-        let answer = stream::once(async move {
-            tokio::time::sleep(wait).await;
-            text("late but fine")
-        });
-        Box::pin(retry.chain(answer))
-    }
+/// Announces a retry at once, then answers after `wait`, on every call.
+fn retrying(wait: Duration) -> Arc<ScriptedModel> {
+    let retry = CompletionEvent::Retrying { attempt: 2, delay_ms: 50_000, reason: "rate limited (HTTP 429)".into() };
+    Arc::new(ScriptedModel::repeating(Reply::steps([
+        Step::Event(Ok(retry)),
+        Step::Sleep(wait),
+        Step::Event(text("late but fine")),
+    ])))
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_retry_wait_is_announced_and_does_not_count_as_silence() {
     // Longer than the idle timeout (30 s), shorter than idle timeout + the announced 50 s.
-    let (chunks, outcome) =
-        run(Arc::new(RetryingModel { wait: Duration::from_secs(45) }), CancellationToken::new()).await;
+    let (chunks, outcome) = run(retrying(Duration::from_secs(45)), CancellationToken::new()).await;
     assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Stop });
     assert!(
         chunks.iter().any(|c| matches!(c, UiChunk::Data(d) if d.kind == "data-retrying" && d.transient == Some(true)))
@@ -139,6 +127,6 @@ async fn a_retry_wait_is_announced_and_does_not_count_as_silence() {
 
 #[tokio::test(start_paused = true)]
 async fn silence_beyond_the_announced_wait_is_still_a_stall() {
-    let (_, outcome) = run(Arc::new(RetryingModel { wait: Duration::from_secs(100) }), CancellationToken::new()).await;
+    let (_, outcome) = run(retrying(Duration::from_secs(100)), CancellationToken::new()).await;
     assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_STALLED.into() });
 }

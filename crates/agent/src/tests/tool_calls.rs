@@ -7,7 +7,7 @@ use super::*;
 
 #[tokio::test]
 async fn a_tool_call_runs_and_the_model_answers_from_its_result() {
-    let model = FakeModel::new(vec![calls(&[("c1", "read", r#"{"path":"a.txt"}"#)]), answer("It says hello.")]);
+    let model = scripted(vec![calls(&[("c1", "read", r#"{"path":"a.txt"}"#)]), answer("It says hello.")]);
     let tool = FakeTool::new("read", Behaviour::Answer("hello"));
     let gate = FakeGate::new(GateDecision::Allow);
     let (chunks, outcome) =
@@ -36,7 +36,7 @@ async fn a_tool_call_runs_and_the_model_answers_from_its_result() {
 
 #[tokio::test]
 async fn a_call_that_needs_approval_waits_and_runs_nothing_of_its_step() {
-    let model = FakeModel::new(vec![calls(&[("c1", "read", r#"{"path":"a"}"#), ("c2", "write", r#"{"path":"b"}"#)])]);
+    let model = scripted(vec![calls(&[("c1", "read", r#"{"path":"a"}"#), ("c2", "write", r#"{"path":"b"}"#)])]);
     let read = FakeTool::with("read", Behaviour::Answer("A"), true, None);
     let write = FakeTool::new("write", Behaviour::Answer("ok"));
     let gate = FakeGate::new(GateDecision::Ask { approval_id: "ap-1".into() });
@@ -62,7 +62,7 @@ fn pending(call_id: &str, tool: &str, input: Value, state: PendingState) -> Pend
 
 #[tokio::test]
 async fn a_continued_reply_runs_approved_calls_reports_denials_and_goes_on() {
-    let model = FakeModel::new(vec![answer("Wrote it; skipped the other.")]);
+    let model = scripted(vec![answer("Wrote it; skipped the other.")]);
     let write = FakeTool::new("write", Behaviour::Answer("written"));
     let gate = FakeGate::new(GateDecision::Allow);
     let mut request = with_tools(model.clone(), std::slice::from_ref(&write), gate.clone());
@@ -81,7 +81,7 @@ async fn a_continued_reply_runs_approved_calls_reports_denials_and_goes_on() {
 
 #[tokio::test]
 async fn a_call_the_ledger_says_ran_already_is_not_run_twice() {
-    let model = FakeModel::new(vec![answer("ok")]);
+    let model = scripted(vec![answer("ok")]);
     let write = FakeTool::new("write", Behaviour::Answer("written"));
     let gate = Arc::new(FakeGate {
         already_ran: vec!["c1".into()],
@@ -108,7 +108,7 @@ async fn a_call_the_ledger_says_ran_already_is_not_run_twice() {
 async fn ids_that_come_back_are_renamed_so_every_call_runs() {
     // A server that numbers its calls from 0 in every answer, in a reply that already
     // used `call_0` before it was continued.
-    let model = FakeModel::new(vec![
+    let model = scripted(vec![
         calls(&[("call_0", "read", r#"{"path":"a"}"#), ("call_0", "read", r#"{"path":"b"}"#)]),
         calls(&[("call_0", "read", r#"{"path":"c"}"#)]),
         answer("done"),
@@ -137,7 +137,7 @@ async fn ids_that_come_back_are_renamed_so_every_call_runs() {
 
 #[tokio::test]
 async fn invalid_arguments_get_one_repair_round() {
-    let model = FakeModel::new(vec![
+    let model = scripted(vec![
         calls(&[("c1", "read", r#"{"path": 5}"#)]),
         calls(&[("c2", "read", r#"{"path": "a"}"#)]),
         answer("fixed"),
@@ -155,7 +155,7 @@ async fn invalid_arguments_get_one_repair_round() {
     let states = tool_states(&fold(&chunks));
     assert_eq!(states, vec![("c1".into(), ToolState::OutputError), ("c2".into(), ToolState::OutputAvailable)]);
 
-    let stubborn = FakeModel::new(vec![calls(&[("c1", "read", "{nope")]), calls(&[("c2", "nothing", "{}")])]);
+    let stubborn = scripted(vec![calls(&[("c1", "read", "{nope")]), calls(&[("c2", "nothing", "{}")])]);
     let (_, outcome) =
         run_request(with_tools(stubborn, &[read], FakeGate::new(GateDecision::Allow)), CancellationToken::new()).await;
     assert!(matches!(outcome, TurnOutcome::Failed { error } if error.message.contains("kept sending")));
@@ -163,7 +163,7 @@ async fn invalid_arguments_get_one_repair_round() {
 
 #[tokio::test]
 async fn audit_23_a_tool_input_error_keeps_what_the_model_sent() {
-    let model = FakeModel::new(vec![
+    let model = scripted(vec![
         calls(&[
             ("c1", "read", "{\"path\": \"a.txt\""),
             ("c2", "read", r#"{"path": 5}"#),
@@ -200,10 +200,8 @@ async fn audit_23_a_tool_input_error_keeps_what_the_model_sent() {
 
 #[tokio::test(start_paused = true)]
 async fn a_tool_that_panics_or_times_out_becomes_an_error_and_the_loop_goes_on() {
-    let model = FakeModel::new(vec![
-        calls(&[("c1", "boom", r#"{"path":"a"}"#), ("c2", "slow", r#"{"path":"b"}"#)]),
-        answer("sorry"),
-    ]);
+    let model =
+        scripted(vec![calls(&[("c1", "boom", r#"{"path":"a"}"#), ("c2", "slow", r#"{"path":"b"}"#)]), answer("sorry")]);
     let boom = FakeTool::new("boom", Behaviour::Panic);
     let slow = FakeTool::new("slow", Behaviour::Hang);
     let gate = FakeGate::new(GateDecision::Allow);
@@ -223,10 +221,8 @@ async fn a_tool_that_panics_or_times_out_becomes_an_error_and_the_loop_goes_on()
 
 #[tokio::test]
 async fn failures_and_progress_reach_the_tool_card() {
-    let model = FakeModel::new(vec![
-        calls(&[("c1", "fails", r#"{"path":"a"}"#), ("c2", "busy", r#"{"path":"b"}"#)]),
-        answer("ok"),
-    ]);
+    let model =
+        scripted(vec![calls(&[("c1", "fails", r#"{"path":"a"}"#), ("c2", "busy", r#"{"path":"b"}"#)]), answer("ok")]);
     let fails = FakeTool::new("fails", Behaviour::Fail("disk full"));
     let busy = FakeTool::new("busy", Behaviour::Progress);
     let (chunks, _) =
@@ -242,7 +238,7 @@ async fn failures_and_progress_reach_the_tool_card() {
 
 #[tokio::test]
 async fn a_policy_denial_is_reported_to_the_model() {
-    let model = FakeModel::new(vec![calls(&[("c1", "write", r#"{"path":"a"}"#)]), answer("ok")]);
+    let model = scripted(vec![calls(&[("c1", "write", r#"{"path":"a"}"#)]), answer("ok")]);
     let write = FakeTool::new("write", Behaviour::Answer("written"));
     let gate = FakeGate::new(GateDecision::Deny { reason: "rule r1 forbids it".into() });
     let (chunks, _) =
@@ -254,7 +250,7 @@ async fn a_policy_denial_is_reported_to_the_model() {
 
 #[tokio::test]
 async fn the_tool_call_limit_pauses_the_turn_as_its_own_state() {
-    let model = FakeModel::new(vec![
+    let model = scripted(vec![
         calls(&[("c1", "read", r#"{"path":"a"}"#)]),
         calls(&[("c2", "read", r#"{"path":"b"}"#), ("c3", "read", r#"{"path":"c"}"#)]),
     ]);
@@ -270,7 +266,7 @@ async fn the_tool_call_limit_pauses_the_turn_as_its_own_state() {
 
 #[tokio::test]
 async fn a_steer_yields_at_the_next_step_boundary() {
-    let model = FakeModel::new(vec![calls(&[("c1", "read", r#"{"path":"a"}"#)]), answer("never asked")]);
+    let model = scripted(vec![calls(&[("c1", "read", r#"{"path":"a"}"#)]), answer("never asked")]);
     let read = FakeTool::new("read", Behaviour::Answer("x"));
     let request = with_tools(model.clone(), std::slice::from_ref(&read), FakeGate::new(GateDecision::Allow));
     request.steer.cancel();
@@ -281,7 +277,7 @@ async fn a_steer_yields_at_the_next_step_boundary() {
     assert_eq!(tool_states(&fold(&chunks)), vec![("c1".into(), ToolState::OutputAvailable)]);
 
     // Without a step boundary the turn simply finishes.
-    let plain = FakeModel::new(vec![answer("done")]);
+    let plain = scripted(vec![answer("done")]);
     let request = request_for(plain);
     request.steer.cancel();
     assert_eq!(
@@ -292,7 +288,7 @@ async fn a_steer_yields_at_the_next_step_boundary() {
 
 #[tokio::test(start_paused = true)]
 async fn stop_during_a_tool_call_pauses_the_turn() {
-    let model = FakeModel::new(vec![calls(&[("c1", "slow", r#"{"path":"a"}"#)])]);
+    let model = scripted(vec![calls(&[("c1", "slow", r#"{"path":"a"}"#)])]);
     let slow = FakeTool::new("slow", Behaviour::Hang);
     let gate = FakeGate::new(GateDecision::Allow);
     let cancel = CancellationToken::new();

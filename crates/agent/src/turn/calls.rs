@@ -13,13 +13,12 @@ use serde_json::Value;
 use tools::schema::InputSchema;
 use tools::{ToolContext, ToolError};
 use tracing::Instrument;
+use turn::{Allowed, CallRecord, ChunkSink, GateCall, GateDecision, PendingCall, PendingState, SinkClosed};
 
 use super::{Stop, Turn};
-use crate::gate::{Allowed, CallRecord, GateCall, GateDecision, PendingCall, PendingState};
 use crate::hooks::{ToolExecutionEnd, ToolExecutionStart};
 use crate::prompt::{denial_text, model_content, refusal_text};
 use crate::step::{StepOutput, send_all};
-use crate::{ChunkSink, SinkClosed};
 
 /// How long a stopped or timed-out tool may take to wind down after its own cancellation
 /// token fires (an MCP tool tells its server the call is cancelled) before it is dropped.

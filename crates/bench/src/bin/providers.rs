@@ -23,8 +23,9 @@ use colloquy_bench::load_average;
 use colloquy_bench::machine::Machine;
 use colloquy_bench::report::{Table, Verdict};
 use colloquy_bench::stats::median;
+use protocol::api::ApiFormat;
 use providers::sse::SseDecoder;
-use providers::{CompletionEvent, ProviderFormat, StreamDecoder};
+use providers::{CompletionEvent, StreamDecoder};
 use testkit::{MockConfig, MockServer, Script};
 
 const USAGE: &str = "\
@@ -44,7 +45,7 @@ struct Setup {
 
 /// One format's recorded answer and what decoding it must produce.
 struct Recording {
-    format: ProviderFormat,
+    format: ApiFormat,
     body: Vec<u8>,
 }
 
@@ -164,21 +165,21 @@ async fn record(script: &Script) -> Result<Vec<Recording>> {
         .context("start the testkit server")?;
     let http = reqwest::Client::builder().no_proxy().build()?;
     let mut recordings = Vec::new();
-    for format in ProviderFormat::ALL {
+    for format in ApiFormat::ALL {
         server.push_script(script.clone());
         let base = server.base_url();
         let request = match format {
-            ProviderFormat::OpenaiChat => http
+            ApiFormat::OpenaiChat => http
                 .post(format!("{base}/chat/completions"))
                 .json(&serde_json::json!({ "model": "scripted", "stream": true, "messages": [{ "role": "user", "content": "hi" }] })),
-            ProviderFormat::OpenaiResponses => http
+            ApiFormat::OpenaiResponses => http
                 .post(format!("{base}/responses"))
                 .json(&serde_json::json!({ "model": "scripted", "stream": true, "input": "hi" })),
-            ProviderFormat::Anthropic => http
+            ApiFormat::Anthropic => http
                 .post(format!("{base}/messages"))
                 .header("anthropic-version", "2023-06-01")
                 .json(&serde_json::json!({ "model": "scripted", "stream": true, "max_tokens": 100_000, "messages": [{ "role": "user", "content": "hi" }] })),
-            ProviderFormat::Gemini => http
+            ApiFormat::Gemini => http
                 .post(format!("{}/models/scripted:streamGenerateContent?alt=sse", server.gemini_base_url()))
                 .json(&serde_json::json!({ "contents": [{ "role": "user", "parts": [{ "text": "hi" }] }] })),
         };
@@ -276,7 +277,7 @@ fn sse_and_value(body: &[u8]) -> Result<Counts> {
     Ok(counts)
 }
 
-fn decode(format: ProviderFormat, body: &[u8]) -> Result<Counts> {
+fn decode(format: ApiFormat, body: &[u8]) -> Result<Counts> {
     let mut decoder = StreamDecoder::new(format, "Bench");
     let mut counts = Counts::default();
     let mut tally = |items: Vec<Result<CompletionEvent, providers::ProviderError>>| -> Result<()> {

@@ -58,7 +58,7 @@ async fn fault_kills_a_reply_answered_but_never_resumed_comes_back_continuable_a
         rule_conditions: Vec::new(),
     };
     assert!(store.respond_approval(&answer).await.unwrap().1);
-    store.pool().close().await;
+    store.close().await;
 
     let f = restart(&t.config).await;
     let rows = f.messages(&t.topic).await;
@@ -104,13 +104,15 @@ async fn fault_kills_a_question_whose_reply_never_waited_is_settled_and_the_repl
         .map(|p| serde_json::to_value(p).unwrap())
         .filter(|p| p["type"] != "dynamic-tool")
         .collect();
-    sqlx::query("UPDATE messages SET status = 'streaming', status_reason = NULL, parts = ? WHERE id = ?")
-        .bind(Value::Array(parts).to_string())
-        .bind(reply.id.as_str())
-        .execute(store.pool())
+    store
+        .write_raw(
+            sqlx::query("UPDATE messages SET status = 'streaming', status_reason = NULL, parts = ? WHERE id = ?")
+                .bind(Value::Array(parts).to_string())
+                .bind(reply.id.as_str()),
+        )
         .await
         .unwrap();
-    store.pool().close().await;
+    store.close().await;
 
     let f = restart(&t.config).await;
     let pending: Vec<Approval> = f.call("approvals_list", json!({ "topicId": t.topic.id })).await;
@@ -153,12 +155,14 @@ async fn audit_followup_b_a_denial_made_by_start_up_recovery_is_the_apps_not_the
     t.f.engine.shutdown().await;
 
     let store = open_store(&t.config).await;
-    sqlx::query("UPDATE messages SET status = 'streaming', status_reason = NULL WHERE id = ?")
-        .bind(reply.id.as_str())
-        .execute(store.pool())
+    store
+        .write_raw(
+            sqlx::query("UPDATE messages SET status = 'streaming', status_reason = NULL WHERE id = ?")
+                .bind(reply.id.as_str()),
+        )
         .await
         .unwrap();
-    store.pool().close().await;
+    store.close().await;
 
     let f = restart(&t.config).await;
     let all: Vec<Approval> = f.call("approvals_list", json!({ "topicId": t.topic.id, "all": true })).await;

@@ -292,14 +292,18 @@ async fn values_an_earlier_version_stored_in_the_database_move_to_the_secret_sto
         "args": [recorder_script()],
         "env": { "FIXTURE_LOG": dir.path().join("log.jsonl"), "API_TOKEN": token },
     });
-    sqlx::query(
-        "INSERT INTO mcp_servers (id, name, transport, enabled, trust_read_only, timeout_secs, created_at, updated_at) \
-         VALUES ('old', 'Old Server', ?, 1, 1, 60, '2025-01-01T00:00:00Z', '2025-01-01T00:00:00Z')",
-    )
-    .bind(legacy.to_string())
-    .execute(t.f.engine.inner.store.pool())
-    .await
-    .unwrap();
+    t.f.engine
+        .inner
+        .store
+        .write_raw(
+            sqlx::query(
+                "INSERT INTO mcp_servers (id, name, transport, enabled, trust_read_only, timeout_secs, created_at, updated_at) \
+                 VALUES ('old', 'Old Server', ?, 1, 1, 60, '2025-01-01T00:00:00Z', '2025-01-01T00:00:00Z')",
+            )
+            .bind(legacy.to_string()),
+        )
+        .await
+        .unwrap();
     t.f.engine.shutdown().await;
     assert!(contains(&database_bytes(&t.config.data_dir), token), "the test starts from a plain value");
 

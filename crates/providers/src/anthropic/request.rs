@@ -4,10 +4,10 @@
 //! thinking blocks from an earlier Anthropic reply go back verbatim with their signature
 //! (a tool loop with extended thinking requires it).
 
+use protocol::api::ApiFormat;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::ProviderFormat;
 use crate::language_model::{ChatMessage, ChatRole, CompletionRequest, ContentPart, Media, MediaSource, ToolSpec};
 
 /// Messages requires `max_tokens`; this is used when the request leaves it open. Every
@@ -101,7 +101,7 @@ fn block(part: &ContentPart) -> Option<Value> {
         ContentPart::Text { text } => Some(json!({ "type": "text", "text": text })),
         ContentPart::Media(media) => Some(media_block(media)),
         ContentPart::Reasoning(reasoning) => {
-            if reasoning.format.as_deref() != Some(ProviderFormat::Anthropic.as_str()) {
+            if reasoning.format.as_deref() != Some(ApiFormat::Anthropic.as_str()) {
                 return None;
             }
             if let Some(data) = &reasoning.redacted {

@@ -4,10 +4,10 @@
 //! matched to their calls by name and order. A `thoughtSignature` Gemini gave goes back on
 //! the part it came with: the part right after the reasoning that recorded it.
 
+use protocol::api::ApiFormat;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::ProviderFormat;
 use crate::language_model::{ChatMessage, ChatRole, CompletionRequest, ContentPart, Media, MediaSource, ToolSpec};
 
 #[derive(Debug, Serialize)]
@@ -99,7 +99,7 @@ fn content(message: &ChatMessage) -> Option<Content> {
             ContentPart::Text { text } => json!({ "text": text }),
             ContentPart::Media(media) => media_part(media),
             ContentPart::Reasoning(reasoning) => {
-                if reasoning.format.as_deref() == Some(ProviderFormat::Gemini.as_str()) {
+                if reasoning.format.as_deref() == Some(ApiFormat::Gemini.as_str()) {
                     signature = reasoning.signature.as_deref().or(signature);
                 }
                 continue;

@@ -18,15 +18,6 @@ async fn rest_after_detach(h: &Harness, listener: &str, rx: &mut Subscription) -
     rest
 }
 
-fn provider_error() -> Result<CompletionEvent, ProviderError> {
-    Err(ProviderError {
-        kind: providers::ProviderErrorKind::Server,
-        message: "boom".into(),
-        status: Some(500),
-        retryable: true,
-    })
-}
-
 #[tokio::test]
 async fn every_listener_gets_the_same_chunks_in_the_same_order() {
     let h = harness(StreamConfig::default()).await;
@@ -153,8 +144,8 @@ struct AsksForApproval {
 }
 
 #[async_trait::async_trait]
-impl CustomRunner for AsksForApproval {
-    async fn run(self: Box<Self>, _context: RunContext, sink: &mut ChunkSender) -> agent::TurnOutcome {
+impl TurnRunner<ChunkSender> for AsksForApproval {
+    async fn run(self: Box<Self>, _context: RunContext, sink: &mut ChunkSender) -> TurnOutcome {
         let call = "call-1".to_owned();
         let chunks = [
             UiChunk::StartStep,
@@ -168,7 +159,7 @@ impl CustomRunner for AsksForApproval {
         ];
         for chunk in chunks {
             if sink.send(chunk).await.is_err() {
-                return agent::TurnOutcome::Paused { reason: "user_stop".into() };
+                return TurnOutcome::Paused { reason: "user_stop".into() };
             }
         }
         let _ = self.answered.await;
@@ -180,7 +171,7 @@ impl CustomRunner for AsksForApproval {
         };
         let _ = sink.send(output).await;
         let _ = sink.send(UiChunk::FinishStep).await;
-        agent::TurnOutcome::Finished { reason: FinishReason::Stop }
+        TurnOutcome::Finished { reason: FinishReason::Stop }
     }
 }
 
@@ -197,7 +188,7 @@ async fn a_live_reply_that_waits_for_approval_goes_awaiting_approval_then_stream
             message_id: MessageId::new(),
             model_ref: ModelRef { provider_id: protocol::ProviderId("agent".into()), model: "claude".into() },
             provider_name: "Claude Code".into(),
-            runner: Runner::Custom(Box::new(AsksForApproval { answered })),
+            runner: Box::new(AsksForApproval { answered }),
             slot: ReplySlot::New,
             idle_timeout: None,
         }],
