@@ -1,7 +1,7 @@
 //! Tauri commands: thin wrappers over the engine. Every command takes one `request`
 //! argument (JSON) so the engine, not Tauri, validates it and names a bad field.
 
-use engine::{Engine, ListenerId};
+use engine::{Engine, ListenerId, Operations};
 use protocol::api::{
     AddModelRequest, ReplyRequest, StreamAttachRequest, StreamOpenRequest, TopicRequest, WindowOpenRequest,
 };
@@ -20,78 +20,6 @@ type Reply<T> = Result<T, ApiError>;
 fn parse<T: DeserializeOwned>(request: Value) -> Reply<T> {
     protocol::parse_body(request)
 }
-
-/// Plain operations, one command each, all answered by [`Engine::call`]. The list is
-/// written once: the macro also defines `handler_with!`, which builds the invoke handler
-/// from these commands plus the others it is given. (`$d` is a `$` passed in, so the
-/// inner macro can have repetitions of its own.)
-macro_rules! plain_commands {
-    ($d:tt $($name:ident),* $(,)?) => {
-        /// The names of the plain commands, checked against the engine's operations.
-        #[cfg(test)]
-        const PLAIN_COMMANDS: &[&str] = &[$(stringify!($name)),*];
-        $(
-            #[tauri::command]
-            pub async fn $name(engine: State<'_, Engine>, request: Option<Value>) -> Reply<Value> {
-                engine.call(stringify!($name), request.unwrap_or(Value::Null)).await
-            }
-        )*
-        macro_rules! handler_with {
-            ($d($d other:ident),* $d(,)?) => {
-                tauri::generate_handler![$($name,)* $d($d other),*]
-            };
-        }
-    };
-}
-
-plain_commands!($
-    app_info,
-    settings_get,
-    settings_update,
-    topics_list,
-    topic_create,
-    topic_update,
-    topic_delete,
-    topic_mark_seen,
-    messages_list,
-    image_fetch,
-    inbox_list,
-    inbox_add,
-    inbox_update,
-    inbox_move,
-    inbox_cancel,
-    inbox_release,
-    providers_list,
-    provider_create,
-    provider_update,
-    provider_delete,
-    provider_models,
-    provider_demo,
-    provider_presets,
-    tools_list,
-    tool_set_enabled,
-    tool_approval_respond,
-    approvals_list,
-    tool_rules_list,
-    tool_rule_create,
-    tool_rule_update,
-    tool_rule_delete,
-    tool_audit_list,
-    assistants_list,
-    assistant_create,
-    assistant_update,
-    assistant_delete,
-    mcp_servers_list,
-    mcp_server_create,
-    mcp_server_update,
-    mcp_server_delete,
-    mcp_server_refresh,
-    agent_sessions_list,
-    agent_session_create,
-    agent_session_update,
-    agent_session_delete,
-    agent_session_reset,
-);
 
 /// A window is one listener per topic: attaching again replaces its previous channel.
 fn window_listener(window: &WebviewWindow) -> ListenerId {
@@ -240,20 +168,49 @@ pub fn window_destroyed(app: &tauri::AppHandle, label: &str) {
     }
 }
 
-pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
-    handler_with![
-        stream_open,
-        stream_interrupt,
-        window_open,
-        stream_retry,
-        stream_continue,
-        stream_add_model,
-        stream_attach,
-        status_subscribe,
-        stream_detach,
-        stream_abort,
-    ]
+/// Plain operations, one command each, all answered by the engine
+/// ([`Operations::call`]). They come from the operations table
+/// (`protocol::for_each_operation!`); `handler()` serves them and the commands above.
+macro_rules! plain_commands {
+    (
+        plain { $( $name:ident $( ( $request:ty ) )? => $response:ty; )* }
+        $($rest:tt)*
+    ) => {
+        $(
+            #[tauri::command]
+            pub async fn $name(engine: State<'_, Engine>, request: Option<Value>) -> Reply<Value> {
+                engine.call(stringify!($name), request.unwrap_or(Value::Null)).await
+            }
+        )*
+        invoke_handler!(
+            [$($name),*]
+            stream_open,
+            stream_interrupt,
+            window_open,
+            stream_retry,
+            stream_continue,
+            stream_add_model,
+            stream_attach,
+            status_subscribe,
+            stream_detach,
+            stream_abort,
+        );
+    };
 }
+
+macro_rules! invoke_handler {
+    ([$($plain:ident),*] $($other:ident),* $(,)?) => {
+        /// The names of every command, checked against the operations table.
+        #[cfg(test)]
+        const COMMANDS: &[&str] = &[$(stringify!($plain),)* $(stringify!($other),)*];
+
+        pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
+            tauri::generate_handler![$($plain,)* $($other,)*]
+        }
+    };
+}
+
+protocol::for_each_operation!(plain_commands);
 
 #[cfg(test)]
 mod tests {
@@ -262,13 +219,18 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn every_engine_operation_is_a_command() {
-        for operation in engine::OPERATIONS {
-            // window_open has its own command: only the shell can open windows.
-            if *operation != "window_open" {
-                assert!(PLAIN_COMMANDS.contains(operation), "no Tauri command for `{operation}`");
-            }
+    fn every_operation_of_the_table_is_a_command() {
+        let table = protocol::OPERATIONS
+            .iter()
+            .chain(protocol::operations::STREAMING_OPERATIONS)
+            .chain(protocol::operations::LISTENER_OPERATIONS);
+        for operation in table {
+            assert!(COMMANDS.contains(operation), "no Tauri command for `{operation}`");
         }
+        let mut names = COMMANDS.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), COMMANDS.len(), "a command is listed twice");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use engine::Engine;
+use engine::{Engine, Operations};
 use protocol::tool::Approval;
 use protocol::{StatusMessage, TopicStatus};
 use tauri::{AppHandle, Manager};

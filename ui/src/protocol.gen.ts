@@ -45,11 +45,13 @@ export type MessageRole = "system" | "user" | "assistant";
 
 export type MessageStatus = "pending" | "streaming" | "success" | "paused" | "error";
 
+export type StatusReason = "user_stop" | "stalled" | "tool_limit" | "awaiting_approval" | "steered" | "length" | "interrupted";
+
 export type Usage = { inputTokens: number, outputTokens: number, };
 
 export type MessageMetadata = { model?: string, providerName?: string, status?: MessageStatus, 
 /**
- * Why a message is `paused` or `error`: `user_stop`, `interrupted`, `stalled`, an error kind.
+ * Why a message is `paused` or ended early (a `StatusReason`), or an `error`'s code.
  */
 statusReason?: string, usage?: Usage, turnId?: string, };
 
@@ -580,3 +582,4 @@ export const AGENT_SESSION_TOPIC_PREFIX = "agent-session:";
 export function topicKind(id: TopicId): TopicKind {
   return id.startsWith(AGENT_SESSION_TOPIC_PREFIX) ? "agent_session" : "chat";
 }
+export const STATUS_REASONS: readonly StatusReason[] = ["user_stop", "stalled", "tool_limit", "awaiting_approval", "steered", "length", "interrupted"];

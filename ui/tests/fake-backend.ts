@@ -1,4 +1,13 @@
-import type { ApiFailure, Backend, FeedSubscription, StreamOperation, Subscription } from '../src/backend/backend';
+import type {
+  ApiFailure,
+  Backend,
+  FeedSubscription,
+  Operation,
+  OperationRequest,
+  OperationResponse,
+  StreamOperation,
+  Subscription,
+} from '../src/backend/backend';
 import type { AttachReply, StatusMessage, StoredMessage, StreamMessage } from '../src/protocol.gen';
 
 export interface ScriptedStream {
@@ -69,7 +78,7 @@ export class FakeBackend implements Backend {
   readonly failCall = new Map<string, ApiFailure>();
   failFeedNext: ApiFailure | undefined;
 
-  async call<T>(name: string, request?: unknown): Promise<T> {
+  async call<K extends Operation>(name: K, ...[request]: OperationRequest<K>): Promise<OperationResponse<K>> {
     this.calls.push({ name, request });
     const failure = this.failCall.get(name);
     if (failure) {
@@ -77,9 +86,9 @@ export class FakeBackend implements Backend {
       throw failure;
     }
     const answer = this.answers.get(name);
-    if (answer) return (await answer(request)) as T;
-    if (name === 'messages_list') return structuredClone(this.stored) as T;
-    return null as T;
+    if (answer) return (await answer(request)) as OperationResponse<K>;
+    if (name === 'messages_list') return structuredClone(this.stored) as OperationResponse<K>;
+    return null as OperationResponse<K>;
   }
 
   async subscribe(

@@ -7,7 +7,7 @@ use crate::repo::Repo;
 
 /// Written by colloquy-protocol's tests when `COLLOQUY_UPDATE_GENERATED` is set; without
 /// it those tests fail when these files are stale.
-const GENERATED: &[&str] = &["ui/src/protocol.gen.ts", "ui/tests/fixtures/ui-stream.json"];
+const GENERATED: &[&str] = &["ui/src/protocol.gen.ts", "ui/src/operations.gen.ts", "ui/tests/fixtures/ui-stream.json"];
 
 pub fn run(repo: &Repo) -> Result<()> {
     Cmd::cargo()

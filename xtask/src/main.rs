@@ -23,7 +23,7 @@ Commands:
   run     set up, build the UI and the app (release), and start the desktop app
   test    every check CI runs (`cargo xtask test --help` lists the steps)
   setup   install what is missing: apt packages, tauri-driver, ui/node_modules
-  gen     regenerate ui/src/protocol.gen.ts and ui/tests/fixtures/ui-stream.json
+  gen     regenerate ui/src/protocol.gen.ts, ui/src/operations.gen.ts and ui/tests/fixtures/ui-stream.json
   bench   run a benchmark by name (`cargo xtask bench` lists them)";
 
 fn main() -> ExitCode {

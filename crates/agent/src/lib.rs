@@ -29,9 +29,6 @@ use protocol::{ApiError, FinishReason};
 use providers::{ProviderError, ProviderErrorKind, StopReason};
 
 pub use self::turn::{DEFAULT_MAX_TOOL_CALLS, TurnRequest, TurnRequestBuilder, run_turn};
-pub use ::turn::{
-    REASON_AWAITING_APPROVAL, REASON_LENGTH, REASON_STALLED, REASON_STEERED, REASON_TOOL_LIMIT, REASON_USER_STOP,
-};
 pub use features::{Feature, ToolCalling};
 pub use hooks::{AgentHooks, HookSource, Hooks, UsageObserver};
 pub use prompt::{MODEL_TEXT_LIMIT, PromptOptions, build_prompt, context_rounds_left, media_from_url};

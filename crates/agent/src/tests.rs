@@ -6,7 +6,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use protocol::message::ToolState;
 use protocol::tool::{ToolAnnotations, ToolOutput};
-use protocol::{ErrorKind, FinishReason, MessageAccumulator, UiChunk, UiMessage, UiPart};
+use protocol::{ErrorKind, FinishReason, MessageAccumulator, StatusReason, UiChunk, UiMessage, UiPart};
 use providers::{
     ChatMessage, ChatRole, CompletionEvent, CompletionRequest, ContentPart, LanguageModel, ProviderError,
     ProviderErrorKind, StopReason, TokenUsage,

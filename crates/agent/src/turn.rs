@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use protocol::{ApiError, FinishReason, UiChunk};
+use protocol::{ApiError, FinishReason, StatusReason, UiChunk};
 use providers::{
     ChatMessage, ChatRole, CompletionRequest, ContentPart, LanguageModel, ProviderError, ProviderErrorKind, StopReason,
     ToolResult, ToolSpec,
@@ -20,7 +20,6 @@ use tools::ToolSet;
 use tools::schema::InputSchema;
 use tracing::Instrument;
 use turn::{AllowAll, ChunkSink, PartWriter, PendingCall, SinkClosed, ToolGate, TurnOutcome};
-use turn::{REASON_STALLED, REASON_TOOL_LIMIT, REASON_USER_STOP};
 
 use crate::call_ids::CallIds;
 use crate::features::{
@@ -202,8 +201,8 @@ fn shared_http_client() -> reqwest::Client {
     CLIENT.get_or_init(reqwest::Client::new).clone()
 }
 
-fn paused(reason: &str) -> TurnOutcome {
-    TurnOutcome::Paused { reason: reason.to_owned() }
+fn paused(reason: StatusReason) -> TurnOutcome {
+    TurnOutcome::Paused { reason }
 }
 
 /// The error a reply ends with when the provider's content filter stopped it (a finish
@@ -228,15 +227,15 @@ pub async fn run_turn(request: TurnRequest, cancel: CancellationToken, sink: &mu
         };
         // Whatever happened, leave no part or step open.
         if send_all(sink, turn.writer.finish_step()).await.is_err() && matches!(outcome, TurnOutcome::Finished { .. }) {
-            outcome = paused(REASON_USER_STOP);
+            outcome = paused(StatusReason::UserStop);
         }
         if let TurnOutcome::Failed { error } = &outcome {
             let _ = send_all(sink, turn.writer.data(UiChunk::error_part(error))).await;
             let _ = sink.send(UiChunk::Error { error_text: error.message.clone() }).await;
         }
         match &outcome {
-            TurnOutcome::Paused { reason } if reason == REASON_USER_STOP || reason == REASON_STALLED => {
-                turn.plugins.hooks.on_abort(reason).await
+            TurnOutcome::Paused { reason } if *reason == StatusReason::UserStop || *reason == StatusReason::Stalled => {
+                turn.plugins.hooks.on_abort(reason.as_str()).await
             }
             _ => {}
         }
@@ -276,9 +275,9 @@ impl From<SinkClosed> for Stop {
 impl From<Stop> for TurnOutcome {
     fn from(stop: Stop) -> Self {
         match stop {
-            Stop::ByUser => paused(REASON_USER_STOP),
-            Stop::Stalled => paused(REASON_STALLED),
-            Stop::ToolLimit => paused(REASON_TOOL_LIMIT),
+            Stop::ByUser => paused(StatusReason::UserStop),
+            Stop::Stalled => paused(StatusReason::Stalled),
+            Stop::ToolLimit => paused(StatusReason::ToolLimit),
             Stop::AwaitingApproval => TurnOutcome::AwaitingApproval,
             Stop::Steered => TurnOutcome::Steered,
             Stop::Failed(error) => TurnOutcome::Failed { error },

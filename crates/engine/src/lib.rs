@@ -2,24 +2,29 @@
 //!
 //! It composes the store, the providers, the agent loop and the stream manager, and is
 //! the only thing `src-tauri` and `crates/server` talk to. Both serve the same
-//! operations: plain ones through [`Engine::call`] (name + JSON request → JSON response),
+//! operations: plain ones through [`Operations::call`] (name + JSON request → JSON response),
 //! streaming ones through [`Engine::stream_open`] / [`Engine::stream_attach`] with a
 //! [`Listener`] the transport drains.
 //!
 //! [`Engine`] is a façade over services that each hold only what they use:
 //!
-//! - `operations`: the plain operations by name, handed to the services below.
+//! - `dispatch`: `impl Operations for Engine`, one method per operation of the table in
+//!   `protocol::operations`, handing its typed request to the services below.
 //! - `settings`, `model_providers` (with `demo`, the local scripted demo provider),
 //!   `topics`, `mcp`, `tools`, `assistants`: what settings and the topic list change.
 //! - `sessions` (agent sessions), `turns` (preparing a turn: model resolution, prompt,
 //!   tools, for the stream manager), `approvals`, `inbox` (queue, steer, dispatcher).
+//! - `config`: [`EngineConfig`], with the environment's overrides.
 //! - [`telemetry`]: tracing setup, with OTLP export when configured.
 
 mod approvals;
 mod assistants;
+mod attachments;
 mod capabilities;
+mod config;
 mod data_folder;
 mod demo;
+mod dispatch;
 mod error;
 mod images;
 mod inbox;
@@ -27,7 +32,6 @@ pub mod instance;
 mod limits;
 mod mcp;
 mod model_providers;
-mod operations;
 mod resuming;
 mod sessions;
 mod settings;
@@ -43,65 +47,13 @@ use protocol::api::{AddModelRequest, AppInfo, ReplyRequest, StreamOpenRequest};
 use protocol::{ApiError, AttachReply, ExecutionCursor, TopicId};
 use store::Store;
 use store::secrets::SecretStore;
-use streams::{StreamConfig, StreamManager};
+use streams::StreamManager;
 
-pub use operations::OPERATIONS;
+pub use attachments::{MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES};
+pub use config::EngineConfig;
+pub use protocol::{OPERATIONS, Operations};
 pub use store::{DATABASE_DAMAGED, DATABASE_NEWER};
-pub use streams::{Listener, ListenerId, StatusFeed, Subscription};
-pub use turns::{MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES};
-
-/// Where the engine keeps its data and how it presents itself.
-#[derive(Clone, Debug)]
-pub struct EngineConfig {
-    pub data_dir: PathBuf,
-    /// `desktop` or `server`, reported to the UI.
-    pub mode: String,
-    pub streams: StreamConfig,
-    /// Delay between tokens of the demo provider.
-    pub demo_token_delay: std::time::Duration,
-    /// How refused provider requests are retried (before the first byte only).
-    pub retry: providers::RetryPolicy,
-    /// Where the Claude Code CLI is, and what it runs with.
-    pub claude: ::sessions::ClaudeCodeConfig,
-    /// An agent session's connection closes after this long without a turn.
-    pub agent_idle_timeout: std::time::Duration,
-}
-
-impl EngineConfig {
-    pub fn new(data_dir: PathBuf, mode: &str) -> Self {
-        Self {
-            data_dir,
-            mode: mode.to_owned(),
-            streams: StreamConfig::default(),
-            demo_token_delay: std::time::Duration::from_millis(25),
-            retry: providers::RetryPolicy::default(),
-            claude: ::sessions::ClaudeCodeConfig::default(),
-            agent_idle_timeout: std::time::Duration::from_secs(300),
-        }
-    }
-
-    /// Applies `COLLOQUY_GRACE_SECONDS` (how long a finished reply stays attachable),
-    /// `COLLOQUY_IDLE_TIMEOUT_SECONDS` (the default of how long a silent reply may wait
-    /// before it is stopped as stalled; a value chosen in Settings wins over it),
-    /// `COLLOQUY_AGENT_IDLE_SECONDS` (how long an agent session's
-    /// connection stays open between turns) and `COLLOQUY_CLAUDE_PATH` (the Claude Code
-    /// CLI). A number that is not a whole number of seconds is reported and ignored.
-    pub fn with_env_overrides(mut self) -> Self {
-        if let Some(secs) = env_seconds("COLLOQUY_GRACE_SECONDS") {
-            self.streams.grace_period = secs;
-        }
-        if let Some(secs) = env_seconds("COLLOQUY_IDLE_TIMEOUT_SECONDS") {
-            self.streams.idle_timeout = secs;
-        }
-        if let Some(secs) = env_seconds("COLLOQUY_AGENT_IDLE_SECONDS") {
-            self.agent_idle_timeout = secs;
-        }
-        if let Some(path) = std::env::var_os("COLLOQUY_CLAUDE_PATH").filter(|p| !p.is_empty()) {
-            self.claude.program = PathBuf::from(path);
-        }
-        self
-    }
-}
+pub use streams::{Listener, ListenerId, StatusFeed, StreamConfig, Subscription};
 
 /// The topic status a finished turn leaves, from its replies' stored statuses.
 pub(crate) fn settled_status(statuses: &[protocol::MessageStatus]) -> protocol::TopicStatus {
@@ -112,17 +64,6 @@ pub(crate) fn settled_status(statuses: &[protocol::MessageStatus]) -> protocol::
         TopicStatus::Error
     } else {
         TopicStatus::Aborted
-    }
-}
-
-fn env_seconds(name: &str) -> Option<std::time::Duration> {
-    let value = std::env::var(name).ok()?;
-    match value.trim().parse::<u64>() {
-        Ok(secs) => Some(std::time::Duration::from_secs(secs)),
-        Err(_) => {
-            tracing::warn!(name, value, "not a whole number of seconds; using the default");
-            None
-        }
     }
 }
 
@@ -312,13 +253,13 @@ impl Engine {
 
     /// Generates one reply again, in place, and subscribes `listener` to the turn.
     pub async fn stream_retry(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
-        let turn = self.inner.turns.prepare_reply(request, false).await?;
+        let turn = self.inner.turns.prepare_reply(request, turns::Continuation::None).await?;
         self.inner.turns.start(turn, listener).await
     }
 
     /// Continues a stopped or interrupted reply after the text it kept.
     pub async fn stream_continue(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
-        let turn = self.inner.turns.prepare_reply(request, true).await?;
+        let turn = self.inner.turns.prepare_reply(request, turns::Continuation::Continue).await?;
         self.inner.turns.start(turn, listener).await
     }
 

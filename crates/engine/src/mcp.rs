@@ -193,6 +193,12 @@ impl Mcp {
         Self { store, secrets, hub }
     }
 
+    /// The hub itself, for tests that wait on its change signal.
+    #[cfg(test)]
+    pub(crate) fn hub(&self) -> &McpHub {
+        &self.hub
+    }
+
     /// Disconnects every server (at shutdown).
     pub(crate) async fn shutdown(&self) {
         self.hub.shutdown().await;

@@ -239,17 +239,7 @@ impl AgentSessions {
     }
 
     /// Continue a stopped agent reply: the agent is asked to go on, into the same reply.
-    pub(crate) async fn prepare_session_reply(
-        &self,
-        request: ReplyRequest,
-        continue_reply: bool,
-    ) -> Result<PreparedTurn, ApiError> {
-        if !continue_reply {
-            return Err(ApiError::bad_request(
-                "messageId",
-                "an agent session's reply cannot be generated again (the agent has already acted); send a new message instead",
-            ));
-        }
+    pub(crate) async fn prepare_session_reply(&self, request: ReplyRequest) -> Result<PreparedTurn, ApiError> {
         let session = self.store.session_of_topic(&request.topic_id).await?;
         let reply = self.store.get_message(&request.message_id).await?;
         if reply.topic_id != session.topic_id || reply.status != protocol::MessageStatus::Paused {
@@ -258,7 +248,7 @@ impl AgentSessions {
                 "only a stopped or interrupted reply of this session can be continued",
             ));
         }
-        if reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL) {
+        if reply.status_reason.as_deref() == Some(protocol::StatusReason::AwaitingApproval.as_str()) {
             return Err(ApiError::conflict(
                 "this reply is waiting for your approval of a tool call; answer it to go on",
             ));
@@ -340,7 +330,7 @@ impl AgentSessions {
         for approval in store.list_approvals(Some(topic_id), true).await? {
             let reply = store.get_message(&MessageId(approval.message_id.clone())).await?;
             if reply.status == MessageStatus::Paused
-                && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL)
+                && reply.status_reason.as_deref() == Some(protocol::StatusReason::AwaitingApproval.as_str())
             {
                 return Ok(Some(approval));
             }
@@ -380,7 +370,7 @@ impl AgentSessions {
         let message_id = MessageId(approval.message_id.clone());
         let reply = store.get_message(&message_id).await?;
         let waiting = reply.status == MessageStatus::Paused
-            && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL);
+            && reply.status_reason.as_deref() == Some(protocol::StatusReason::AwaitingApproval.as_str());
         if !waiting || store.pending_approvals_of(&approval.message_id).await? > 0 {
             return Ok(false);
         }

@@ -121,20 +121,43 @@ fn error_part(message: &StoredMessage) -> Option<protocol::ApiError> {
     })
 }
 
+/// How long a test waits for something the engine publishes: a safety net for a hung
+/// test, not a threshold (real processes on a loaded machine can be slow).
+const PATIENCE: Duration = Duration::from_secs(180);
+
+/// Reads with `read` now and again after every topic-status change until `done` holds.
+/// The engine publishes a turn's end only once it is on disk, and "awaiting approval" only
+/// once the card is stored, so a read after the change sees it; nothing polls the clock.
+async fn after_status_changes<T>(
+    engine: &Engine,
+    what: &str,
+    read: impl AsyncFn() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    // Subscribed before the first read, so no change falls between the two.
+    let mut feed = engine.status_subscribe();
+    let wait = async {
+        loop {
+            let value = read().await;
+            if done(&value) {
+                return value;
+            }
+            if feed.recv().await.is_none() {
+                panic!("the status feed closed while waiting for {what}");
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, wait).await.unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+}
+
+/// The topic's stored messages once `done` holds of them (a turn's end, typically).
 async fn wait_for(
     f: &Fixture,
     topic: &Topic,
     what: &str,
     done: impl Fn(&[StoredMessage]) -> bool,
 ) -> Vec<StoredMessage> {
-    for _ in 0..400 {
-        let rows = f.messages(topic).await;
-        if done(&rows) {
-            return rows;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("timed out waiting for {what}");
+    after_status_changes(&f.engine, what, async || f.messages(topic).await, |rows| done(rows)).await
 }
 
 /// One provider per wire format, all on `server`, named after their format.

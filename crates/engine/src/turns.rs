@@ -11,10 +11,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use base64::Engine as _;
 use protocol::api::{
-    AddModelRequest, Assistant, Attachment, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage,
-    StreamOpenRequest, Topic,
+    AddModelRequest, Assistant, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage, StreamOpenRequest, Topic,
 };
 use protocol::message::ToolState;
 use protocol::tool::{PolicyDecision, ToolOutput};
@@ -35,10 +33,6 @@ use crate::topics::{DEFAULT_TOPIC_TITLE, auto_title};
 
 /// Most models one turn may ask at once.
 const MAX_MODELS: usize = 8;
-/// Attachments: how many per message, and how large (decoded bytes).
-const MAX_ATTACHMENTS: usize = 10;
-pub const MAX_ATTACHMENT_BYTES: usize = 20 * 1024 * 1024;
-pub const MAX_TOTAL_ATTACHMENT_BYTES: usize = 40 * 1024 * 1024;
 
 /// What a reply stopped while waiting is told about its open calls.
 pub(crate) const STOPPED_WHILE_WAITING: &str = "the user stopped the reply instead of answering";
@@ -56,7 +50,7 @@ struct TurnSetup {
 
 /// How a reply goes on from what it holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Continuation {
+pub(crate) enum Continuation {
     /// A fresh reply (new turn, retry, added model).
     None,
     /// The user pressed Continue (after a stop, a stall, a crash, the tool-call limit, or
@@ -112,7 +106,7 @@ impl Turns {
             return self.sessions.prepare_session_turn(request).await;
         }
         let text = request.text.trim();
-        let files = attachment_parts(request.attachments.as_deref().unwrap_or_default())?;
+        let files = crate::attachments::attachment_parts(request.attachments.as_deref().unwrap_or_default())?;
         if text.is_empty() && files.is_empty() {
             return Err(ApiError::bad_request("text", "the message is empty"));
         }
@@ -207,18 +201,23 @@ impl Turns {
         Ok(TurnSetup { topic, assistant, workspace, tools, defaults, idle_timeout })
     }
 
-    /// Generate one reply again from scratch (`continue_reply` false), or continue it
-    /// after what it kept (a stopped, stalled or interrupted reply, one that reached the
-    /// tool-call limit, or one the model's output limit cut short).
+    /// Generate one reply again from scratch (`Continuation::None`), or continue it
+    /// after what it kept (`Continue`: a stopped, stalled or interrupted reply, one that
+    /// reached the tool-call limit, or one the model's output limit cut short).
     pub(crate) async fn prepare_reply(
         &self,
         request: ReplyRequest,
-        continue_reply: bool,
+        mode: Continuation,
     ) -> Result<PreparedTurn, ApiError> {
         if crate::sessions::is_session(&request.topic_id) {
-            return self.sessions.prepare_session_reply(request, continue_reply).await;
+            if mode != Continuation::Continue {
+                return Err(ApiError::bad_request(
+                    "messageId",
+                    "an agent session's reply cannot be generated again (the agent has already acted); send a new message instead",
+                ));
+            }
+            return self.sessions.prepare_session_reply(request).await;
         }
-        let mode = if continue_reply { Continuation::Continue } else { Continuation::None };
         self.prepare_existing_reply(request, mode).await
     }
 
@@ -243,7 +242,7 @@ impl Turns {
             return Err(ApiError::bad_request("messageId", "this reply has no turn or model to run again"));
         };
         let waiting = reply.status == MessageStatus::Paused
-            && reply.status_reason.as_deref() == Some(agent::REASON_AWAITING_APPROVAL);
+            && reply.status_reason.as_deref() == Some(protocol::StatusReason::AwaitingApproval.as_str());
         let mut seen = reply.revision;
         match mode {
             Continuation::Continue if waiting => {
@@ -390,7 +389,8 @@ impl Turns {
             (Some(message), Continuation::Continue | Continuation::Resume) => {
                 let pending = self.pending_calls(message).await?;
                 let after_limit = mode == Continuation::Continue
-                    && message.typed_metadata().status_reason.as_deref() == Some(agent::REASON_TOOL_LIMIT);
+                    && message.typed_metadata().status_reason.as_deref()
+                        == Some(protocol::StatusReason::ToolLimit.as_str());
                 // Continuing past the limit gives the reply a fresh allowance.
                 let used = if after_limit { 0 } else { tool_part_count(message) };
                 let usage = message
@@ -549,55 +549,13 @@ impl Turns {
 fn can_continue(reply: &StoredMessage) -> bool {
     match reply.status {
         MessageStatus::Paused => true,
-        MessageStatus::Success => reply.status_reason.as_deref() == Some(agent::REASON_LENGTH),
+        MessageStatus::Success => reply.status_reason.as_deref() == Some(protocol::StatusReason::Length.as_str()),
         _ => false,
     }
 }
 
 fn tool_part_count(message: &UiMessage) -> u32 {
     message.parts.iter().filter(|p| matches!(p, UiPart::DynamicTool { .. })).count() as u32
-}
-
-/// Checks attached files and turns them into `file` parts (inline `data:` URLs).
-fn attachment_parts(attachments: &[Attachment]) -> Result<Vec<UiPart>, ApiError> {
-    if attachments.len() > MAX_ATTACHMENTS {
-        return Err(ApiError::bad_request("attachments", format!("at most {MAX_ATTACHMENTS} files per message")));
-    }
-    let mut total = 0;
-    let mut parts = Vec::with_capacity(attachments.len());
-    for (index, attachment) in attachments.iter().enumerate() {
-        let field = |name: &str| format!("attachments.{index}.{name}");
-        let media_type = attachment.media_type.trim().to_ascii_lowercase();
-        let supported = media_type.starts_with("image/")
-            || media_type.starts_with("text/")
-            || matches!(media_type.as_str(), "application/pdf" | "application/json");
-        if !supported || !media_type.contains('/') || media_type.contains([';', ',', ' ']) {
-            return Err(ApiError::bad_request(
-                field("mediaType"),
-                format!("{media_type} files cannot be attached; images, PDFs and text files can"),
-            ));
-        }
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(attachment.data.trim())
-            .map_err(|e| ApiError::bad_request(field("data"), format!("not valid base64 ({e})")))?;
-        if bytes.len() > MAX_ATTACHMENT_BYTES {
-            return Err(ApiError::bad_request(field("data"), format!("{} is larger than 20 MB", attachment.filename)));
-        }
-        total += bytes.len();
-        if total > MAX_TOTAL_ATTACHMENT_BYTES {
-            return Err(ApiError::bad_request("attachments", "the files add up to more than 40 MB"));
-        }
-        // A name, never a path.
-        let filename = attachment.filename.rsplit(['/', '\\']).next().unwrap_or_default().trim();
-        let filename = if filename.is_empty() { "attachment".to_owned() } else { filename.to_owned() };
-        let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-        parts.push(UiPart::File {
-            url: format!("data:{media_type};base64,{data}"),
-            media_type,
-            filename: Some(filename),
-        });
-    }
-    Ok(parts)
 }
 
 /// The conversation a model sees: each earlier turn's user message and one reply (the
@@ -645,33 +603,4 @@ fn distinct(models: Vec<ModelRef>) -> Result<Vec<ModelRef>, ApiError> {
         return Err(ApiError::bad_request("models", format!("at most {MAX_MODELS} models can answer one message")));
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn attachments_are_checked_and_stored_inline() {
-        let png = Attachment {
-            media_type: "image/PNG".into(),
-            filename: "../../cat.png".into(),
-            data: "iVBORw0KGgo=".into(),
-        };
-        let parts = attachment_parts(std::slice::from_ref(&png)).unwrap();
-        assert_eq!(
-            parts,
-            vec![UiPart::File {
-                media_type: "image/png".into(),
-                url: "data:image/png;base64,iVBORw0KGgo=".into(),
-                filename: Some("cat.png".into())
-            }]
-        );
-        let exe = Attachment { media_type: "application/x-msdownload".into(), ..png.clone() };
-        assert_eq!(attachment_parts(&[exe]).unwrap_err().field.as_deref(), Some("attachments.0.mediaType"));
-        let garbage = Attachment { data: "not base64!".into(), ..png.clone() };
-        assert_eq!(attachment_parts(&[garbage]).unwrap_err().field.as_deref(), Some("attachments.0.data"));
-        let many = vec![png; MAX_ATTACHMENTS + 1];
-        assert_eq!(attachment_parts(&many).unwrap_err().field.as_deref(), Some("attachments"));
-    }
 }

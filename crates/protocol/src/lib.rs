@@ -6,6 +6,7 @@
 //! - [`message`]: [`UiMessage`] and its parts, and the fold that builds a message from chunks.
 //! - [`envelope`]: what a stream subscriber receives ([`StreamEvent`], snapshots, terminals).
 //! - [`api`]: request and response bodies of the user-facing operations.
+//! - [`operations`]: the table of operations ([`for_each_operation!`]) and what is derived from it.
 //! - [`error`]: [`ApiError`], the one error shape that crosses IPC and HTTP.
 //! - [`tool`]: tools, their results, approval rules, approvals and the audit log.
 //! - [`mcp`]: MCP servers: how to reach them and how they are doing.
@@ -18,6 +19,7 @@ pub mod error;
 pub mod ids;
 pub mod mcp;
 pub mod message;
+pub mod operations;
 pub mod tool;
 pub mod typescript;
 
@@ -28,4 +30,7 @@ pub use envelope::{
 };
 pub use error::{ApiError, ErrorKind, parse_body};
 pub use ids::{ExecutionId, MessageId, ModelRef, ProviderId, TopicId, TopicKind, TurnId};
-pub use message::{MessageAccumulator, MessageMetadata, MessageRole, MessageStatus, PartState, UiMessage, UiPart};
+pub use message::{
+    MessageAccumulator, MessageMetadata, MessageRole, MessageStatus, PartState, StatusReason, UiMessage, UiPart,
+};
+pub use operations::{OPERATIONS, Operations, dispatch};

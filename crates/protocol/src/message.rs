@@ -59,6 +59,63 @@ impl MessageStatus {
     }
 }
 
+/// Why a reply ended before its natural end: the `status_reason` of a `paused` row, or of
+/// a `success` row that ended early but well (`length`, `steered`). An `error` row's
+/// reason is the error's code instead (`rate_limit`, `server`, …), so the column and the
+/// wire field stay strings, and [`StatusReason::parse`] reads any of them: a value this
+/// version does not know is `None`, never an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum StatusReason {
+    /// The user pressed Stop.
+    UserStop,
+    /// The model went silent for the idle timeout.
+    Stalled,
+    /// The turn made as many tool calls as it may; the user can let it go on.
+    ToolLimit,
+    /// A tool call waits for the user's decision; answering it continues the reply.
+    AwaitingApproval,
+    /// The turn yielded at a step boundary so a steering message can go next (`success`).
+    Steered,
+    /// The model's output limit (`max_tokens`) cut the reply short: it is complete as far
+    /// as it went (`success`), and Continue can pick it up.
+    Length,
+    /// The app stopped while the reply was being written (found at the next start, or at
+    /// shutdown).
+    Interrupted,
+}
+
+impl StatusReason {
+    pub const ALL: [StatusReason; 7] = [
+        StatusReason::UserStop,
+        StatusReason::Stalled,
+        StatusReason::ToolLimit,
+        StatusReason::AwaitingApproval,
+        StatusReason::Steered,
+        StatusReason::Length,
+        StatusReason::Interrupted,
+    ];
+
+    /// The spelling on the wire and in the database.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            StatusReason::UserStop => "user_stop",
+            StatusReason::Stalled => "stalled",
+            StatusReason::ToolLimit => "tool_limit",
+            StatusReason::AwaitingApproval => "awaiting_approval",
+            StatusReason::Steered => "steered",
+            StatusReason::Length => "length",
+            StatusReason::Interrupted => "interrupted",
+        }
+    }
+
+    /// `None` for anything else a row may hold (an error's code, or a reason a later
+    /// version wrote).
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|reason| reason.as_str() == text)
+    }
+}
+
 /// Metadata we attach to assistant messages (the AI SDK leaves its shape to the app).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -72,7 +129,7 @@ pub struct MessageMetadata {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub status: Option<MessageStatus>,
-    /// Why a message is `paused` or `error`: `user_stop`, `interrupted`, `stalled`, an error kind.
+    /// Why a message is `paused` or ended early (a `StatusReason`), or an `error`'s code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub status_reason: Option<String>,
@@ -584,6 +641,16 @@ mod tests {
             acc.apply(chunk).unwrap();
         }
         acc.into_message()
+    }
+
+    #[test]
+    fn a_status_reason_is_spelled_the_same_in_json_and_in_the_database_and_reads_back() {
+        for reason in StatusReason::ALL {
+            assert_eq!(serde_json::to_value(reason).unwrap(), json!(reason.as_str()));
+            assert_eq!(StatusReason::parse(reason.as_str()), Some(reason));
+        }
+        // An error's code shares the column; it is not a status reason, and not an error.
+        assert_eq!(StatusReason::parse("rate_limit"), None);
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub fn declarations() -> String {
         UiChunk::decl(&cfg),
         MessageRole::decl(&cfg),
         MessageStatus::decl(&cfg),
+        StatusReason::decl(&cfg),
         Usage::decl(&cfg),
         MessageMetadata::decl(&cfg),
         PartState::decl(&cfg),
@@ -134,6 +135,9 @@ pub fn declarations() -> String {
         out.push_str("\n\n");
     }
     out.push_str(&topic_kind_helpers());
+    // The reasons the UI can tell from an error's code.
+    let reasons: Vec<String> = StatusReason::ALL.iter().map(|reason| format!("\"{}\"", reason.as_str())).collect();
+    out.push_str(&format!("export const STATUS_REASONS: readonly StatusReason[] = [{}];\n", reasons.join(", ")));
     out.truncate(out.trim_end().len());
     out.push('\n');
     out

@@ -10,7 +10,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, post};
-use engine::Engine;
+use engine::{Engine, Operations};
 use protocol::api::{AddModelRequest, ReplyRequest, StreamAttachRequest, StreamOpenRequest, TopicRequest};
 use protocol::{ApiError, AttachReply, ErrorKind, ExecutionCursor, ExecutionId, TopicId};
 use serde::de::DeserializeOwned;

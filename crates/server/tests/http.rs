@@ -134,6 +134,20 @@ async fn bad_bodies_and_unknown_ids_are_clear_errors() {
 }
 
 #[tokio::test]
+async fn every_operation_of_the_table_is_routed() {
+    let r = start().await;
+    let table = protocol::OPERATIONS
+        .iter()
+        .chain(protocol::operations::STREAMING_OPERATIONS)
+        .chain(protocol::operations::LISTENER_OPERATIONS);
+    for operation in table {
+        // Not an object: refused by the operation's own parsing (field-less ones ignore it).
+        let (_, body) = r.post(operation, json!([])).await;
+        assert_ne!(body["field"], "operation", "`{operation}` is not routed: {body}");
+    }
+}
+
+#[tokio::test]
 async fn a_reply_streams_over_sse_and_a_late_attach_gets_the_stored_turn() {
     let r = start().await;
     let (status, _) = r

@@ -12,81 +12,31 @@
 //! continues the runtime's turn instead of sending it again), sent as its own turn, or
 //! cancelled.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::Value;
-use tokio::sync::oneshot;
 use tokio_util::task::TaskTracker;
 use turn::ToolGate;
 
-use crate::driver::{Connection, Driver, PermissionMode, SessionSpec};
-use crate::turn::SessionTurn;
-
-/// The user's answer to a permission prompt, from the approval card.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Decision {
-    pub approved: bool,
-    /// The input to run with (the user may have edited it).
-    pub input: Value,
-    pub reason: Option<String>,
-    /// "Always": the runtime stops asking for this tool in this session.
-    pub always: bool,
-}
-
-/// Where a session's resume tokens are kept. The turn awaits each save before it reads
-/// on, so a token the runtime announced is stored before the turn can end (or the app
-/// can be closed) on top of it.
-#[async_trait::async_trait]
-pub trait TokenStore: Send + Sync {
-    /// Stores the newest token; an error is reported and the turn goes on (the reply's
-    /// metadata still carries the token).
-    async fn save(&self, token: &str) -> Result<(), String>;
-}
+use crate::driver::{Driver, PermissionMode, SessionSpec};
+use crate::slot::{Decision, Slot, State};
+use crate::turn::{SessionTurn, TokenStore, TurnHost};
 
 /// Every session's state. Cheap to clone.
 #[derive(Clone)]
 pub struct SessionHost {
-    pub(crate) inner: Arc<HostInner>,
+    inner: Arc<HostInner>,
 }
 
 pub(crate) struct HostInner {
-    pub(crate) driver: Arc<dyn Driver>,
+    driver: Arc<dyn Driver>,
     idle_timeout: Duration,
     sessions: Mutex<HashMap<String, Arc<Slot>>>,
     tracker: TaskTracker,
     /// Ends idle timers at shutdown.
     stop: tokio_util::sync::CancellationToken,
-}
-
-pub(crate) struct Slot {
-    pub(crate) state: tokio::sync::Mutex<State>,
-    decisions: Mutex<HashMap<String, oneshot::Sender<Decision>>>,
-    steer: Mutex<Steer>,
-    /// Bumped by every turn: an idle timer only closes the connection if no turn ran since.
-    idle_generation: AtomicU64,
-}
-
-/// What a turn holds while it runs.
-#[derive(Default)]
-pub(crate) struct State {
-    pub(crate) connection: Option<Box<dyn Connection>>,
-    /// What the connection was made for; a change (model, folder) means a new one.
-    pub(crate) connected_as: Option<SessionSpec>,
-    pub(crate) resume_token: Option<String>,
-    /// The runtime's turn was split by a delivered steering message and goes on in the
-    /// next reply, which must not send that message again.
-    pub(crate) continuing: bool,
-}
-
-#[derive(Default)]
-struct Steer {
-    /// Waiting for the next tool boundary, oldest first (the inbox's order).
-    pending: VecDeque<String>,
-    /// Delivered into the runtime's turn, whose next reply goes on with it.
-    delivered: Option<String>,
 }
 
 impl SessionHost {
@@ -108,17 +58,7 @@ impl SessionHost {
 
     pub(crate) fn slot(&self, session_id: &str) -> Arc<Slot> {
         let mut sessions = self.inner.sessions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        sessions
-            .entry(session_id.to_owned())
-            .or_insert_with(|| {
-                Arc::new(Slot {
-                    state: tokio::sync::Mutex::new(State::default()),
-                    decisions: Mutex::new(HashMap::new()),
-                    steer: Mutex::new(Steer::default()),
-                    idle_generation: AtomicU64::new(0),
-                })
-            })
-            .clone()
+        sessions.entry(session_id.to_owned()).or_insert_with(|| Arc::new(Slot::new())).clone()
     }
 
     /// The runner for one turn: `prompt` goes to the session (`resume_token` is the
@@ -144,7 +84,7 @@ impl SessionHost {
         tokens: Arc<dyn TokenStore>,
     ) -> SessionTurn {
         let slot = self.slot(&spec.session_id);
-        SessionTurn { host: self.clone(), slot, spec, prompt, resume_token, gate, tokens }
+        SessionTurn { host: Arc::new(self.clone()), slot, spec, prompt, resume_token, gate, tokens }
     }
 
     /// Hands the user's answer to the turn waiting for it. False when no turn waits
@@ -260,9 +200,15 @@ impl SessionHost {
         self.inner.tracker.close();
         self.inner.tracker.wait().await;
     }
+}
+
+impl TurnHost for SessionHost {
+    fn driver(&self) -> &dyn Driver {
+        self.inner.driver.as_ref()
+    }
 
     /// After a turn: close the connection once it has been idle for the idle timeout.
-    pub(crate) fn schedule_idle_close(&self, slot: &Arc<Slot>) {
+    fn turn_ended(&self, slot: &Arc<Slot>) {
         let generation = slot.idle_generation.fetch_add(1, Ordering::SeqCst) + 1;
         let slot = slot.clone();
         let idle = self.inner.idle_timeout;
@@ -285,62 +231,5 @@ impl SessionHost {
             }
             state.connected_as = None;
         });
-    }
-}
-
-impl Slot {
-    pub(crate) fn touch(&self) {
-        self.idle_generation.fetch_add(1, Ordering::SeqCst);
-    }
-
-    pub(crate) fn wait_for_decision(&self, approval_id: &str) -> oneshot::Receiver<Decision> {
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut decisions) = self.decisions.lock() {
-            decisions.insert(approval_id.to_owned(), tx);
-        }
-        rx
-    }
-
-    pub(crate) fn stop_waiting(&self, approval_id: &str) {
-        if let Ok(mut decisions) = self.decisions.lock() {
-            decisions.remove(approval_id);
-        }
-    }
-
-    /// A turn starts with `prompt`: whether it is the steering message already inside
-    /// the runtime's turn (so this reply goes on with that turn instead of sending it).
-    /// Either way the prompt is settled: a steering message with its text no longer
-    /// waits for a boundary, and a delivered one that is not this prompt is given up.
-    pub(crate) fn begin_turn(&self, prompt: &str) -> bool {
-        let Ok(mut steer) = self.steer.lock() else { return false };
-        if let Some(at) = steer.pending.iter().position(|p| p == prompt) {
-            steer.pending.remove(at);
-        }
-        steer.delivered.take().is_some_and(|delivered| delivered == prompt)
-    }
-
-    /// At a tool boundary of the turn that started with `prompt`: the oldest steering
-    /// message waiting, now delivered. The turn's own prompt is never steered into it (a
-    /// steering message can reach the host just after the inbox started it as a turn).
-    pub(crate) fn deliver_steer(&self, prompt: &str) -> Option<String> {
-        let mut steer = self.steer.lock().ok()?;
-        while let Some(text) = steer.pending.pop_front() {
-            if text != prompt {
-                steer.delivered = Some(text.clone());
-                return Some(text);
-            }
-        }
-        None
-    }
-
-    /// The turn ended for good (not split by a steering message): what still waits, or
-    /// was delivered but never acted on, runs as its own turn from the inbox, so it is
-    /// forgotten here. True when there was such a message.
-    pub(crate) fn end_turn(&self) -> bool {
-        let Ok(mut steer) = self.steer.lock() else { return false };
-        let left = !steer.pending.is_empty() || steer.delivered.is_some();
-        steer.pending.clear();
-        steer.delivered = None;
-        left
     }
 }

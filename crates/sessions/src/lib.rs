@@ -4,9 +4,13 @@
 //! - [`driver`]: the seam: [`Driver`] connects a session, a [`Connection`] takes
 //!   prompts and answers and yields [`DriverEvent`]s.
 //! - [`claude_code`]: the Claude Code driver (stream-json and its control protocol).
-//! - [`SessionHost`]: per session, the warm connection, the resume token, steering and
-//!   approval decisions, and the idle timer (`host.rs`).
-//! - `turn`: one turn as a reply for the stream manager (a `turn::TurnRunner`).
+//! - [`SessionHost`]: every session's `Slot` and the idle timer (`host.rs`); it starts
+//!   turns.
+//! - `slot`: one session's state (the warm connection, the resume token, steering and
+//!   approval decisions), shared by the host and the running turn.
+//! - `turn`: one turn as a reply for the stream manager (a `turn::TurnRunner`); it sees
+//!   the host only through `TurnHost` (the driver, and "the turn let go"), so it never
+//!   imports `host`.
 //!
 //! API boundary: the host knows nothing about storage; the engine gives each turn its
 //! gate (policy, approvals, ledger) and a [`TokenStore`] for resume tokens.
@@ -14,11 +18,14 @@
 pub mod claude_code;
 pub mod driver;
 mod host;
+mod slot;
 mod turn;
 
+pub use self::turn::TokenStore;
 pub use claude_code::{ClaudeCode, ClaudeCodeConfig};
 pub use driver::{Connection, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
-pub use host::{Decision, SessionHost, TokenStore};
+pub use host::SessionHost;
+pub use slot::Decision;
 
 #[cfg(test)]
 mod tests;

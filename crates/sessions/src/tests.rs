@@ -23,7 +23,7 @@ use turn::{
 
 use self::fake::{Call, FakeDriver, Peer, Runtime};
 use crate::driver::{DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
-use crate::host::{Decision, SessionHost, TokenStore};
+use crate::{Decision, SessionHost, TokenStore};
 
 const IDLE: Duration = Duration::from_secs(300);
 
@@ -224,7 +224,7 @@ fn success() -> TurnOutcome {
 }
 
 fn stopped() -> TurnOutcome {
-    TurnOutcome::Paused { reason: turn::REASON_USER_STOP.into() }
+    TurnOutcome::Paused { reason: protocol::StatusReason::UserStop }
 }
 
 fn error_of(outcome: &TurnOutcome) -> &protocol::ApiError {

@@ -12,11 +12,30 @@ use serde_json::{Value, json};
 use streams::ChunkSender;
 use turn::{CallRecord, ChunkSink, GateCall, GateDecision, PartWriter, RunContext, ToolGate, TurnOutcome, TurnRunner};
 
+use crate::driver::Driver;
 use crate::driver::{DriverError, DriverEvent, PermissionAnswer, SessionSpec};
-use crate::host::{SessionHost, Slot, State, TokenStore};
+use crate::slot::{Slot, State};
+
+/// Where a session's resume tokens are kept. The turn awaits each save before it reads
+/// on, so a token the runtime announced is stored before the turn can end (or the app
+/// can be closed) on top of it.
+#[async_trait::async_trait]
+pub trait TokenStore: Send + Sync {
+    /// Stores the newest token; an error is reported and the turn goes on (the reply's
+    /// metadata still carries the token).
+    async fn save(&self, token: &str) -> Result<(), String>;
+}
+
+/// What a turn needs from the host that started it.
+pub(crate) trait TurnHost: Send + Sync {
+    /// The runtime's driver, to connect (or reconnect, resuming) the session.
+    fn driver(&self) -> &dyn Driver;
+    /// The turn let go of the session (its state is unlocked): the idle timer starts.
+    fn turn_ended(&self, slot: &Arc<Slot>);
+}
 
 pub(crate) struct SessionTurn {
-    pub(crate) host: SessionHost,
+    pub(crate) host: Arc<dyn TurnHost>,
     pub(crate) slot: Arc<Slot>,
     pub(crate) spec: SessionSpec,
     pub(crate) prompt: String,
@@ -65,7 +84,7 @@ impl SessionTurn {
             let _ = sink.send(chunk).await;
         }
         drop(state);
-        self.host.schedule_idle_close(&slot);
+        self.host.turn_ended(&slot);
         outcome
     }
 }
@@ -83,7 +102,7 @@ fn failed(code: &str, message: impl Into<String>) -> TurnOutcome {
 }
 
 fn stopped() -> TurnOutcome {
-    TurnOutcome::Paused { reason: turn::REASON_USER_STOP.into() }
+    TurnOutcome::Paused { reason: protocol::StatusReason::UserStop }
 }
 
 /// The model is told this when the user denies a permission prompt.
@@ -180,7 +199,7 @@ impl<S: ChunkSink> Turn<'_, S> {
                 if interrupting {
                     return Ok(stopped());
                 }
-                let name = self.run.host.driver_name().to_owned();
+                let name = self.run.host.driver().name().to_owned();
                 return Ok(failed(
                     "agent",
                     format!("{name} stopped unexpectedly during the turn; send a message to start it again.{said}"),
@@ -352,7 +371,7 @@ impl<S: ChunkSink> Turn<'_, S> {
         }
         self.close().await;
         let token = self.state.resume_token.clone().or_else(|| self.run.resume_token.clone());
-        match self.run.host.inner.driver.connect(&self.run.spec, token.as_deref()).await {
+        match self.run.host.driver().connect(&self.run.spec, token.as_deref()).await {
             Ok(connection) => {
                 self.state.connection = Some(connection);
                 self.state.connected_as = Some(self.run.spec.clone());
@@ -544,7 +563,7 @@ impl<S: ChunkSink> Turn<'_, S> {
                         }
                         let said = self.diagnostics().await;
                         self.close().await;
-                        let name = self.run.host.driver_name().to_owned();
+                        let name = self.run.host.driver().name().to_owned();
                         return Err(failed("agent", format!("{name} stopped unexpectedly while waiting for an approval; send a message to start it again.{said}")));
                     }
                 },

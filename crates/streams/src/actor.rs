@@ -22,7 +22,7 @@ use tokio::time::Instant;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
-use crate::execution::{self, Execution, Phase, Report};
+use crate::execution::{self, App, Execution, Phase, Report};
 use crate::listener::{Delivery, Listener, ListenerId};
 use crate::persist::Persister;
 use crate::status::StatusHub;
@@ -430,8 +430,8 @@ impl TopicActor {
     }
 
     fn finish(&mut self, index: usize, outcome: turn::TurnOutcome) {
-        let interrupted = self.shutdown.is_some();
-        let (status, reason, terminal_status, chunks) = execution::terminal(&outcome, interrupted);
+        let app = if self.shutdown.is_some() { App::ShuttingDown } else { App::Running };
+        let (status, reason, terminal_status, chunks) = execution::terminal(&outcome, app);
         for chunk in chunks {
             self.emit(index, chunk);
         }

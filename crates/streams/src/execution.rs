@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use protocol::{
-    ExecutionId, ExecutionRef, MessageAccumulator, MessageId, MessageStatus, ModelRef, StreamEvent, TerminalStatus,
-    TopicId, TurnId, UiChunk,
+    ExecutionId, ExecutionRef, MessageAccumulator, MessageId, MessageStatus, ModelRef, StatusReason, StreamEvent,
+    TerminalStatus, TopicId, TurnId, UiChunk,
 };
 use store::Checkpoint;
 use tokio::sync::mpsc;
@@ -111,19 +111,29 @@ impl Execution {
     }
 }
 
+/// Whether the app is going on when a turn ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum App {
+    Running,
+    /// Shutting down: a reply it stopped is recorded as `interrupted`, not `user_stop`.
+    ShuttingDown,
+}
+
 /// How a finished turn is recorded: final status, reason, and the chunks that close the
 /// message for subscribers (`message-metadata` with the status, then `finish` or `abort`).
 pub(crate) fn terminal(
     outcome: &TurnOutcome,
-    interrupted: bool,
+    app: App,
 ) -> (MessageStatus, Option<String>, TerminalStatus, Vec<UiChunk>) {
     let finish = |reason| UiChunk::Finish { finish_reason: Some(reason), message_metadata: None };
+    // Stored and sent as its wire spelling: an error's code shares the field.
+    let said = |reason: StatusReason| Some(reason.as_str().to_owned());
     let (status, reason, terminal, last) = match outcome {
         // Cut at the output limit: complete as far as it went, and the reason lets the user
         // see it and Continue it.
         TurnOutcome::Finished { reason: protocol::FinishReason::Length } => (
             MessageStatus::Success,
-            Some(turn::REASON_LENGTH.to_owned()),
+            said(StatusReason::Length),
             TerminalStatus::Success,
             finish(protocol::FinishReason::Length),
         ),
@@ -131,25 +141,23 @@ pub(crate) fn terminal(
         // The reply is complete as far as it went; the steering message goes next.
         TurnOutcome::Steered => (
             MessageStatus::Success,
-            Some(turn::REASON_STEERED.to_owned()),
+            said(StatusReason::Steered),
             TerminalStatus::Success,
             finish(protocol::FinishReason::Stop),
         ),
         // Paused, not finished: answering the approval continues this same reply.
         TurnOutcome::AwaitingApproval => (
             MessageStatus::Paused,
-            Some(turn::REASON_AWAITING_APPROVAL.to_owned()),
+            said(StatusReason::AwaitingApproval),
             TerminalStatus::AwaitingApproval,
             finish(protocol::FinishReason::ToolCalls),
         ),
         TurnOutcome::Paused { reason } => {
-            let reason = if interrupted { "interrupted".to_owned() } else { reason.clone() };
-            (
-                MessageStatus::Paused,
-                Some(reason.clone()),
-                TerminalStatus::Paused,
-                UiChunk::Abort { reason: Some(reason) },
-            )
+            let reason = match app {
+                App::ShuttingDown => StatusReason::Interrupted,
+                App::Running => *reason,
+            };
+            (MessageStatus::Paused, said(reason), TerminalStatus::Paused, UiChunk::Abort { reason: said(reason) })
         }
         TurnOutcome::Failed { error } => {
             // The finer provider classification (`rate_limit`, `auth`, …) when there is one.

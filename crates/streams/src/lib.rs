@@ -149,6 +149,15 @@ pub enum StreamError {
     ShuttingDown,
 }
 
+/// What [`StreamManager::send`] does for a topic without a live actor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ActorMissing {
+    /// Start one (opening a turn).
+    Start,
+    /// Fail with `ShuttingDown`, which callers read as "nothing is streaming there".
+    Fail,
+}
+
 impl From<StoreError> for StreamError {
     fn from(err: StoreError) -> Self {
         match err {
@@ -205,7 +214,7 @@ impl StreamManager {
     pub async fn open(&self, turn: PreparedTurn, listener: Listener) -> Result<AttachReply, StreamError> {
         let (reply, rx) = oneshot::channel();
         let topic_id = turn.topic_id.clone();
-        self.send(&topic_id, Command::Open { turn: Box::new(turn), listener, reply }, true).await?;
+        self.send(&topic_id, Command::Open { turn: Box::new(turn), listener, reply }, ActorMissing::Start).await?;
         rx.await.map_err(|_| StreamError::ShuttingDown)?
     }
 
@@ -215,7 +224,7 @@ impl StreamManager {
     /// every later chunk. `live: false` when there is no turn.
     pub async fn attach(&self, topic_id: &TopicId, after: Vec<ExecutionCursor>, listener: Listener) -> AttachReply {
         let (reply, rx) = oneshot::channel();
-        if self.send(topic_id, Command::Attach { listener, after, reply }, false).await.is_err() {
+        if self.send(topic_id, Command::Attach { listener, after, reply }, ActorMissing::Fail).await.is_err() {
             return AttachReply { live: false, turn_id: None };
         }
         rx.await.unwrap_or(AttachReply { live: false, turn_id: None })
@@ -223,7 +232,7 @@ impl StreamManager {
 
     /// Stops delivering to one listener. Never stops the stream.
     pub async fn detach(&self, topic_id: &TopicId, listener_id: &ListenerId) {
-        let _ = self.send(topic_id, Command::Detach { listener_id: listener_id.clone() }, false).await;
+        let _ = self.send(topic_id, Command::Detach { listener_id: listener_id.clone() }, ActorMissing::Fail).await;
     }
 
     /// Removes a listener from every topic (its window is gone).
@@ -238,7 +247,7 @@ impl StreamManager {
     /// message waits). False when no turn is running.
     pub async fn steer(&self, topic_id: &TopicId) -> bool {
         let (reply, rx) = oneshot::channel();
-        if self.send(topic_id, Command::Steer { reply }, false).await.is_err() {
+        if self.send(topic_id, Command::Steer { reply }, ActorMissing::Fail).await.is_err() {
             return false;
         }
         rx.await.unwrap_or(false)
@@ -248,7 +257,7 @@ impl StreamManager {
     /// a no-op when nothing is live.
     pub async fn abort(&self, topic_id: &TopicId) {
         let (reply, rx) = oneshot::channel();
-        if self.send(topic_id, Command::Abort { reply }, false).await.is_ok() {
+        if self.send(topic_id, Command::Abort { reply }, ActorMissing::Fail).await.is_ok() {
             let _ = rx.await;
         }
     }
@@ -283,7 +292,7 @@ impl StreamManager {
     /// Whether the topic has a turn that is still producing output.
     pub async fn is_streaming(&self, topic_id: &TopicId) -> bool {
         let (reply, rx) = oneshot::channel();
-        if self.send(topic_id, Command::IsStreaming { reply }, false).await.is_err() {
+        if self.send(topic_id, Command::IsStreaming { reply }, ActorMissing::Fail).await.is_err() {
             return false;
         }
         rx.await.unwrap_or(false)
@@ -306,9 +315,9 @@ impl StreamManager {
         self.inner.tracker.wait().await;
     }
 
-    /// Delivers a command to the topic's actor, starting one if `create` (or if the topic
-    /// had one that has since gone idle and exited).
-    async fn send(&self, topic_id: &TopicId, mut command: Command, create: bool) -> Result<(), StreamError> {
+    /// Delivers a command to the topic's actor; when the topic has none (or had one that
+    /// has since gone idle and exited), `missing` says whether to start one.
+    async fn send(&self, topic_id: &TopicId, mut command: Command, missing: ActorMissing) -> Result<(), StreamError> {
         for _ in 0..2 {
             if self.inner.shutdown.is_cancelled() {
                 return Err(StreamError::ShuttingDown);
@@ -317,7 +326,7 @@ impl StreamManager {
                 let Ok(mut topics) = self.inner.topics.lock() else { return Err(StreamError::ShuttingDown) };
                 match topics.get(topic_id) {
                     Some(tx) if !tx.is_closed() => Some(tx.clone()),
-                    _ if create => {
+                    _ if missing == ActorMissing::Start => {
                         let tx = self.spawn_actor(topic_id.clone());
                         topics.insert(topic_id.clone(), tx.clone());
                         Some(tx)

@@ -2,7 +2,9 @@
 //! chunk the test releases by hand (no sleeps, no races).
 
 use super::*;
-use protocol::{ApiError, ErrorKind, FinishReason, MessageStatus, StreamMessage, TerminalStatus, TopicStatus, UiChunk};
+use protocol::{
+    ApiError, ErrorKind, FinishReason, MessageStatus, StatusReason, StreamMessage, TerminalStatus, TopicStatus, UiChunk,
+};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use turn::{PartWriter, RunContext, SinkClosed, TurnOutcome, TurnRunner};
 
@@ -40,7 +42,7 @@ fn scripted() -> (Feed, Runner) {
 }
 
 fn user_stop() -> TurnOutcome {
-    TurnOutcome::Paused { reason: "user_stop".into() }
+    TurnOutcome::Paused { reason: StatusReason::UserStop }
 }
 
 async fn send_all(sink: &mut ChunkSender, chunks: Vec<UiChunk>) -> Result<(), SinkClosed> {
@@ -63,7 +65,7 @@ impl Scripted {
                 next = tokio::time::timeout(context.idle_timeout, self.rx.recv()) => next,
             };
             match next {
-                Err(_elapsed) => return TurnOutcome::Paused { reason: "stalled".into() },
+                Err(_elapsed) => return TurnOutcome::Paused { reason: StatusReason::Stalled },
                 Ok(None) => return TurnOutcome::Finished { reason: finish },
                 Ok(Some(Script::Text(delta))) => {
                     if send_all(sink, writer.text(delta)).await.is_err() {

@@ -180,3 +180,63 @@ impl LanguageModel for ScriptedModel {
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
+
+#[cfg(test)]
+mod tests {
+    use futures::FutureExt;
+    use providers::{ChatMessage, StopReason};
+
+    use super::*;
+
+    fn text(s: &str) -> Event {
+        Ok(CompletionEvent::TextDelta(s.into()))
+    }
+
+    fn request(text: &str) -> CompletionRequest {
+        CompletionRequest { messages: vec![ChatMessage::user(text)], ..CompletionRequest::default() }
+    }
+
+    async fn collect(model: &ScriptedModel, text: &str) -> Vec<Event> {
+        model.stream(request(text)).collect().await
+    }
+
+    #[tokio::test]
+    async fn replies_come_in_order_then_say_the_script_ran_out_and_requests_are_recorded() {
+        let model = ScriptedModel::new(vec![vec![text("one")], vec![text("two")]]);
+        assert_eq!(collect(&model, "a").await, vec![text("one")]);
+        assert_eq!(collect(&model, "b").await, vec![text("two")]);
+        assert_eq!(collect(&model, "c").await, vec![text("(no more script)")]);
+        let asked: Vec<CompletionRequest> = ["a", "b", "c"].into_iter().map(request).collect();
+        assert_eq!(model.requests(), asked);
+    }
+
+    #[tokio::test]
+    async fn a_gate_holds_the_stream_until_the_test_opens_it_and_a_signal_says_where_it_is() {
+        let (reached, gate) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let finish = Ok(CompletionEvent::Finish { reason: StopReason::Stop });
+        let model = ScriptedModel::new([Reply::steps([
+            Step::Event(text("before")),
+            Step::Signal(reached.clone()),
+            Step::Gate(gate.clone()),
+            Step::Event(finish.clone()),
+        ])]);
+        let mut stream = model.stream(request("a"));
+        assert_eq!(stream.next().await, Some(text("before")));
+        let mut after = Box::pin(stream.next());
+        assert!((&mut after).now_or_never().is_none(), "the gate is shut");
+        reached.notified().await;
+        gate.notify_one();
+        assert_eq!(after.await, Some(finish));
+        assert_eq!(stream.next().await, None);
+    }
+
+    #[tokio::test]
+    async fn a_repeated_reply_answers_every_call_and_one_held_open_never_ends() {
+        let model = ScriptedModel::repeating(Reply::events([text("again")]).ending(End::HoldOpen));
+        for _ in 0..2 {
+            let mut stream = model.stream(request("a"));
+            assert_eq!(stream.next().await, Some(text("again")));
+            assert!(stream.next().now_or_never().is_none(), "held open");
+        }
+    }
+}

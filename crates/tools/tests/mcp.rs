@@ -14,7 +14,12 @@ use colloquy_tools::mcp::{CatalogSink, HubOptions, McpEndpoint, McpHub, McpServe
 use colloquy_tools::{Progress, Tool, ToolContext, ToolError};
 use protocol::mcp::{McpState, McpStatus};
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+
+/// How long a test waits for the hub to announce something: a safety net for a hung
+/// test, not a threshold.
+const PATIENCE: Duration = Duration::from_secs(180);
 
 fn servers_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp-servers")
@@ -95,15 +100,21 @@ impl Fixture {
         self.hub.upsert(config(id, name, transport), true, Vec::new());
     }
 
-    /// Waits until the server's status satisfies `done`.
+    /// Waits until the server's status satisfies `done`, reading it again at each change
+    /// the hub announces.
     async fn status_until(&self, id: &str, done: impl Fn(&McpStatus) -> bool) -> McpStatus {
-        for _ in 0..300 {
-            if let Some(status) = self.hub.status(id).filter(|s| done(s)) {
-                return status;
+        let mut changes = self.hub.changes();
+        let wait = async {
+            loop {
+                if let Some(status) = self.hub.status(id).filter(|s| done(s)) {
+                    return status;
+                }
+                changes.changed().await.expect("the hub is alive");
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("server {id} never reached the expected status; last: {:?}", self.hub.status(id));
+        };
+        tokio::time::timeout(PATIENCE, wait).await.unwrap_or_else(|_| {
+            panic!("server {id} never reached the expected status; last: {:?}", self.hub.status(id))
+        })
     }
 
     async fn ready(&self, id: &str) -> McpStatus {
@@ -123,12 +134,17 @@ fn ctx() -> ToolContext {
     ToolContext::detached(None)
 }
 
-fn progress_log() -> (ToolContext, Arc<Mutex<Vec<Progress>>>) {
+/// A context whose progress reports are logged; the `Notify` hears each one.
+fn progress_log() -> (ToolContext, Arc<Mutex<Vec<Progress>>>, Arc<Notify>) {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let sink = log.clone();
+    let progressed = Arc::new(Notify::new());
+    let (sink, signal) = (log.clone(), progressed.clone());
     let mut ctx = ctx();
-    ctx.progress = Arc::new(move |p| sink.lock().unwrap().push(p));
-    (ctx, log)
+    ctx.progress = Arc::new(move |p| {
+        sink.lock().unwrap().push(p);
+        signal.notify_one();
+    });
+    (ctx, log, progressed)
 }
 
 #[tokio::test]
@@ -149,22 +165,20 @@ async fn everything_over_stdio_lists_calls_reports_progress_and_cancels() {
     assert!(image.content.iter().any(|c| matches!(c, protocol::tool::ToolContent::Image { .. })), "{image:?}");
 
     let long = f.tool("everything__trigger-long-running-operation");
-    let (with_progress, log) = progress_log();
+    let (with_progress, log, _) = progress_log();
     long.execute(json!({"duration": 1, "steps": 4}), &with_progress).await.unwrap();
     let seen = log.lock().unwrap().clone();
     assert!(seen.len() >= 3, "progress was reported: {seen:?}");
     assert_eq!(seen.last().unwrap().total, Some(4.0));
 
     // Stop mid-call: the call ends at once, and the server stays usable.
-    let (cancelling, log) = progress_log();
+    let (cancelling, _, progressed) = progress_log();
     let stop = cancelling.cancel.clone();
     let call = tokio::spawn({
         let long = long.clone();
         async move { long.execute(json!({"duration": 30, "steps": 30}), &cancelling).await }
     });
-    while log.lock().unwrap().is_empty() {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    tokio::time::timeout(PATIENCE, progressed.notified()).await.expect("the call reports progress");
     stop.cancel();
     assert_eq!(stopped_in_time(call).await, ToolError::Cancelled);
     assert_eq!(
@@ -256,20 +270,18 @@ async fn everything_over_streamable_http_lists_calls_reports_progress_and_cancel
     assert!(sum.text_content().contains("42"), "{sum:?}");
 
     let long = f.tool("everything_http__trigger-long-running-operation");
-    let (with_progress, log) = progress_log();
+    let (with_progress, log, _) = progress_log();
     long.execute(json!({"duration": 1, "steps": 3}), &with_progress).await.unwrap();
     assert!(!log.lock().unwrap().is_empty(), "progress arrives over HTTP too");
 
     // Stop mid-call over HTTP: the call ends, and the server stays usable.
-    let (cancelling, log) = progress_log();
+    let (cancelling, _, progressed) = progress_log();
     let stop = cancelling.cancel.clone();
     let call = tokio::spawn({
         let long = long.clone();
         async move { long.execute(json!({"duration": 30, "steps": 30}), &cancelling).await }
     });
-    while log.lock().unwrap().is_empty() {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    tokio::time::timeout(PATIENCE, progressed.notified()).await.expect("the call reports progress");
     stop.cancel();
     assert_eq!(stopped_in_time(call).await, ToolError::Cancelled);
     assert_eq!(
@@ -647,18 +659,22 @@ async fn a_server_that_dies_right_after_connecting_is_retried_ever_more_slowly()
     // when it is tried next: the delay must keep growing (not start over at each
     // successful handshake).
     let mut delays: Vec<String> = Vec::new();
-    for _ in 0..600 {
-        let status = f.hub.status("s").unwrap();
-        if let Some(delay) = status.message.as_deref().and_then(|m| m.split("trying again in ").nth(1))
-            && delays.last().map(String::as_str) != Some(delay)
-        {
-            delays.push(delay.to_owned());
+    let mut changes = f.hub.changes();
+    let three_delays = async {
+        loop {
+            let status = f.hub.status("s").unwrap();
+            if let Some(delay) = status.message.as_deref().and_then(|m| m.split("trying again in ").nth(1))
+                && delays.last().map(String::as_str) != Some(delay)
+            {
+                delays.push(delay.to_owned());
+            }
+            if delays.len() == 3 {
+                break;
+            }
+            changes.changed().await.expect("the hub is alive");
         }
-        if delays.len() == 3 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    };
+    let _ = tokio::time::timeout(PATIENCE, three_delays).await;
     assert_eq!(delays, vec!["1 s", "2 s", "4 s"]);
     let starts = received(&log).iter().filter(|e| e["message"]["method"] == "initialize").count();
     assert!(starts >= 3, "it was started again each time ({starts})");

@@ -104,16 +104,21 @@ async fn audit_06_mcp_over_http_does_not_follow_a_redirect_to_another_origin_wit
         trust_read_only: false,
         blocked: None,
     };
+    let mut changes = hub.changes();
     hub.upsert(config, true, Vec::new());
 
+    // Read again at each change the hub announces; the timeout is only a safety net.
     let mut status = None;
-    for _ in 0..300 {
-        status = hub.status("r");
-        if status.as_ref().is_some_and(|s| s.state == McpState::Error) {
-            break;
+    let failed = async {
+        loop {
+            status = hub.status("r");
+            if status.as_ref().is_some_and(|s| s.state == McpState::Error) {
+                break;
+            }
+            changes.changed().await.expect("the hub is alive");
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(180), failed).await;
     let status = status.unwrap();
     assert_eq!(status.state, McpState::Error, "{status:?}");
     let message = status.message.unwrap_or_default();

@@ -15,7 +15,7 @@ mod writer;
 
 use std::time::Duration;
 
-use protocol::{ApiError, FinishReason, UiChunk};
+use protocol::{ApiError, FinishReason, StatusReason, UiChunk};
 use tokio_util::sync::CancellationToken;
 
 pub use gate::{AllowAll, Allowed, CallRecord, GateCall, GateDecision, GateError, PendingCall, PendingState, ToolGate};
@@ -37,18 +37,6 @@ impl ChunkSink for tokio::sync::mpsc::Sender<UiChunk> {
     }
 }
 
-pub const REASON_USER_STOP: &str = "user_stop";
-pub const REASON_STALLED: &str = "stalled";
-/// The turn made as many tool calls as it may; the user can let it go on.
-pub const REASON_TOOL_LIMIT: &str = "tool_limit";
-/// A tool call waits for the user's decision.
-pub const REASON_AWAITING_APPROVAL: &str = "awaiting_approval";
-/// The turn yielded at a step boundary so a steering message can go next.
-pub const REASON_STEERED: &str = "steered";
-/// The model's output limit (`max_tokens`) cut the reply short: it is complete as far as
-/// it went, and Continue can pick it up.
-pub const REASON_LENGTH: &str = "length";
-
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnOutcome {
@@ -57,7 +45,7 @@ pub enum TurnOutcome {
     },
     /// Stopped before the end: `user_stop`, `stalled` or `tool_limit`.
     Paused {
-        reason: String,
+        reason: StatusReason,
     },
     /// A tool call waits for the user; answering it continues the reply.
     AwaitingApproval,

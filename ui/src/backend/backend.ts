@@ -1,13 +1,19 @@
+import type { Operations, StreamOperations } from '../operations.gen';
 import type { ApiError, AttachReply, ErrorKind, StatusMessage, StreamMessage } from '../protocol.gen';
 
+/** The name of an operation {@link Backend.call} runs (the generated table's keys). */
+export type Operation = keyof Operations;
+
+/** What {@link Backend.call} answers for operation `K`. */
+export type OperationResponse<K extends Operation> = Operations[K]['response'];
+
+/** The request argument of operation `K`: none for an operation without a request. */
+export type OperationRequest<K extends Operation> = Operations[K]['request'] extends void
+  ? []
+  : [request: Operations[K]['request']];
+
 /** The streaming operations: each makes the caller a listener of one topic. */
-export type StreamOperation =
-  | 'stream_open'
-  | 'stream_attach'
-  | 'stream_retry'
-  | 'stream_continue'
-  | 'stream_add_model'
-  | 'stream_interrupt';
+export type StreamOperation = keyof StreamOperations;
 
 export interface Subscription {
   /** The backend's answer; `live: false` means nothing will arrive. */
@@ -24,14 +30,15 @@ export interface Subscription {
  * browser against `colloquy serve`. Both reject with an {@link ApiFailure}.
  */
 export interface Backend {
-  call<T>(name: string, request?: unknown): Promise<T>;
+  /** Runs operation `name`: its request and answer types come from `operations.gen.ts`. */
+  call<K extends Operation>(name: K, ...request: OperationRequest<K>): Promise<OperationResponse<K>>;
   /**
    * `onEnd` fires when the backend side of the subscription ends on its own (the SSE
    * response finished or broke); it is not called after `close()`.
    */
-  subscribe(
-    name: StreamOperation,
-    request: unknown,
+  subscribe<K extends StreamOperation>(
+    name: K,
+    request: StreamOperations[K]['request'],
     onMessage: (message: StreamMessage) => void,
     onEnd?: (error?: ApiFailure) => void,
   ): Promise<Subscription>;

@@ -1,3 +1,4 @@
+import type { StreamOperations } from '../operations.gen';
 import type { ApiError, AttachReply, StatusMessage, StreamMessage } from '../protocol.gen';
 import {
   ApiFailure,
@@ -5,6 +6,9 @@ import {
   toApiFailure,
   type Backend,
   type FeedSubscription,
+  type Operation,
+  type OperationRequest,
+  type OperationResponse,
   type StreamOperation,
   type Subscription,
 } from './backend';
@@ -30,20 +34,20 @@ export class HttpBackend implements Backend {
     this.onUnauthorized = options.onUnauthorized;
   }
 
-  async call<T>(name: string, request?: unknown): Promise<T> {
+  async call<K extends Operation>(name: K, ...[request]: OperationRequest<K>): Promise<OperationResponse<K>> {
     const response = await this.post(name, request);
     const text = await response.text();
-    if (text.trim() === '') return null as T;
+    if (text.trim() === '') return null as OperationResponse<K>;
     try {
-      return JSON.parse(text) as T;
+      return JSON.parse(text) as OperationResponse<K>;
     } catch {
       throw new ApiFailure({ kind: 'internal', message: `The server sent an unreadable answer to ${name}.`, retryable: true });
     }
   }
 
-  async subscribe(
-    name: StreamOperation,
-    request: unknown,
+  async subscribe<K extends StreamOperation>(
+    name: K,
+    request: StreamOperations[K]['request'],
     onMessage: (message: StreamMessage) => void,
     onEnd?: (error?: ApiFailure) => void,
   ): Promise<Subscription> {

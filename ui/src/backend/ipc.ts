@@ -1,6 +1,16 @@
 import { Channel, invoke } from '@tauri-apps/api/core';
-import type { StatusMessage, StreamMessage, TopicRequest, WindowOpenRequest } from '../protocol.gen';
-import { toApiFailure, type Backend, type FeedSubscription, type StreamOperation, type Subscription } from './backend';
+import type { StatusMessage, StreamMessage, TopicRequest } from '../protocol.gen';
+import type { StreamOperations } from '../operations.gen';
+import {
+  toApiFailure,
+  type Backend,
+  type FeedSubscription,
+  type Operation,
+  type OperationRequest,
+  type OperationResponse,
+  type StreamOperation,
+  type Subscription,
+} from './backend';
 
 /** True inside the Tauri webview. */
 export function isTauri(): boolean {
@@ -22,20 +32,20 @@ export class IpcBackend implements Backend {
    */
   private readonly inFlight = new Map<string, Promise<unknown>>();
 
-  async call<T>(name: string, request?: unknown): Promise<T> {
+  async call<K extends Operation>(name: K, ...[request]: OperationRequest<K>): Promise<OperationResponse<K>> {
     try {
-      return await invoke<T>(name, { request: request ?? {} });
+      return await invoke<OperationResponse<K>>(name, { request: request ?? {} });
     } catch (error) {
       throw toApiFailure(error, `${name} failed`);
     }
   }
 
-  async subscribe(
-    name: StreamOperation,
-    request: unknown,
+  async subscribe<K extends StreamOperation>(
+    name: K,
+    request: StreamOperations[K]['request'],
     onMessage: (message: StreamMessage) => void,
   ): Promise<Subscription> {
-    const topicId = (request as TopicRequest).topicId;
+    const topicId = request.topicId;
     const token = Symbol(topicId);
     this.newest.set(topicId, token);
     const done = this.after(topicId);
@@ -108,6 +118,6 @@ export class IpcBackend implements Backend {
   }
 
   async openWindow(topicId: string): Promise<void> {
-    await this.call<null>('window_open', { topicId } satisfies WindowOpenRequest);
+    await this.call('window_open', { topicId });
   }
 }

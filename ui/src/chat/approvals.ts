@@ -106,7 +106,7 @@ export class ApprovalInbox {
   async refresh(): Promise<void> {
     const ticket = ++this.asked;
     try {
-      const pending = await this.backend.call<Approval[]>('approvals_list', {} satisfies ApprovalsListRequest);
+      const pending = await this.backend.call('approvals_list', {} satisfies ApprovalsListRequest);
       if (ticket < this.shown) return;
       this.shown = ticket;
       const fresh = newlyPending(this.state.pending, pending);
@@ -138,7 +138,7 @@ export class ApprovalInbox {
     const sent = (async () => {
       let failure: ApiFailure | undefined;
       try {
-        const decided = await this.backend.call<Approval>('tool_approval_respond', request);
+        const decided = await this.backend.call('tool_approval_respond', request);
         const answered = new Map(this.state.answered).set(approvalId, decided);
         const pending = this.state.pending?.filter((approval) => approval.id !== approvalId);
         this.publish({ ...this.state, answered, pending });

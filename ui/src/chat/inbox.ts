@@ -57,7 +57,7 @@ export class InboxStore {
   /** Reads the list again (the topic's status changed, or after an action). */
   async refresh(): Promise<void> {
     await this.run('Could not read the queued messages', () =>
-      this.backend.call<InboxItem[]>('inbox_list', { topicId: this.topicId } satisfies TopicRequest),
+      this.backend.call('inbox_list', { topicId: this.topicId } satisfies TopicRequest),
     );
   }
 
@@ -84,31 +84,31 @@ export class InboxStore {
   async add(text: string, mode: InboxMode): Promise<boolean> {
     const request: InboxAddRequest = { topicId: this.topicId, text, mode };
     return this.change(mode === 'steer' ? 'Could not steer the reply' : 'Could not queue the message', () =>
-      this.backend.call<InboxItem>('inbox_add', request),
+      this.backend.call('inbox_add', request),
     );
   }
 
   async edit(id: string, text: string): Promise<boolean> {
     const request: InboxUpdateRequest = { id, text };
-    return this.change('Could not change the queued message', () => this.backend.call<InboxItem>('inbox_update', request));
+    return this.change('Could not change the queued message', () => this.backend.call('inbox_update', request));
   }
 
   async move(id: string, direction: 'up' | 'down'): Promise<void> {
     const position = stepPosition(this.state.items ?? [], id, direction);
     if (position === undefined) return;
     const request: InboxMoveRequest = { id, position };
-    await this.run('Could not move the queued message', () => this.backend.call<InboxItem[]>('inbox_move', request));
+    await this.run('Could not move the queued message', () => this.backend.call('inbox_move', request));
   }
 
   async cancel(id: string): Promise<boolean> {
     const request: InboxItemRequest = { id };
-    return this.change('Could not cancel the queued message', () => this.backend.call<null>('inbox_cancel', request));
+    return this.change('Could not cancel the queued message', () => this.backend.call('inbox_cancel', request));
   }
 
   /** A held item is sent when the topic is idle (now, if it is). */
   async release(id: string): Promise<boolean> {
     const request: InboxItemRequest = { id };
-    return this.change('Could not send the held message', () => this.backend.call<InboxItem>('inbox_release', request));
+    return this.change('Could not send the held message', () => this.backend.call('inbox_release', request));
   }
 
   dismissError(): void {

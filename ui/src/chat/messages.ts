@@ -1,4 +1,11 @@
-import type { MessageMetadata, MessageStatus, StoredMessage, UiMessage } from '../protocol.gen';
+import {
+  STATUS_REASONS,
+  type MessageMetadata,
+  type MessageStatus,
+  type StatusReason,
+  type StoredMessage,
+  type UiMessage,
+} from '../protocol.gen';
 import { compactionMarker, steerNote, type CompactionMarker, type SteerNote } from './replyNotes';
 
 /** A message as the conversation shows it: the AI SDK's UI message shape, with our metadata. */
@@ -39,10 +46,19 @@ export function messageStatus(message: ChatMessage, isLive: boolean): MessageSta
   return 'success';
 }
 
+/**
+ * The message's reason as a `StatusReason`: undefined when it has none, or when it holds
+ * something else (an error's code shares the field).
+ */
+export function statusReason(message: ChatMessage): StatusReason | undefined {
+  const reason = message.metadata?.statusReason;
+  return STATUS_REASONS.find((known) => known === reason);
+}
+
 /** Why a paused reply stopped, or undefined when it is not paused. */
-export function pauseReason(message: ChatMessage, isLive: boolean): string | undefined {
+export function pauseReason(message: ChatMessage, isLive: boolean): StatusReason | undefined {
   if (messageStatus(message, isLive) !== 'paused') return undefined;
-  return message.metadata?.statusReason ?? 'user_stop';
+  return statusReason(message) ?? 'user_stop';
 }
 
 /** A reply waiting for the user to answer its tool calls: answering goes on, not Continue. */
@@ -55,7 +71,7 @@ export function isAwaitingApproval(message: ChatMessage, isLive: boolean): boole
  * (`success`) with reason `length`: what it has is kept, and Continue can go on from it.
  */
 export function cutAtLength(message: ChatMessage, isLive: boolean): boolean {
-  return messageStatus(message, isLive) === 'success' && message.metadata?.statusReason === 'length';
+  return messageStatus(message, isLive) === 'success' && statusReason(message) === 'length';
 }
 
 /**
@@ -63,7 +79,7 @@ export function cutAtLength(message: ChatMessage, isLive: boolean): boolean {
  * reason (but a pending approval, which has its own card), or `length` for one the
  * output limit cut. Undefined for a reply that ended normally.
  */
-export function endedEarlyReason(message: ChatMessage, isLive: boolean): string | undefined {
+export function endedEarlyReason(message: ChatMessage, isLive: boolean): StatusReason | undefined {
   if (cutAtLength(message, isLive)) return 'length';
   const reason = pauseReason(message, isLive);
   return reason === 'awaiting_approval' ? undefined : reason;
@@ -76,11 +92,11 @@ export function canContinue(message: ChatMessage, isLive: boolean): boolean {
 
 /** The reply ended early to let the user's steering message go next. */
 export function yieldedToSteering(message: ChatMessage, isLive: boolean): boolean {
-  return messageStatus(message, isLive) === 'success' && message.metadata?.statusReason === 'steered';
+  return messageStatus(message, isLive) === 'success' && statusReason(message) === 'steered';
 }
 
 /** The label of the marker on a reply that stopped before its end. */
-export function stoppedLabel(reason: string | undefined): string {
+export function stoppedLabel(reason: StatusReason | undefined): string {
   switch (reason) {
     case 'interrupted':
       return 'Interrupted';
@@ -90,13 +106,19 @@ export function stoppedLabel(reason: string | undefined): string {
       return 'Tool-call limit reached — continue?';
     case 'length':
       return 'Cut off at the length limit';
-    default:
+    case 'user_stop':
+    case 'awaiting_approval':
+    case 'steered':
+    case undefined:
       return 'Stopped';
+    default:
+      return unknownReason(reason, 'Stopped');
   }
 }
 
 /** A short explanation under the marker: what happened and what the user can do. */
-export function stoppedHint(reason: string | undefined): string {
+export function stoppedHint(reason: StatusReason | undefined): string {
+  const stopped = 'You stopped this reply. The text so far is kept; Continue picks up where it ended.';
   switch (reason) {
     case 'interrupted':
       return 'The app closed while this reply was being written. Continue it, or retry it from the start.';
@@ -106,9 +128,20 @@ export function stoppedHint(reason: string | undefined): string {
       return 'The reply made as many tool calls as it may in one go. Continue lets it go on with a fresh allowance.';
     case 'length':
       return 'The model reached its output limit (max tokens) before it finished. Continue picks up where it ended, or ask for a shorter answer.';
+    case 'user_stop':
+    case 'awaiting_approval':
+    case 'steered':
+    case undefined:
+      return stopped;
     default:
-      return 'You stopped this reply. The text so far is kept; Continue picks up where it ended.';
+      return unknownReason(reason, stopped);
   }
+}
+
+/** Every `StatusReason` has a case above: a new one fails `tsc` here until it gets one. */
+function unknownReason(reason: never, fallback: string): string {
+  void reason;
+  return fallback;
 }
 
 /** The user-visible text of a message (its text parts joined). */

@@ -1,4 +1,5 @@
 import { toApiFailure, type ApiFailure, type Backend, type StreamOperation, type Subscription } from '../backend/backend';
+import type { StreamOperations } from '../operations.gen';
 import type {
   AddModelRequest,
   AttachReply,
@@ -171,7 +172,7 @@ export class TopicSession implements ExecutionSource {
     this.stopping = true;
     this.render();
     try {
-      await this.backend.call<null>('stream_abort', { topicId: this.topicId } satisfies TopicRequest);
+      await this.backend.call('stream_abort', { topicId: this.topicId } satisfies TopicRequest);
     } catch (error) {
       this.error = toApiFailure(error, 'Could not stop the reply');
     } finally {
@@ -299,7 +300,10 @@ export class TopicSession implements ExecutionSource {
    * Makes `operation` this window's one listener of the topic. Messages that arrive
    * before the request resolves (IPC delivers them early) are read already.
    */
-  private async listen(operation: StreamOperation, request: unknown): Promise<AttachReply> {
+  private async listen<K extends StreamOperation>(
+    operation: K,
+    request: StreamOperations[K]['request'],
+  ): Promise<AttachReply> {
     this.detach();
     const generation = this.generation;
     this.requests++;
@@ -410,7 +414,7 @@ export class TopicSession implements ExecutionSource {
         this.readAgain = false;
         const settled = this.replies.settled();
         try {
-          const stored = await this.backend.call<StoredMessage[]>('messages_list', { topicId: this.topicId } satisfies TopicRequest);
+          const stored = await this.backend.call('messages_list', { topicId: this.topicId } satisfies TopicRequest);
           this.stored = stored;
           this.loadError = undefined;
           this.replies.prune(settled);

@@ -54,7 +54,7 @@ export function AgentSessionSettings({ session, providers, onChanged, onReset, o
   const save = (change: { title?: string; model?: string; permissionMode?: string }) => {
     const update = sessionUpdate(session, change);
     if (!update) return;
-    void act('Could not change the session', async () => onChanged(await backend.call<AgentSession>('agent_session_update', update)));
+    void act('Could not change the session', async () => onChanged(await backend.call('agent_session_update', update)));
   };
   const reset = () =>
     void act(`Could not start a fresh ${name} session`, async () => {
@@ -63,7 +63,7 @@ export function AgentSessionSettings({ session, providers, onChanged, onReset, o
     });
   const remove = () =>
     void act('Could not delete the session', async () => {
-      await backend.call<null>('agent_session_delete', { id: session.id } satisfies IdRequest);
+      await backend.call('agent_session_delete', { id: session.id } satisfies IdRequest);
       setOpen(false);
       onDeleted();
     });

@@ -37,7 +37,7 @@ export function AgentSessionView({ session, providers, status, onSessionChanged,
       resumable: session.resumable,
       reset: async () => {
         try {
-          onSessionChanged(await backend.call<AgentSession>('agent_session_reset', { id: session.id } satisfies IdRequest));
+          onSessionChanged(await backend.call('agent_session_reset', { id: session.id } satisfies IdRequest));
           return undefined;
         } catch (failure) {
           return toApiFailure(failure, `Could not start a fresh ${name} session`);

@@ -26,7 +26,7 @@ export function AssistantForm({ assistant, providers, onSaved, onCancel }: Assis
   useEffect(() => {
     let current = true;
     backend
-      .call<ToolInfo[]>('tools_list')
+      .call('tools_list')
       .then((list) => {
         if (current) setTools(list);
       })
@@ -57,8 +57,8 @@ export function AssistantForm({ assistant, providers, onSaved, onCancel }: Assis
     setSaving(true);
     try {
       const saved = assistant
-        ? await backend.call<Assistant>('assistant_update', { id: assistant.id, assistant: checked.input } satisfies UpdateAssistant)
-        : await backend.call<Assistant>('assistant_create', checked.input);
+        ? await backend.call('assistant_update', { id: assistant.id, assistant: checked.input } satisfies UpdateAssistant)
+        : await backend.call('assistant_create', checked.input);
       onSaved(saved);
     } catch (failure) {
       setErrors(fieldErrorsFrom(toApiFailure(failure, 'Could not save the assistant'), ASSISTANT_FIELDS));

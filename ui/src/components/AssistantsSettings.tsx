@@ -25,7 +25,7 @@ export function AssistantsSettings({ providers, onAssistantsChanged }: Assistant
   useEffect(() => {
     let current = true;
     backend
-      .call<Assistant[]>('assistants_list')
+      .call('assistants_list')
       .then((list) => {
         if (current) setAssistants(list);
       })
@@ -46,7 +46,7 @@ export function AssistantsSettings({ providers, onAssistantsChanged }: Assistant
   const remove = async (id: string) => {
     setError(undefined);
     try {
-      await backend.call<null>('assistant_delete', { id } satisfies IdRequest);
+      await backend.call('assistant_delete', { id } satisfies IdRequest);
       setConfirmDelete(undefined);
       changed();
     } catch (failure) {

@@ -25,7 +25,7 @@ export function AuditLog({ topics }: { topics: Topic[] }) {
   useEffect(() => {
     let current = true;
     backend
-      .call<AuditEntry[]>('tool_audit_list', { limit: 200 } satisfies AuditListRequest)
+      .call('tool_audit_list', { limit: 200 } satisfies AuditListRequest)
       .then((list) => {
         if (current) setEntries(list);
       })

@@ -22,7 +22,7 @@ export function GeneralSettings() {
   useEffect(() => {
     let current = true;
     backend
-      .call<AppSettings>('settings_get')
+      .call('settings_get')
       .then((loaded) => {
         if (!current) return;
         setSettings(loaded);
@@ -42,7 +42,7 @@ export function GeneralSettings() {
     setSaved(false);
     setErrors(NO_ERRORS);
     try {
-      const updated = await backend.call<AppSettings>('settings_update', input);
+      const updated = await backend.call('settings_update', input);
       setSettings(updated);
       setDraft(draftFromSettings(updated));
       setSaved(true);

@@ -1,6 +1,6 @@
 import { useState, type ComponentProps } from 'react';
 import { isApiError } from '../backend/backend';
-import type { FetchedImage, ImageFetchRequest } from '../protocol.gen';
+import type { ImageFetchRequest } from '../protocol.gen';
 import { useBackend } from './BackendContext';
 
 type ImageProps = ComponentProps<'img'> & { node?: unknown };
@@ -36,7 +36,7 @@ function RemoteImage({ url, host, alt, title }: { url: string; host: string; alt
   const load = () => {
     setState({ kind: 'loading' });
     backend
-      .call<FetchedImage>('image_fetch', { url } satisfies ImageFetchRequest)
+      .call('image_fetch', { url } satisfies ImageFetchRequest)
       .then((image) => setState({ kind: 'loaded', dataUrl: image.dataUrl }))
       .catch((error: unknown) => setState({ kind: 'failed', message: isApiError(error) ? error.message : String(error) }));
   };

@@ -39,8 +39,8 @@ export function McpServerForm({ server, onSaved, onCancel }: McpServerFormProps)
     setSaving(true);
     try {
       const saved = server
-        ? await backend.call<McpServer>('mcp_server_update', { id: server.id, server: checked.input } satisfies UpdateMcpServer)
-        : await backend.call<McpServer>('mcp_server_create', checked.input);
+        ? await backend.call('mcp_server_update', { id: server.id, server: checked.input } satisfies UpdateMcpServer)
+        : await backend.call('mcp_server_create', checked.input);
       onSaved(saved);
     } catch (failure) {
       setErrors(fieldErrorsFrom(toApiFailure(failure, 'Could not save the MCP server'), mcpFields(draft.kind)));

@@ -34,7 +34,7 @@ export function McpSettings() {
     const poll = () => {
       const asked = version.current;
       backend
-        .call<McpServer[]>('mcp_servers_list')
+        .call('mcp_servers_list')
         .then((list) => {
           if (!current || version.current !== asked) return;
           setServers(list);
@@ -85,18 +85,18 @@ export function McpSettings() {
         trustReadOnly: server.trustReadOnly,
         timeoutSecs: server.timeoutSecs,
       };
-      show(await backend.call<McpServer>('mcp_server_update', { id: server.id, server: input } satisfies UpdateMcpServer));
+      show(await backend.call('mcp_server_update', { id: server.id, server: input } satisfies UpdateMcpServer));
     });
 
   const refresh = (server: McpServer) =>
     void act(server.id, `Could not refresh ${server.name}`, async () => {
       // It lists the tools again in the background; the polls show how that goes.
-      await backend.call<null>('mcp_server_refresh', { id: server.id } satisfies IdRequest);
+      await backend.call('mcp_server_refresh', { id: server.id } satisfies IdRequest);
     });
 
   const remove = (server: McpServer) =>
     void act(server.id, `Could not delete ${server.name}`, async () => {
-      await backend.call<null>('mcp_server_delete', { id: server.id } satisfies IdRequest);
+      await backend.call('mcp_server_delete', { id: server.id } satisfies IdRequest);
       version.current += 1;
       setServers((list) => (list ?? []).filter((candidate) => candidate.id !== server.id));
       setConfirmDelete(undefined);

@@ -17,7 +17,7 @@ import {
 import { replyCost, type CompactionMarker } from '../chat/replyNotes';
 import { secondsLeft, type Retrying } from '../chat/retrying';
 import { waitingApprovalIds, type ToolProgressByCall } from '../chat/tools';
-import type { ApiError, MessageStatus } from '../protocol.gen';
+import type { ApiError, MessageStatus, StatusReason } from '../protocol.gen';
 import { useAgentSession } from './AgentSessionContext';
 import { MarkdownImage } from './MarkdownImage';
 import { MessageFiles } from './MessageFiles';
@@ -274,9 +274,9 @@ function CompactionMarkerView({ marker }: { marker: CompactionMarker }) {
 }
 
 /** Under a reply that ended before its natural end: why, and what the user can do. */
-function StoppedMarker({ reason }: { reason: string | undefined }) {
+function StoppedMarker({ reason }: { reason: StatusReason }) {
   return (
-    <div className="stopped" data-testid="message-stopped" data-reason={reason ?? 'user_stop'}>
+    <div className="stopped" data-testid="message-stopped" data-reason={reason}>
       <span className="stopped-label">{stoppedLabel(reason)}</span>
       <span className="stopped-hint">{stoppedHint(reason)}</span>
     </div>

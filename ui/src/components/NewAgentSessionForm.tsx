@@ -56,7 +56,7 @@ export function NewAgentSessionForm({ providers, onCreated, onCancel }: NewAgent
     setErrors(NO_ERRORS);
     setSaving(true);
     try {
-      onCreated(await backend.call<AgentSession>('agent_session_create', checked.input));
+      onCreated(await backend.call('agent_session_create', checked.input));
     } catch (failure) {
       setErrors(fieldErrorsFrom(toApiFailure(failure, 'Could not create the agent session'), SESSION_FIELDS));
       setSaving(false);

@@ -20,7 +20,7 @@ export function Onboarding({ onProviderReady }: OnboardingProps) {
     setError(undefined);
     setStartingDemo(true);
     try {
-      onProviderReady(await backend.call<Provider>('provider_demo'));
+      onProviderReady(await backend.call('provider_demo'));
     } catch (failure) {
       setError(toApiFailure(failure, 'Could not start the demo provider'));
     } finally {

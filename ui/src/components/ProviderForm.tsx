@@ -3,7 +3,6 @@ import { toApiFailure, type ApiFailure } from '../backend/backend';
 import type {
   ApiFormat,
   ListModelsRequest,
-  ModelList,
   Provider,
   ProviderInput,
   ProviderPresetInfo,
@@ -79,7 +78,7 @@ export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps)
   useEffect(() => {
     let cancelled = false;
     backend
-      .call<ProviderPresetInfo[]>('provider_presets')
+      .call('provider_presets')
       .then((list) => {
         if (cancelled) return;
         // A preset without a base URL is the custom choice, offered separately.
@@ -122,7 +121,7 @@ export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps)
       const request: ListModelsRequest = { baseUrl: baseUrl.trim(), format };
       if (apiKey) request.apiKey = apiKey;
       else if (provider) request.providerId = provider.id;
-      const list = await backend.call<ModelList>('provider_models', request);
+      const list = await backend.call('provider_models', request);
       setModels(list.models);
       if (!model && list.models[0]) setModel(list.models[0]);
       setModelsNote(
@@ -158,8 +157,8 @@ export function ProviderForm({ provider, onSaved, onCancel }: ProviderFormProps)
     setSaving(true);
     try {
       const saved = provider
-        ? await backend.call<Provider>('provider_update', { id: provider.id, provider: input } satisfies UpdateProvider)
-        : await backend.call<Provider>('provider_create', input);
+        ? await backend.call('provider_update', { id: provider.id, provider: input } satisfies UpdateProvider)
+        : await backend.call('provider_create', input);
       onSaved(saved);
     } catch (failure) {
       show(toApiFailure(failure, 'Could not save the provider'));

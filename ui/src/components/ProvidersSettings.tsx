@@ -24,7 +24,7 @@ export function ProvidersSettings({ providers, onProvidersChanged }: ProvidersSe
   const remove = async (provider: Provider) => {
     setError(undefined);
     try {
-      await backend.call<null>('provider_delete', { providerId: provider.id } satisfies ProviderRequest);
+      await backend.call('provider_delete', { providerId: provider.id } satisfies ProviderRequest);
       setConfirmDelete(undefined);
       onProvidersChanged();
     } catch (failure) {

@@ -39,8 +39,8 @@ export function RuleForm({ rule, topics, onSaved, onCancel }: RuleFormProps) {
     setSaving(true);
     try {
       const saved = rule
-        ? await backend.call<PolicyRule>('tool_rule_update', { id: rule.id, rule: checked.input } satisfies UpdateToolRule)
-        : await backend.call<PolicyRule>('tool_rule_create', checked.input satisfies ToolRuleInput);
+        ? await backend.call('tool_rule_update', { id: rule.id, rule: checked.input } satisfies UpdateToolRule)
+        : await backend.call('tool_rule_create', checked.input satisfies ToolRuleInput);
       onSaved(saved);
     } catch (failure) {
       setErrors(fieldErrorsFrom(toApiFailure(failure, 'Could not save the rule'), ruleFields(draft)));

@@ -22,7 +22,7 @@ export function RulesSettings({ topics }: { topics: Topic[] }) {
   useEffect(() => {
     let current = true;
     backend
-      .call<PolicyRule[]>('tool_rules_list')
+      .call('tool_rules_list')
       .then((list) => {
         if (current) setRules(list);
       })
@@ -37,7 +37,7 @@ export function RulesSettings({ topics }: { topics: Topic[] }) {
   const remove = async (id: string) => {
     setError(undefined);
     try {
-      await backend.call<null>('tool_rule_delete', { id } satisfies IdRequest);
+      await backend.call('tool_rule_delete', { id } satisfies IdRequest);
       setConfirmDelete(undefined);
       reload();
     } catch (failure) {

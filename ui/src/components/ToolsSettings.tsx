@@ -25,7 +25,7 @@ export function ToolsSettings() {
   useEffect(() => {
     let current = true;
     backend
-      .call<ToolInfo[]>('tools_list')
+      .call('tools_list')
       .then((list) => {
         if (current) setTools(list);
       })
@@ -45,7 +45,7 @@ export function ToolsSettings() {
     setSwitching(tool.name);
     setError(undefined);
     try {
-      await backend.call<null>('tool_set_enabled', { name: tool.name, enabled } satisfies ToolEnableRequest);
+      await backend.call('tool_set_enabled', { name: tool.name, enabled } satisfies ToolEnableRequest);
     } catch (failure) {
       show(!enabled);
       setError(toApiFailure(failure, `Could not switch ${tool.name} ${enabled ? 'on' : 'off'}`));

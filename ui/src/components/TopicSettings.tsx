@@ -29,7 +29,7 @@ export function TopicSettings({ topic, assistants, onTopicChanged }: TopicSettin
     setSaving(true);
     setFailure(undefined);
     try {
-      onTopicChanged(await backend.call<Topic>('topic_update', { id: topic.id, ...change } satisfies UpdateTopic));
+      onTopicChanged(await backend.call('topic_update', { id: topic.id, ...change } satisfies UpdateTopic));
     } catch (error) {
       setFailure(toApiFailure(error, 'Could not change the topic'));
     } finally {

@@ -70,7 +70,7 @@ export function Workspace() {
   useEffect(() => {
     let current = true;
     backend
-      .call<Assistant[]>('assistants_list')
+      .call('assistants_list')
       .then((list) => {
         if (current) setAssistants(list);
       })
@@ -94,7 +94,7 @@ export function Workspace() {
 
   const reloadProviders = useCallback(async () => {
     try {
-      setProviders(await backend.call<Provider[]>('providers_list'));
+      setProviders(await backend.call('providers_list'));
     } catch (failure) {
       setActionError(toApiFailure(failure, 'Could not load the providers'));
     }
@@ -107,7 +107,7 @@ export function Workspace() {
     try {
       for (let tries = 0; tries < 3; tries += 1) {
         const version = topicsVersion.current;
-        const list = await backend.call<Topic[]>('topics_list');
+        const list = await backend.call('topics_list');
         if (topicsVersion.current === version) {
           setTopics(list);
           return;
@@ -124,7 +124,7 @@ export function Workspace() {
     try {
       for (let tries = 0; tries < 3; tries += 1) {
         const version = sessionsVersion.current;
-        const list = await backend.call<AgentSession[]>('agent_sessions_list');
+        const list = await backend.call('agent_sessions_list');
         if (sessionsVersion.current === version) {
           setSessions(list);
           setSessionsError(undefined);
@@ -140,7 +140,7 @@ export function Workspace() {
     let current = true;
     const version = sessionsVersion.current;
     backend
-      .call<AgentSession[]>('agent_sessions_list')
+      .call('agent_sessions_list')
       .then((list) => {
         if (!current) return;
         if (sessionsVersion.current === version) setSessions(list);
@@ -158,7 +158,7 @@ export function Workspace() {
   useEffect(() => {
     let current = true;
     const version = topicsVersion.current;
-    Promise.all([backend.call<Provider[]>('providers_list'), backend.call<Topic[]>('topics_list')])
+    Promise.all([backend.call('providers_list'), backend.call('topics_list')])
       .then(([providerList, topicList]) => {
         if (!current) return;
         setProviders(providerList);
@@ -192,7 +192,7 @@ export function Workspace() {
   useEffect(() => {
     // The user sees the topic (it is open and the window focused): its finished reply is seen.
     if (!shownId || !selectedUnseen || !looking) return;
-    backend.call<null>('topic_mark_seen', { topicId: shownId } satisfies TopicRequest).catch(() => {
+    backend.call('topic_mark_seen', { topicId: shownId } satisfies TopicRequest).catch(() => {
       // Only a badge stays; the next look tries again.
     });
   }, [backend, shownId, selectedUnseen, looking]);
@@ -212,7 +212,7 @@ export function Workspace() {
   const createTopic = () => {
     setCreating(true);
     void run('Could not create a topic', async () => {
-      const topic = await backend.call<Topic>('topic_create', {} satisfies CreateTopic);
+      const topic = await backend.call('topic_create', {} satisfies CreateTopic);
       topicsVersion.current += 1;
       setTopics((list) => [topic, ...(list ?? []).filter((t) => t.id !== topic.id)]);
       select(topic.id);
@@ -241,7 +241,7 @@ export function Workspace() {
 
   const updateTopic = (request: UpdateTopic, what: string) =>
     void run(what, async () => {
-      const topic = await backend.call<Topic>('topic_update', request);
+      const topic = await backend.call('topic_update', request);
       topicsVersion.current += 1;
       setTopics((list) => (list ?? []).map((t) => (t.id === topic.id ? topic : t)));
     });
@@ -253,7 +253,7 @@ export function Workspace() {
 
   const deleteTopic = (id: string) =>
     void run('Could not delete the topic', async () => {
-      await backend.call<null>('topic_delete', { topicId: id } satisfies TopicRequest);
+      await backend.call('topic_delete', { topicId: id } satisfies TopicRequest);
       topicsVersion.current += 1;
       setTopics((list) => (list ?? []).filter((t) => t.id !== id));
       if (selectedId === id) setSelectedId(undefined);

@@ -1,5 +1,4 @@
 import { useEffect, useState } from 'react';
-import type { AppInfo } from '../protocol.gen';
 import { useBackend } from './BackendContext';
 
 /** Where the backend keeps API keys, in words (`app_info`); undefined until read or if unknown. */
@@ -9,7 +8,7 @@ export function useSecretStore(): string | undefined {
   useEffect(() => {
     let current = true;
     backend
-      .call<AppInfo>('app_info')
+      .call('app_info')
       .then((info) => {
         if (current && info.secretStore) setWhere(info.secretStore);
       })

@@ -12,8 +12,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::{TurnRequest, run_turn};
 use ::turn::TurnOutcome;
+
+use crate::{TurnRequest, run_turn};
 
 fn prompt_ctx<'a>(
     tools: &'a [ToolSpec],

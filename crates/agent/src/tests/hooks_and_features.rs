@@ -204,7 +204,7 @@ async fn a_user_stop_reaches_on_abort_in_order_and_a_failing_one_does_not_stop_t
     });
     let (lines, _guard) = capture_logs();
     let (_, outcome) = run_request(request, cancel).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_USER_STOP.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::UserStop });
     let log = log.lock().unwrap().clone();
     assert!(
         log.ends_with(&[
@@ -337,7 +337,7 @@ async fn on_abort_hears_a_stall() {
     let mut request = request(model);
     request.hooks.add(HookSource::Caller, Recorder::new("c", &log));
     let (_, outcome) = run_request(request, CancellationToken::new()).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_STALLED.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::Stalled });
     assert!(log.lock().unwrap().ends_with(&["c:abort(stalled)".to_owned(), "c:finish(false)".to_owned()]));
 }
 

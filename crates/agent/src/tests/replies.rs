@@ -82,7 +82,7 @@ async fn cancel_stops_the_turn_and_closes_open_parts() {
         stopper.cancel();
     });
     let (chunks, outcome) = run(model, cancel).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_USER_STOP.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::UserStop });
     let message = fold(&chunks);
     assert_eq!(message.text(), "a");
     assert!(matches!(message.parts[1], UiPart::Text { state: Some(protocol::PartState::Done), .. }));
@@ -92,7 +92,7 @@ async fn cancel_stops_the_turn_and_closes_open_parts() {
 async fn a_silent_provider_is_cut_off_as_stalled() {
     let model = Arc::new(ScriptedModel::new(vec![vec![text("a")]]).ending(End::HoldOpen));
     let (chunks, outcome) = run(model, CancellationToken::new()).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_STALLED.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::Stalled });
     assert_eq!(fold(&chunks).text(), "a");
 }
 
@@ -128,5 +128,5 @@ async fn a_retry_wait_is_announced_and_does_not_count_as_silence() {
 #[tokio::test(start_paused = true)]
 async fn silence_beyond_the_announced_wait_is_still_a_stall() {
     let (_, outcome) = run(retrying(Duration::from_secs(100)), CancellationToken::new()).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_STALLED.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::Stalled });
 }

@@ -258,7 +258,7 @@ async fn the_tool_call_limit_pauses_the_turn_as_its_own_state() {
     let mut request = with_tools(model, std::slice::from_ref(&read), FakeGate::new(GateDecision::Allow));
     request.max_tool_calls = 2;
     let (chunks, outcome) = run_request(request, CancellationToken::new()).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_TOOL_LIMIT.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::ToolLimit });
     assert_eq!(read.runs().len(), 1, "the step that would pass the limit runs nothing");
     let states = tool_states(&fold(&chunks));
     assert_eq!(states[1..], [("c2".into(), ToolState::InputAvailable), ("c3".into(), ToolState::InputAvailable)]);
@@ -298,7 +298,7 @@ async fn stop_during_a_tool_call_pauses_the_turn() {
         stopper.cancel();
     });
     let (chunks, outcome) = run_request(with_tools(model, &[slow], gate.clone()), cancel).await;
-    assert_eq!(outcome, TurnOutcome::Paused { reason: REASON_USER_STOP.into() });
+    assert_eq!(outcome, TurnOutcome::Paused { reason: StatusReason::UserStop });
     assert_eq!(*gate.finished.lock().unwrap(), vec![("c1".to_owned(), false)]);
     assert!(chunks.iter().any(
         |c| matches!(c, UiChunk::ToolOutputError { error_text, .. } if error_text == "stopped before it finished")

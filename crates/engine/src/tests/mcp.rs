@@ -96,15 +96,19 @@ impl ToolFixture {
     }
 }
 
+/// The server once the list says it is ready, read again at each change the hub announces.
 async fn ready(t: &ToolFixture, id: &str) -> McpServer {
-    for _ in 0..300 {
-        let servers: Vec<McpServer> = t.f.call("mcp_servers_list", json!({})).await;
-        if let Some(server) = servers.into_iter().find(|s| s.id == id && s.status.state == McpState::Ready) {
-            return server;
+    let mut changes = t.f.engine.inner.mcp.hub().changes();
+    let wait = async {
+        loop {
+            let servers: Vec<McpServer> = t.f.call("mcp_servers_list", json!({})).await;
+            if let Some(server) = servers.into_iter().find(|s| s.id == id && s.status.state == McpState::Ready) {
+                return server;
+            }
+            changes.changed().await.expect("the hub is alive");
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the MCP server never became ready");
+    };
+    tokio::time::timeout(PATIENCE, wait).await.unwrap_or_else(|_| panic!("the MCP server never became ready"))
 }
 
 #[tokio::test]

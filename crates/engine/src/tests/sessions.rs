@@ -105,15 +105,10 @@ impl Agent {
     }
 
     async fn pending(&self) -> Vec<Approval> {
-        for _ in 0..900 {
-            let pending: Vec<Approval> =
-                self.f.call("approvals_list", json!({ "topicId": self.session.topic_id })).await;
-            if !pending.is_empty() {
-                return pending;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("no approval was asked for");
+        let list = async || -> Vec<Approval> {
+            self.f.call("approvals_list", json!({ "topicId": self.session.topic_id })).await
+        };
+        after_status_changes(&self.f.engine, "an approval to be asked for", list, |pending| !pending.is_empty()).await
     }
 }
 
@@ -122,7 +117,9 @@ fn text_of_request(body: &Value) -> String {
 }
 
 impl Agent {
-    /// Waits (generously: real processes on a loaded machine) until the rows are `done`.
+    /// Waits (generously: real processes on a loaded machine) until the rows are `done`,
+    /// for a state inside a turn (text saved while it streams), which no status change
+    /// announces; a turn's end is awaited with `wait_for`.
     async fn rows_until(&self, what: &str, done: impl Fn(&[StoredMessage]) -> bool) -> Vec<StoredMessage> {
         for _ in 0..1200 {
             let rows = self.messages().await;

@@ -50,7 +50,8 @@ impl ToolFixture {
     pub(super) async fn settled(&self) -> Vec<StoredMessage> {
         wait_for(&self.f, &self.topic, "the reply settles", |rows| {
             rows.last().is_some_and(|m| {
-                !m.status.is_live() && m.status_reason.as_deref() != Some(agent::REASON_AWAITING_APPROVAL)
+                !m.status.is_live()
+                    && m.status_reason.as_deref() != Some(protocol::StatusReason::AwaitingApproval.as_str())
             })
         })
         .await
@@ -105,7 +106,7 @@ async fn a_write_waits_for_approval_runs_once_despite_a_double_click_and_the_rep
     assert_eq!((approval.tool_name.as_str(), approval.state), ("write_file", ApprovalState::Pending));
     assert!(approval.preview.as_deref().unwrap().contains("+hello"), "the card shows a diff: {:?}", approval.preview);
     let rows = t.f.messages(&t.topic).await;
-    assert_eq!(rows[1].status_reason.as_deref(), Some(agent::REASON_AWAITING_APPROVAL));
+    assert_eq!(rows[1].status_reason.as_deref(), Some(protocol::StatusReason::AwaitingApproval.as_str()));
     assert_eq!(tool_part_state(&rows[1]), vec!["approval-requested"]);
     let status = t.f.engine.status_subscribe();
     drop(status);
@@ -298,7 +299,7 @@ async fn the_tool_call_limit_pauses_and_continue_goes_on_with_a_fresh_allowance(
     let rows = t.settled().await;
     assert_eq!(
         (rows[1].status, rows[1].status_reason.as_deref()),
-        (MessageStatus::Paused, Some(agent::REASON_TOOL_LIMIT))
+        (MessageStatus::Paused, Some(protocol::StatusReason::ToolLimit.as_str()))
     );
     assert_eq!(
         t.chat_requests()[0]["messages"][0]["content"],
@@ -376,7 +377,7 @@ async fn steer_during_a_tool_using_turn(edited: bool) {
             .await;
     assert_eq!(
         (rows[1].status, rows[1].status_reason.as_deref()),
-        (MessageStatus::Success, Some(agent::REASON_STEERED))
+        (MessageStatus::Success, Some(protocol::StatusReason::Steered.as_str()))
     );
     assert_eq!(tool_part_state(&rows[1]), vec!["output-available"], "the step's tool ran before the turn yielded");
     assert_eq!(rows[2].message.text(), "actually, this");
@@ -603,7 +604,11 @@ async fn two_waiting_calls_one_answer_keeps_waiting_and_the_second_continues_onc
 
     t.respond(json!({ "approvalId": pending[0].id, "decision": "approve" })).await.unwrap();
     let rows = t.f.messages(&t.topic).await;
-    assert_eq!(rows[1].status_reason.as_deref(), Some(agent::REASON_AWAITING_APPROVAL), "still waiting");
+    assert_eq!(
+        rows[1].status_reason.as_deref(),
+        Some(protocol::StatusReason::AwaitingApproval.as_str()),
+        "still waiting"
+    );
     assert_eq!(t.chat_requests().len(), 1, "no continuation while a call waits");
     assert!(t.file("a.md").is_none(), "nothing of the step runs before every call is decided");
     assert_eq!(t.pending().await, vec![pending[1].clone()]);

@@ -159,7 +159,7 @@ impl TurnRunner<ChunkSender> for AsksForApproval {
         ];
         for chunk in chunks {
             if sink.send(chunk).await.is_err() {
-                return TurnOutcome::Paused { reason: "user_stop".into() };
+                return TurnOutcome::Paused { reason: StatusReason::UserStop };
             }
         }
         let _ = self.answered.await;

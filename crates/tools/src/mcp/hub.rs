@@ -76,6 +76,8 @@ pub(crate) struct Inner {
     /// Order of addition: tools are listed server by server in this order.
     order: Mutex<Vec<String>>,
     tracker: TaskTracker,
+    /// Counts the changes of any server's status or tools, for whoever waits on one.
+    changes: watch::Sender<u64>,
 }
 
 struct Server {
@@ -105,6 +107,7 @@ impl McpHub {
                 servers: Mutex::new(BTreeMap::new()),
                 order: Mutex::new(Vec::new()),
                 tracker: TaskTracker::new(),
+                changes: watch::channel(0).0,
             }),
         }
     }
@@ -156,6 +159,7 @@ impl McpHub {
             }
             previous
         };
+        self.inner.changed();
         if let Some(previous) = previous {
             previous.stop.cancel();
             self.spawn_disconnect(previous.client.borrow().clone());
@@ -172,6 +176,7 @@ impl McpHub {
             server.stop.cancel();
             self.spawn_disconnect(server.client.borrow().clone());
         }
+        self.inner.changed();
     }
 
     fn spawn_disconnect(&self, client: Option<Arc<Client>>) {
@@ -192,6 +197,12 @@ impl McpHub {
             }
             _ => false,
         }
+    }
+
+    /// Marks a change whenever a server's status or tools change (added, removed,
+    /// connecting, ready, failed), so a waiter reads them again instead of polling.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.inner.changes.subscribe()
     }
 
     pub fn status(&self, id: &str) -> Option<McpStatus> {
@@ -259,6 +270,11 @@ impl Inner {
         {
             change(server);
         }
+        self.changed();
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|count| *count = count.wrapping_add(1));
     }
 
     /// The server's live connection, waiting up to `wait` for one while it connects.

@@ -111,9 +111,10 @@ async fn a_message_queued_while_an_approval_waits_runs_after_the_reply() {
     a.server.push_script(Script::text(["queued.txt, with a q."]));
     a.answer(&approval, json!({ "decision": "approve" })).await;
     drain(&mut rx).await;
-    let rows = a
-        .rows_until("the queued message's reply", |rows| rows.len() == 4 && rows[3].status == MessageStatus::Success)
-        .await;
+    let rows = wait_for(&a.f, &a.topic(), "the queued message's reply", |rows| {
+        rows.len() == 4 && rows[3].status == MessageStatus::Success
+    })
+    .await;
     assert_eq!(rows[1].status, MessageStatus::Success);
     assert_eq!(rows[2].message.text(), "what did you write?");
     assert_eq!(rows[3].message.text(), "queued.txt, with a q.");
@@ -142,7 +143,7 @@ async fn restart_while_waiting(a: &Agent, file: &std::path::Path) -> (Fixture, A
     let rows = f.messages(&topic).await;
     assert_eq!(
         (rows[1].status, rows[1].status_reason.as_deref()),
-        (MessageStatus::Paused, Some(agent::REASON_AWAITING_APPROVAL)),
+        (MessageStatus::Paused, Some(protocol::StatusReason::AwaitingApproval.as_str())),
         "the reply waits for it"
     );
     let (listener, _rx) = f.engine.listener(ListenerId::unique(), &topic.id);

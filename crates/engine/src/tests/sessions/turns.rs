@@ -107,7 +107,7 @@ async fn a_steer_goes_in_at_the_next_tool_boundary_and_the_transcript_reads_in_o
     .await;
     assert_eq!(
         (rows[1].status, rows[1].status_reason.as_deref()),
-        (MessageStatus::Success, Some(agent::REASON_STEERED))
+        (MessageStatus::Success, Some(protocol::StatusReason::Steered.as_str()))
     );
     assert!(rows[1].message.text().starts_with("Working on it."));
     assert_eq!(data_states(&rows[1], "data-steer"), [json!("delivered")], "the reply says where the message went in");
@@ -293,8 +293,10 @@ async fn a_steer_the_turn_never_reached_is_marked_and_runs_once_as_the_next_turn
     let _: protocol::api::InboxItem =
         a.f.call("inbox_add", json!({ "topicId": a.session.topic_id, "text": "also mention kiwis", "mode": "steer" }))
             .await;
-    let rows =
-        a.rows_until("the steer's own turn", |rows| rows.len() == 4 && rows[3].status == MessageStatus::Success).await;
+    let rows = wait_for(&a.f, &a.topic(), "the steer's own turn", |rows| {
+        rows.len() == 4 && rows[3].status == MessageStatus::Success
+    })
+    .await;
     assert_eq!(rows[1].message.text(), "A slow answer without tools.");
     assert_eq!(rows[1].status_reason, None, "the first reply ended on its own");
     assert_eq!(data_states(&rows[1], "data-steer"), [json!("undelivered")]);

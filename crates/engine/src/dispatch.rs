@@ -1,0 +1,221 @@
+//! The engine's answer to each operation of the table in `protocol::operations`: one
+//! method per operation, each handing the typed request to its handler. Parsing the JSON
+//! request and the `call(name, request)` entry point come from the table
+//! ([`protocol::Operations::call`]).
+
+use protocol::api::{
+    AgentSession, AgentSessionInput, AppInfo, AppSettings, ApprovalsListRequest, Assistant, AssistantInput,
+    AuditListRequest, CreateTopic, FetchedImage, IdRequest, ImageFetchRequest, InboxAddRequest, InboxItem,
+    InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, ListModelsRequest, ModelList, Provider, ProviderInput,
+    ProviderPresetInfo, ProviderRequest, StoredMessage, ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic,
+    TopicRequest, UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider, UpdateToolRule, UpdateTopic,
+};
+use protocol::mcp::{McpServer, McpServerInput, UpdateMcpServer};
+use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
+use protocol::{ApiError, ErrorKind, Operations};
+
+use crate::Engine;
+
+impl Operations for Engine {
+    async fn app_info(&self) -> Result<AppInfo, ApiError> {
+        Ok(self.info())
+    }
+
+    async fn settings_get(&self) -> Result<AppSettings, ApiError> {
+        self.settings().await
+    }
+
+    async fn settings_update(&self, request: UpdateAppSettings) -> Result<AppSettings, ApiError> {
+        self.update_settings(request).await
+    }
+
+    async fn topics_list(&self) -> Result<Vec<Topic>, ApiError> {
+        Ok(self.inner.store.list_topics().await?)
+    }
+
+    async fn topic_create(&self, request: CreateTopic) -> Result<Topic, ApiError> {
+        self.create_topic(request).await
+    }
+
+    async fn topic_update(&self, request: UpdateTopic) -> Result<Topic, ApiError> {
+        self.update_topic(request).await
+    }
+
+    async fn topic_delete(&self, request: TopicRequest) -> Result<(), ApiError> {
+        self.inner.store.get_topic(&request.topic_id).await?;
+        self.inner.streams.close_topic(&request.topic_id).await;
+        Ok(self.inner.store.delete_topic(&request.topic_id).await?)
+    }
+
+    async fn topic_mark_seen(&self, request: TopicRequest) -> Result<(), ApiError> {
+        self.inner.store.mark_topic_seen(&request.topic_id).await?;
+        self.inner.streams.status().mark_seen(&request.topic_id);
+        Ok(())
+    }
+
+    async fn inbox_list(&self, request: TopicRequest) -> Result<Vec<InboxItem>, ApiError> {
+        self.inner.store.get_topic(&request.topic_id).await?;
+        Ok(self.inner.store.list_inbox(&request.topic_id).await?)
+    }
+
+    async fn inbox_add(&self, request: InboxAddRequest) -> Result<InboxItem, ApiError> {
+        Engine::inbox_add(self, request).await
+    }
+
+    async fn inbox_update(&self, request: InboxUpdateRequest) -> Result<InboxItem, ApiError> {
+        Engine::inbox_update(self, request).await
+    }
+
+    async fn inbox_move(&self, request: InboxMoveRequest) -> Result<Vec<InboxItem>, ApiError> {
+        Engine::inbox_move(self, request).await
+    }
+
+    async fn inbox_cancel(&self, request: InboxItemRequest) -> Result<(), ApiError> {
+        Engine::inbox_cancel(self, request).await
+    }
+
+    async fn inbox_release(&self, request: InboxItemRequest) -> Result<InboxItem, ApiError> {
+        Engine::inbox_release(self, request).await
+    }
+
+    async fn messages_list(&self, request: TopicRequest) -> Result<Vec<StoredMessage>, ApiError> {
+        self.inner.store.get_topic(&request.topic_id).await?;
+        Ok(self.inner.store.list_messages(&request.topic_id).await?)
+    }
+
+    async fn image_fetch(&self, request: ImageFetchRequest) -> Result<FetchedImage, ApiError> {
+        crate::images::fetch_image(request).await
+    }
+
+    async fn providers_list(&self) -> Result<Vec<Provider>, ApiError> {
+        self.list_providers().await
+    }
+
+    async fn provider_create(&self, request: ProviderInput) -> Result<Provider, ApiError> {
+        self.create_provider(request).await
+    }
+
+    async fn provider_update(&self, request: UpdateProvider) -> Result<Provider, ApiError> {
+        self.update_provider(request).await
+    }
+
+    async fn provider_delete(&self, request: ProviderRequest) -> Result<(), ApiError> {
+        self.inner.store.delete_provider(&request.provider_id).await?;
+        if let Err(err) = self.inner.secrets.delete(request.provider_id.as_str()) {
+            tracing::warn!(error = %err, "could not remove the deleted provider's key");
+        }
+        Ok(())
+    }
+
+    async fn provider_models(&self, request: ListModelsRequest) -> Result<ModelList, ApiError> {
+        Engine::provider_models(self, request).await
+    }
+
+    async fn provider_demo(&self) -> Result<Provider, ApiError> {
+        self.demo_provider().await
+    }
+
+    async fn provider_presets(&self) -> Result<Vec<ProviderPresetInfo>, ApiError> {
+        Ok(crate::model_providers::presets())
+    }
+
+    async fn tools_list(&self) -> Result<Vec<ToolInfo>, ApiError> {
+        self.list_tools().await
+    }
+
+    async fn tool_set_enabled(&self, request: ToolEnableRequest) -> Result<(), ApiError> {
+        self.set_tool_enabled(request).await
+    }
+
+    async fn tool_approval_respond(&self, request: ToolApprovalRespond) -> Result<Approval, ApiError> {
+        self.respond_approval(request).await
+    }
+
+    async fn approvals_list(&self, request: ApprovalsListRequest) -> Result<Vec<Approval>, ApiError> {
+        self.list_approvals(request).await
+    }
+
+    async fn tool_rules_list(&self) -> Result<Vec<PolicyRule>, ApiError> {
+        Ok(self.inner.store.list_rules().await?)
+    }
+
+    async fn tool_rule_create(&self, request: ToolRuleInput) -> Result<PolicyRule, ApiError> {
+        self.save_rule(None, request).await
+    }
+
+    async fn tool_rule_update(&self, request: UpdateToolRule) -> Result<PolicyRule, ApiError> {
+        self.update_rule(request).await
+    }
+
+    async fn tool_rule_delete(&self, request: IdRequest) -> Result<(), ApiError> {
+        Ok(self.inner.store.delete_rule(&request.id).await?)
+    }
+
+    async fn tool_audit_list(&self, request: AuditListRequest) -> Result<Vec<AuditEntry>, ApiError> {
+        self.list_audit(request).await
+    }
+
+    async fn assistants_list(&self) -> Result<Vec<Assistant>, ApiError> {
+        Ok(self.inner.store.list_assistants().await?)
+    }
+
+    async fn assistant_create(&self, request: AssistantInput) -> Result<Assistant, ApiError> {
+        self.save_assistant(None, request).await
+    }
+
+    async fn assistant_update(&self, request: UpdateAssistant) -> Result<Assistant, ApiError> {
+        self.update_assistant(request).await
+    }
+
+    async fn assistant_delete(&self, request: IdRequest) -> Result<(), ApiError> {
+        Ok(self.inner.store.delete_assistant(&request.id).await?)
+    }
+
+    async fn mcp_servers_list(&self) -> Result<Vec<McpServer>, ApiError> {
+        self.list_mcp_servers().await
+    }
+
+    async fn mcp_server_create(&self, request: McpServerInput) -> Result<McpServer, ApiError> {
+        self.save_mcp_server(None, request).await
+    }
+
+    async fn mcp_server_update(&self, request: UpdateMcpServer) -> Result<McpServer, ApiError> {
+        self.update_mcp_server(request).await
+    }
+
+    async fn mcp_server_delete(&self, request: IdRequest) -> Result<(), ApiError> {
+        self.delete_mcp_server(&request.id).await
+    }
+
+    async fn mcp_server_refresh(&self, request: IdRequest) -> Result<(), ApiError> {
+        self.refresh_mcp_server(&request.id).await
+    }
+
+    async fn agent_sessions_list(&self) -> Result<Vec<AgentSession>, ApiError> {
+        self.list_sessions().await
+    }
+
+    async fn agent_session_create(&self, request: AgentSessionInput) -> Result<AgentSession, ApiError> {
+        self.create_session(request).await
+    }
+
+    async fn agent_session_update(&self, request: UpdateAgentSession) -> Result<AgentSession, ApiError> {
+        self.update_session(request).await
+    }
+
+    async fn agent_session_delete(&self, request: IdRequest) -> Result<(), ApiError> {
+        self.delete_session(&request.id).await
+    }
+
+    async fn agent_session_reset(&self, request: IdRequest) -> Result<AgentSession, ApiError> {
+        self.reset_session(&request.id).await
+    }
+
+    /// Served by the desktop shell itself; over HTTP there is no window to open.
+    async fn window_open(&self) -> Result<(), ApiError> {
+        Err(ApiError::new(
+            ErrorKind::BadRequest,
+            "only the desktop app opens windows; open the topic in a new tab instead",
+        ))
+    }
+}

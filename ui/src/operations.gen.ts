@@ -1,0 +1,115 @@
+// Generated from crates/protocol/src/operations.rs by `cargo xtask gen`. Do not edit.
+
+import type {
+  AddModelRequest,
+  AgentSession,
+  AgentSessionInput,
+  AppInfo,
+  AppSettings,
+  Approval,
+  ApprovalsListRequest,
+  Assistant,
+  AssistantInput,
+  AttachReply,
+  AuditEntry,
+  AuditListRequest,
+  CreateTopic,
+  FetchedImage,
+  IdRequest,
+  ImageFetchRequest,
+  InboxAddRequest,
+  InboxItem,
+  InboxItemRequest,
+  InboxMoveRequest,
+  InboxUpdateRequest,
+  ListModelsRequest,
+  McpServer,
+  McpServerInput,
+  ModelList,
+  PolicyRule,
+  Provider,
+  ProviderInput,
+  ProviderPresetInfo,
+  ProviderRequest,
+  ReplyRequest,
+  StoredMessage,
+  StreamAttachRequest,
+  StreamOpenRequest,
+  ToolApprovalRespond,
+  ToolEnableRequest,
+  ToolInfo,
+  ToolRuleInput,
+  Topic,
+  TopicRequest,
+  UpdateAgentSession,
+  UpdateAppSettings,
+  UpdateAssistant,
+  UpdateMcpServer,
+  UpdateProvider,
+  UpdateToolRule,
+  UpdateTopic,
+  WindowOpenRequest,
+} from './protocol.gen';
+
+/** The operations `Backend.call` runs: name, request body (`void`: none) and answer. */
+export interface Operations {
+  app_info: { request: void; response: AppInfo };
+  settings_get: { request: void; response: AppSettings };
+  settings_update: { request: UpdateAppSettings; response: AppSettings };
+  topics_list: { request: void; response: Array<Topic> };
+  topic_create: { request: CreateTopic; response: Topic };
+  topic_update: { request: UpdateTopic; response: Topic };
+  topic_delete: { request: TopicRequest; response: null };
+  topic_mark_seen: { request: TopicRequest; response: null };
+  inbox_list: { request: TopicRequest; response: Array<InboxItem> };
+  inbox_add: { request: InboxAddRequest; response: InboxItem };
+  inbox_update: { request: InboxUpdateRequest; response: InboxItem };
+  inbox_move: { request: InboxMoveRequest; response: Array<InboxItem> };
+  inbox_cancel: { request: InboxItemRequest; response: null };
+  inbox_release: { request: InboxItemRequest; response: InboxItem };
+  messages_list: { request: TopicRequest; response: Array<StoredMessage> };
+  image_fetch: { request: ImageFetchRequest; response: FetchedImage };
+  providers_list: { request: void; response: Array<Provider> };
+  provider_create: { request: ProviderInput; response: Provider };
+  provider_update: { request: UpdateProvider; response: Provider };
+  provider_delete: { request: ProviderRequest; response: null };
+  provider_models: { request: ListModelsRequest; response: ModelList };
+  provider_demo: { request: void; response: Provider };
+  provider_presets: { request: void; response: Array<ProviderPresetInfo> };
+  tools_list: { request: void; response: Array<ToolInfo> };
+  tool_set_enabled: { request: ToolEnableRequest; response: null };
+  tool_approval_respond: { request: ToolApprovalRespond; response: Approval };
+  approvals_list: { request: ApprovalsListRequest; response: Array<Approval> };
+  tool_rules_list: { request: void; response: Array<PolicyRule> };
+  tool_rule_create: { request: ToolRuleInput; response: PolicyRule };
+  tool_rule_update: { request: UpdateToolRule; response: PolicyRule };
+  tool_rule_delete: { request: IdRequest; response: null };
+  tool_audit_list: { request: AuditListRequest; response: Array<AuditEntry> };
+  assistants_list: { request: void; response: Array<Assistant> };
+  assistant_create: { request: AssistantInput; response: Assistant };
+  assistant_update: { request: UpdateAssistant; response: Assistant };
+  assistant_delete: { request: IdRequest; response: null };
+  mcp_servers_list: { request: void; response: Array<McpServer> };
+  mcp_server_create: { request: McpServerInput; response: McpServer };
+  mcp_server_update: { request: UpdateMcpServer; response: McpServer };
+  mcp_server_delete: { request: IdRequest; response: null };
+  mcp_server_refresh: { request: IdRequest; response: null };
+  agent_sessions_list: { request: void; response: Array<AgentSession> };
+  agent_session_create: { request: AgentSessionInput; response: AgentSession };
+  agent_session_update: { request: UpdateAgentSession; response: AgentSession };
+  agent_session_delete: { request: IdRequest; response: null };
+  agent_session_reset: { request: IdRequest; response: AgentSession };
+  window_open: { request: WindowOpenRequest; response: null };
+  stream_detach: { request: TopicRequest; response: null };
+  stream_abort: { request: TopicRequest; response: null };
+}
+
+/** The operations `Backend.subscribe` starts: they make the caller a listener of a topic. */
+export interface StreamOperations {
+  stream_open: { request: StreamOpenRequest; response: AttachReply };
+  stream_interrupt: { request: StreamOpenRequest; response: AttachReply };
+  stream_retry: { request: ReplyRequest; response: AttachReply };
+  stream_continue: { request: ReplyRequest; response: AttachReply };
+  stream_add_model: { request: AddModelRequest; response: AttachReply };
+  stream_attach: { request: StreamAttachRequest; response: AttachReply };
+}
