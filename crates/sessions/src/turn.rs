@@ -12,8 +12,7 @@ use serde_json::{Value, json};
 use streams::ChunkSender;
 use turn::{CallRecord, ChunkSink, GateCall, GateDecision, PartWriter, RunContext, ToolGate, TurnOutcome, TurnRunner};
 
-use crate::driver::Driver;
-use crate::driver::{DriverError, DriverEvent, PermissionAnswer, SessionSpec};
+use crate::driver::{Driver, DriverError, DriverEvent, PermissionAnswer, SessionSpec};
 use crate::slot::{Slot, State};
 
 /// Where a session's resume tokens are kept. The turn awaits each save before it reads
