@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AppSettings, PolicyRule, Provider } from '../src/protocol.gen';
-import { assistantInputFromDraft, draftFromAssistant, REPLY_STRATEGIES } from '../src/settings/assistantForm';
+import { assistantInputFromDraft, draftFromAssistant, draftWithoutDefaults } from '../src/settings/assistantForm';
 import { capabilitiesToSend, capabilityRows, toggleCapability } from '../src/settings/capabilities';
 import { fieldErrorsFrom } from '../src/settings/fieldErrors';
 import { draftFromSettings, effectiveIdleTimeout, formatDuration, settingsInputFromDraft } from '../src/settings/generalForm';
@@ -130,7 +130,12 @@ describe('assistant form', () => {
   it('sends reply strategies only when the defaults are not used; an empty list is kept', () => {
     const fresh = draftFromAssistant();
     expect(fresh.featureChoice).toBe('defaults');
-    expect(fresh.features).toEqual(REPLY_STRATEGIES.map((strategy) => strategy.name));
+    expect(fresh.features).toEqual([]);
+    const strategies = [
+      { name: 'context-rounds', description: 'a' },
+      { name: 'tool-loop', description: 'b' },
+    ];
+    expect(draftWithoutDefaults(fresh, strategies)).toMatchObject({ featureChoice: 'some', features: ['context-rounds', 'tool-loop'] });
     expect(assistantInputFromDraft({ ...fresh, name: 'A', features: ['tool-loop'] })).toEqual({
       input: { name: 'A', systemPrompt: '', models: [], maxToolCalls: 20 },
     });
@@ -142,6 +147,11 @@ describe('assistant form', () => {
     const saved = { id: 'a', name: 'A', systemPrompt: '', models: [], maxToolCalls: 20, createdAt: '', updatedAt: '' };
     expect(draftFromAssistant(saved).featureChoice).toBe('defaults');
     expect(draftFromAssistant({ ...saved, features: [] })).toMatchObject({ featureChoice: 'some', features: [] });
+    // Leaving the defaults keeps a list the assistant already has, even an empty one.
+    const savedEmpty = { ...saved, features: [] };
+    expect(draftWithoutDefaults({ ...draftFromAssistant(savedEmpty), featureChoice: 'defaults' }, strategies, savedEmpty).features).toEqual([]);
+    const savedOne = { ...saved, features: ['tool-loop'] };
+    expect(draftWithoutDefaults({ ...draftFromAssistant(savedOne), featureChoice: 'defaults' }, strategies, savedOne).features).toEqual(['tool-loop']);
   });
 });
 

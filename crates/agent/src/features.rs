@@ -104,9 +104,16 @@ pub struct UnknownFeature {
 /// Features by name. Whatever order a configuration names them in, enabled features
 /// compose in the order they were registered: the prompt passes through them in that
 /// order, and the first to ask for another round wins.
+#[derive(Clone)]
+struct Registered {
+    name: &'static str,
+    description: &'static str,
+    make: FeatureConstructor,
+}
+
 #[derive(Clone, Default)]
 pub struct FeatureRegistry {
-    entries: Vec<(&'static str, FeatureConstructor)>,
+    entries: Vec<Registered>,
 }
 
 impl FeatureRegistry {
@@ -120,23 +127,34 @@ impl FeatureRegistry {
         let mut registry = Self::new();
         // Results past their rounds are shortened while the prompt is still in its native
         // shape (results known by call id), before prompt tool calling writes it as text.
-        registry.register(ContextRounds::NAME, || Arc::new(ContextRounds));
-        registry.register(PromptToolCalling::NAME, || Arc::new(PromptToolCalling));
-        registry.register(ToolLoop::NAME, || Arc::new(ToolLoop));
+        registry.register(ContextRounds::NAME, ContextRounds::DESCRIPTION, || Arc::new(ContextRounds));
+        registry.register(PromptToolCalling::NAME, PromptToolCalling::DESCRIPTION, || Arc::new(PromptToolCalling));
+        registry.register(ToolLoop::NAME, ToolLoop::DESCRIPTION, || Arc::new(ToolLoop));
         registry
     }
 
-    /// Registers a feature; a name registered before is replaced, keeping its place.
-    pub fn register(&mut self, name: &'static str, make: FeatureConstructor) {
-        match self.entries.iter_mut().find(|(known, _)| *known == name) {
-            Some(entry) => entry.1 = make,
-            None => self.entries.push((name, make)),
+    /// Registers a feature with a one-line description of what it does (shown to the
+    /// user); a name registered before is replaced, keeping its place.
+    pub fn register(&mut self, name: &'static str, description: &'static str, make: FeatureConstructor) {
+        let entry = Registered { name, description, make };
+        match self.entries.iter_mut().find(|known| known.name == name) {
+            Some(known) => *known = entry,
+            None => self.entries.push(entry),
         }
     }
 
     /// The registered names, in composition order.
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.entries.iter().map(|(name, _)| *name)
+        self.entries.iter().map(|entry| entry.name)
+    }
+
+    /// The registered features as a client lists them (`assistant_features_list`), in
+    /// composition order.
+    pub fn describe(&self) -> Vec<protocol::api::FeatureInfo> {
+        self.entries
+            .iter()
+            .map(|entry| protocol::api::FeatureInfo { name: entry.name.to_owned(), description: entry.description.to_owned() })
+            .collect()
     }
 
     /// The features `names` enables, in composition order (a name given twice counts
@@ -148,8 +166,8 @@ impl FeatureRegistry {
         Ok(self
             .entries
             .iter()
-            .filter(|(name, _)| names.iter().any(|wanted| wanted.as_ref() == *name))
-            .map(|(_, make)| make())
+            .filter(|entry| names.iter().any(|wanted| wanted.as_ref() == entry.name))
+            .map(|entry| (entry.make)())
             .collect())
     }
 }

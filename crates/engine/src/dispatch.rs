@@ -171,6 +171,11 @@ impl Operations for Engine {
         Ok(self.inner.store.delete_assistant(&request.id).await?)
     }
 
+    async fn assistant_features_list(&self) -> Result<Vec<protocol::api::FeatureInfo>, ApiError> {
+        // The registry `assistant_create`/`assistant_update` check names against.
+        Ok(agent::features::FeatureRegistry::builtin().describe())
+    }
+
     async fn mcp_servers_list(&self) -> Result<Vec<McpServer>, ApiError> {
         self.list_mcp_servers().await
     }

@@ -227,6 +227,15 @@ impl std::str::FromStr for ApiFormat {
     }
 }
 
+/// A reply strategy an assistant can select (`Assistant::features`), as the backend
+/// registers it: its name and what it does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureInfo {
+    pub name: String,
+    pub description: String,
+}
+
 /// A known service, to prefill the "Add provider" form.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

@@ -71,6 +71,7 @@ macro_rules! for_each_operation {
                 assistant_create($crate::api::AssistantInput) => $crate::api::Assistant;
                 assistant_update($crate::api::UpdateAssistant) => $crate::api::Assistant;
                 assistant_delete($crate::api::IdRequest) => ();
+                assistant_features_list => Vec<$crate::api::FeatureInfo>;
                 mcp_servers_list => Vec<$crate::mcp::McpServer>;
                 mcp_server_create($crate::mcp::McpServerInput) => $crate::mcp::McpServer;
                 mcp_server_update($crate::mcp::UpdateMcpServer) => $crate::mcp::McpServer;

@@ -74,6 +74,7 @@ pub fn declarations() -> String {
         ListModelsRequest::decl(&cfg),
         ModelList::decl(&cfg),
         AppInfo::decl(&cfg),
+        FeatureInfo::decl(&cfg),
         AppSettings::decl(&cfg),
         UpdateAppSettings::decl(&cfg),
         InboxMode::decl(&cfg),

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { toApiFailure } from '../backend/backend';
-import type { Assistant, ModelRef, Provider, ToolInfo, UpdateAssistant } from '../protocol.gen';
-import { ASSISTANT_FIELDS, assistantInputFromDraft, draftFromAssistant, REPLY_STRATEGIES, type AssistantDraft } from '../settings/assistantForm';
+import type { Assistant, FeatureInfo, ModelRef, Provider, ToolInfo, UpdateAssistant } from '../protocol.gen';
+import { ASSISTANT_FIELDS, assistantInputFromDraft, draftFromAssistant, draftWithoutDefaults, type AssistantDraft } from '../settings/assistantForm';
 import { fieldErrorsFrom, NO_ERRORS, type FieldErrors } from '../settings/fieldErrors';
 import { useBackend } from './BackendContext';
 import { FolderField } from './FolderField';
@@ -21,6 +21,8 @@ export function AssistantForm({ assistant, providers, onSaved, onCancel }: Assis
   const [errors, setErrors] = useState<FieldErrors>(NO_ERRORS);
   const [saving, setSaving] = useState(false);
   const [tools, setTools] = useState<ToolInfo[]>([]);
+  /** The reply strategies the backend knows; `undefined` while loading, `null` if they could not be read. */
+  const [strategies, setStrategies] = useState<FeatureInfo[] | null | undefined>(undefined);
   const change = (patch: Partial<AssistantDraft>) => setDraft({ ...draft, ...patch });
 
   useEffect(() => {
@@ -32,6 +34,14 @@ export function AssistantForm({ assistant, providers, onSaved, onCancel }: Assis
       })
       .catch(() => {
         // The checklist stays empty; "all enabled tools" still works.
+      });
+    backend
+      .call('assistant_features_list')
+      .then((list) => {
+        if (current) setStrategies(list);
+      })
+      .catch(() => {
+        if (current) setStrategies(null);
       });
     return () => {
       current = false;
@@ -180,13 +190,21 @@ export function AssistantForm({ assistant, providers, onSaved, onCancel }: Assis
             type="checkbox"
             data-testid="assistant-strategies-defaults"
             checked={draft.featureChoice === 'defaults'}
-            onChange={(event) => change({ featureChoice: event.target.checked ? 'defaults' : 'some' })}
+            onChange={(event) =>
+              setDraft(event.target.checked ? { ...draft, featureChoice: 'defaults' } : draftWithoutDefaults(draft, strategies ?? [], assistant))
+            }
           />
           <span>Use defaults</span>
         </label>
         {draft.featureChoice === 'some' && (
           <div className="checklist">
-            {REPLY_STRATEGIES.map((strategy) => (
+            {strategies === undefined && <span className="field-help">Loading the strategies…</span>}
+            {strategies === null && (
+              <span className="field-help" role="alert">
+                Could not read the reply strategies; use the defaults or try again later.
+              </span>
+            )}
+            {(strategies ?? []).map((strategy) => (
               <label key={strategy.name} className="check">
                 <input
                   type="checkbox"
@@ -199,7 +217,7 @@ export function AssistantForm({ assistant, providers, onSaved, onCancel }: Assis
                 <span className="muted small">{strategy.description}</span>
               </label>
             ))}
-            {draft.features.length === 0 && <span className="field-help">None: one model call per reply; tool calls are answered but not followed up.</span>}
+            {strategies && draft.features.length === 0 && <span className="field-help">None: one model call per reply; tool calls are answered but not followed up.</span>}
           </div>
         )}
         {errorAt('features')}

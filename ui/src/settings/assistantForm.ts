@@ -1,17 +1,7 @@
-import type { Assistant, AssistantInput, ModelRef } from '../protocol.gen';
+import type { Assistant, AssistantInput, FeatureInfo, ModelRef } from '../protocol.gen';
 import type { FieldErrors } from './fieldErrors';
 
 export const DEFAULT_MAX_TOOL_CALLS = 20;
-
-/**
- * The reply strategies a turn can use: the backend's registered features
- * (`FeatureRegistry::builtin()` in `crates/agent/src/features.rs`), in the order they compose.
- */
-export const REPLY_STRATEGIES = [
-  { name: 'context-rounds', description: 'Tool results that only stay in the conversation for a few rounds are shortened to a note afterwards.' },
-  { name: 'prompt-tool-calling', description: 'For models without native tool calling: tools are described in the prompt and calls read from the reply.' },
-  { name: 'tool-loop', description: 'After the model calls tools, it gets another turn to read their results and go on.' },
-] as const;
 
 /** An assistant as its form edits it. */
 export interface AssistantDraft {
@@ -39,9 +29,20 @@ export function draftFromAssistant(assistant?: Assistant): AssistantDraft {
     maxToolCalls: String(assistant?.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS),
     workspace: assistant?.workspace ?? '',
     featureChoice: assistant?.features === undefined ? 'defaults' : 'some',
-    // Every strategy on behaves as the defaults do, for any model: a start to edit from.
-    features: assistant?.features ?? REPLY_STRATEGIES.map((strategy) => strategy.name),
+    // Without a list of its own, the form starts from every strategy the backend lists
+    // (which behaves as the defaults do, for any model) when the user leaves the defaults.
+    features: assistant?.features ?? [],
   };
+}
+
+/**
+ * The draft once "Use defaults" is turned off. An assistant without a list of its own
+ * starts from every strategy the backend lists (`assistant_features_list`), which behaves
+ * as the defaults do for any model; a list already there (a saved one, even `[]`) is kept.
+ */
+export function draftWithoutDefaults(draft: AssistantDraft, strategies: readonly FeatureInfo[], saved?: Assistant): AssistantDraft {
+  const fresh = saved?.features === undefined && draft.features.length === 0;
+  return { ...draft, featureChoice: 'some', features: fresh ? strategies.map((strategy) => strategy.name) : draft.features };
 }
 
 /** What to save, or what keeps it from being saved (by the backend's field names). */

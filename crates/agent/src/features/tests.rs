@@ -85,8 +85,8 @@ impl Feature for Named {
 #[test]
 fn a_new_feature_is_one_registration_and_registering_a_name_again_replaces_it_in_place() {
     let mut registry = FeatureRegistry::builtin();
-    registry.register("finish-cut-off", || Arc::new(Named("finish-cut-off")));
-    registry.register("context-rounds", || Arc::new(Named("context-rounds (replaced)")));
+    registry.register("finish-cut-off", "test", || Arc::new(Named("finish-cut-off")));
+    registry.register("context-rounds", "test", || Arc::new(Named("context-rounds (replaced)")));
     assert_eq!(
         registry.names().collect::<Vec<_>>(),
         ["context-rounds", "prompt-tool-calling", "tool-loop", "finish-cut-off"]
@@ -277,4 +277,12 @@ fn a_feature_that_overrides_nothing_changes_nothing() {
     assert_eq!(messages, untouched);
     assert_eq!(feature.response_complete(&response_ctx(&[call("c1")], &StopReason::ToolCalls)), RoundAction::Done);
     assert!(feature.hooks().is_none());
+}
+
+#[test]
+fn the_registry_describes_every_feature_it_builds_in_composition_order() {
+    let registry = FeatureRegistry::builtin();
+    let described = registry.describe();
+    assert_eq!(described.iter().map(|info| info.name.as_str()).collect::<Vec<_>>(), registry.names().collect::<Vec<_>>());
+    assert!(described.iter().all(|info| !info.description.trim().is_empty()), "{described:?}");
 }
