@@ -14,6 +14,7 @@ import type {
   AuditEntry,
   AuditListRequest,
   CreateTopic,
+  FeatureInfo,
   FetchedImage,
   IdRequest,
   ImageFetchRequest,
@@ -89,6 +90,7 @@ export interface Operations {
   assistant_create: { request: AssistantInput; response: Assistant };
   assistant_update: { request: UpdateAssistant; response: Assistant };
   assistant_delete: { request: IdRequest; response: null };
+  assistant_features_list: { request: void; response: Array<FeatureInfo> };
   mcp_servers_list: { request: void; response: Array<McpServer> };
   mcp_server_create: { request: McpServerInput; response: McpServer };
   mcp_server_update: { request: UpdateMcpServer; response: McpServer };

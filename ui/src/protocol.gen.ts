@@ -235,6 +235,8 @@ mode: string, dataDir: string,
  */
 secretStore: string, };
 
+export type FeatureInfo = { name: string, description: string, };
+
 export type AppSettings = { 
 /**
  * How long a reply may stay silent (no text, no event) before it is stopped as

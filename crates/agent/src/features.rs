@@ -153,7 +153,10 @@ impl FeatureRegistry {
     pub fn describe(&self) -> Vec<protocol::api::FeatureInfo> {
         self.entries
             .iter()
-            .map(|entry| protocol::api::FeatureInfo { name: entry.name.to_owned(), description: entry.description.to_owned() })
+            .map(|entry| protocol::api::FeatureInfo {
+                name: entry.name.to_owned(),
+                description: entry.description.to_owned(),
+            })
             .collect()
     }
 

@@ -16,7 +16,8 @@ pub struct ContextRounds;
 impl ContextRounds {
     pub const NAME: &'static str = "context-rounds";
     /// What it does, as the assistant form shows it.
-    pub const DESCRIPTION: &\'static str = "Tool results that only stay in the conversation for a few rounds are shortened to a note afterwards.";
+    pub const DESCRIPTION: &'static str =
+        "Tool results that only stay in the conversation for a few rounds are shortened to a note afterwards.";
 }
 
 impl Feature for ContextRounds {

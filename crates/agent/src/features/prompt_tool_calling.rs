@@ -16,7 +16,8 @@ pub struct PromptToolCalling;
 impl PromptToolCalling {
     pub const NAME: &'static str = "prompt-tool-calling";
     /// What it does, as the assistant form shows it.
-    pub const DESCRIPTION: &\'static str = "For models without native tool calling: tools are described in the prompt and calls read from the reply.";
+    pub const DESCRIPTION: &'static str =
+        "For models without native tool calling: tools are described in the prompt and calls read from the reply.";
 }
 
 impl Feature for PromptToolCalling {

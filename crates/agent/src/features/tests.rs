@@ -283,6 +283,9 @@ fn a_feature_that_overrides_nothing_changes_nothing() {
 fn the_registry_describes_every_feature_it_builds_in_composition_order() {
     let registry = FeatureRegistry::builtin();
     let described = registry.describe();
-    assert_eq!(described.iter().map(|info| info.name.as_str()).collect::<Vec<_>>(), registry.names().collect::<Vec<_>>());
+    assert_eq!(
+        described.iter().map(|info| info.name.as_str()).collect::<Vec<_>>(),
+        registry.names().collect::<Vec<_>>()
+    );
     assert!(described.iter().all(|info| !info.description.trim().is_empty()), "{described:?}");
 }

@@ -10,7 +10,8 @@ pub struct ToolLoop;
 impl ToolLoop {
     pub const NAME: &'static str = "tool-loop";
     /// What it does, as the assistant form shows it.
-    pub const DESCRIPTION: &\'static str = "After the model calls tools, it gets another round to read their results and go on.";
+    pub const DESCRIPTION: &'static str =
+        "After the model calls tools, it gets another round to read their results and go on.";
 }
 
 impl Feature for ToolLoop {
