@@ -85,6 +85,8 @@ export class StatusFeed {
 
   private onMessage(message: StatusMessage): void {
     this.attempts = 0;
+    // A switched version changes no status.
+    if (message.kind === 'path_changed') return;
     let byTopic: Map<string, TopicStatusEvent>;
     if (message.kind === 'snapshot') {
       byTopic = new Map(message.statuses.map((event) => [event.topicId, event]));
