@@ -29,11 +29,15 @@ import type {
   McpServerInput,
   MessageRequest,
   ModelList,
+  ModelPrice,
+  ModelPriceInput,
+  ModelPriceRequest,
   PolicyRule,
   Provider,
   ProviderInput,
   ProviderPresetInfo,
   ProviderRequest,
+  ReplyDetails,
   ReplyRequest,
   StoredMessage,
   StreamAttachRequest,
@@ -44,6 +48,7 @@ import type {
   ToolRuleInput,
   Topic,
   TopicRequest,
+  TopicUsage,
   UpdateAgentSession,
   UpdateAppSettings,
   UpdateAssistant,
@@ -51,6 +56,8 @@ import type {
   UpdateProvider,
   UpdateToolRule,
   UpdateTopic,
+  UsageReport,
+  UsageReportRequest,
   WindowOpenRequest,
 } from './protocol.gen';
 
@@ -106,6 +113,12 @@ export interface Operations {
   agent_session_update: { request: UpdateAgentSession; response: AgentSession };
   agent_session_delete: { request: IdRequest; response: null };
   agent_session_reset: { request: IdRequest; response: AgentSession };
+  usage_reply: { request: MessageRequest; response: ReplyDetails };
+  usage_topic: { request: TopicRequest; response: TopicUsage };
+  usage_report: { request: UsageReportRequest; response: UsageReport };
+  usage_prices: { request: void; response: Array<ModelPrice> };
+  usage_price_set: { request: ModelPriceInput; response: Array<ModelPrice> };
+  usage_price_reset: { request: ModelPriceRequest; response: Array<ModelPrice> };
   window_open: { request: WindowOpenRequest; response: null };
   stream_detach: { request: TopicRequest; response: null };
   stream_abort: { request: TopicRequest; response: null };

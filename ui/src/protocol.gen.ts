@@ -47,7 +47,15 @@ export type MessageStatus = "pending" | "streaming" | "success" | "paused" | "er
 
 export type StatusReason = "user_stop" | "stalled" | "tool_limit" | "awaiting_approval" | "steered" | "length" | "interrupted";
 
-export type Usage = { inputTokens: number, outputTokens: number, };
+export type Usage = { inputTokens: number, outputTokens: number, 
+/**
+ * Of the output, the reasoning tokens (when the provider says).
+ */
+reasoningTokens?: number, 
+/**
+ * Of the input, the tokens read from the provider's prompt cache (when it says).
+ */
+cachedTokens?: number, };
 
 export type MessageMetadata = { model?: string, providerName?: string, status?: MessageStatus, 
 /**
@@ -613,6 +621,151 @@ workspace: string, providerId?: ProviderId,
 model: string, permissionMode?: string, };
 
 export type UpdateAgentSession = { id: string, title?: string, model?: string, permissionMode?: string, };
+
+export type UsageTotals = { 
+/**
+ * Model calls (agent-session turns count one each).
+ */
+calls: number, inputTokens: number, outputTokens: number, reasoningTokens: number, cachedTokens: number, 
+/**
+ * The cost of the calls that have a price (or a cost the agent reported); absent
+ * when none has.
+ */
+costUsd?: number, 
+/**
+ * Calls whose model has no price: their tokens are counted, their cost is not.
+ */
+unpricedCalls: number, 
+/**
+ * Time spent in model calls, in milliseconds.
+ */
+durationMs: number, };
+
+export type ReplyUsage = { messageId: string, totals: UsageTotals, 
+/**
+ * The first model call's time to first token, in milliseconds.
+ */
+timeToFirstTokenMs?: number, 
+/**
+ * Output tokens per second of generation (after the first token), over every call.
+ */
+tokensPerSecond?: number, 
+/**
+ * When the first call started (RFC 3339, UTC).
+ */
+startedAt: string, 
+/**
+ * The model of the last call.
+ */
+model: string, };
+
+export type TopicUsage = { topicId: string, total: UsageTotals, replies: Array<ReplyUsage>, };
+
+export type ReplyDetails = { messageId: string, 
+/**
+ * Absent when the ledger has nothing for this reply (written before it was kept).
+ */
+usage?: ReplyUsage, 
+/**
+ * In the order things happened.
+ */
+timeline: Array<TimelineEntry>, };
+
+export type TimelineEntry = { "kind": "modelCall", 
+/**
+ * The step of the agent loop (0 first), and the attempt at it (0 first).
+ */
+step: number, attempt: number, agent: boolean, providerName: string, model: string, startedAt: string, requestMessages?: number, 
+/**
+ * The size of what was sent, in characters.
+ */
+requestChars?: number, timeToFirstTokenMs?: number, durationMs: number, tokensPerSecond?: number, inputTokens: number, outputTokens: number, reasoningTokens: number, cachedTokens: number, costUsd?: number, 
+/**
+ * `stop`, `length`, `tool_calls`, `content_filter`, the provider's own reason, or
+ * `stopped`, `stalled`, `failed`.
+ */
+finish: string, error?: string, 
+/**
+ * Retries the provider client made before the first byte.
+ */
+providerRetries: number, } | { "kind": "toolCall", callId: string, toolName: string, input: JsonValue, 
+/**
+ * `requested`, `approved`, `denied`, `running`, `done`, `error`.
+ */
+state: string, 
+/**
+ * When the model asked for it.
+ */
+requestedAt: string, startedAt?: string, durationMs?: number, 
+/**
+ * The size of its output, in characters.
+ */
+outputChars?: number, 
+/**
+ * Who allowed (or refused) it: `user`, `app`, `rule:<id>` or `default`.
+ */
+decidedBy?: string, error?: string, } | { "kind": "approvalWait", approvalId: string, callId: string, toolName: string, 
+/**
+ * `pending`, `approved` or `denied`.
+ */
+state: string, requestedAt: string, decidedAt?: string, 
+/**
+ * How long it waited (so far, while pending), in milliseconds.
+ */
+waitedMs?: number, };
+
+export type UsageReportRequest = { 
+/**
+ * The first day counted, `YYYY-MM-DD`; absent: since the first call.
+ */
+from?: string, 
+/**
+ * The last day counted (inclusive), `YYYY-MM-DD`; absent: up to today.
+ */
+to?: string, 
+/**
+ * Days start at midnight this many minutes ahead of UTC (the user's time zone;
+ * JavaScript's `-new Date().getTimezoneOffset()`); absent: UTC.
+ */
+utcOffsetMinutes?: number, };
+
+export type UsageReport = { total: UsageTotals, 
+/**
+ * Days with usage, oldest first.
+ */
+byDay: Array<UsageGroup>, 
+/**
+ * Most expensive first (then most tokens).
+ */
+byModel: Array<UsageGroup>, byProvider: Array<UsageGroup>, };
+
+export type UsageGroup = { 
+/**
+ * The day (`YYYY-MM-DD`), the model's name or the provider's name.
+ */
+key: string, totals: UsageTotals, };
+
+export type ModelPrice = { 
+/**
+ * A model name; it also prices dated or suffixed versions of it (`gpt-4o` prices
+ * `gpt-4o-2024-08-06`, not `gpt-4o-mini` when that has its own price) and names
+ * behind a router's prefix (`openai/gpt-4o`).
+ */
+model: string, inputUsd: number, outputUsd: number, 
+/**
+ * Input tokens read from the prompt cache; absent: the input price.
+ */
+cachedInputUsd?: number, 
+/**
+ * `default`: built in; `custom`: set by the user (over a default or for a new model).
+ */
+source: PriceSource, };
+
+export type PriceSource = "default" | "custom";
+
+export type ModelPriceInput = { model: string, inputUsd: number, outputUsd: number, cachedInputUsd?: number, };
+
+export type ModelPriceRequest = { model: string, };
 
 /** How an agent session's topic id begins (`TopicId::AGENT_SESSION_PREFIX`). */
 export const AGENT_SESSION_TOPIC_PREFIX = "agent-session:";

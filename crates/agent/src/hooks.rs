@@ -3,7 +3,7 @@
 //! Contributions come from three sources and always run in this order: internal
 //! observers (e.g. cumulative usage), per-request features, then the caller's hooks.
 //! Composition rules, fixed:
-//! - void hooks (`on_start`, `on_step_finish`, `on_tool_execution_start/end`,
+//! - void hooks (`on_start`, `on_model_call`, `on_step_finish`, `on_tool_execution_start/end`,
 //!   `on_finish`, `on_abort`) run one after another; a hook that fails is logged and the
 //!   chain goes on;
 //! - `prepare_step` is chained: each hook sees the plan the previous one returned (a
@@ -36,6 +36,57 @@ pub struct StepReport {
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<TokenUsage>,
     pub finish: StopReason,
+}
+
+/// One model call as it went, completed or not: what the usage ledger and the reply
+/// inspector record. Every call the loop makes is reported once, retried attempts included.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelCallReport {
+    /// The model call's step in this run (0 for the first).
+    pub step: u32,
+    /// 0 for the first attempt at this step; a hook-asked retry counts up.
+    pub attempt: u32,
+    /// Messages sent, and their size in characters (text, reasoning, tool arguments and
+    /// results; media counted by their encoded size).
+    pub request_messages: u32,
+    pub request_chars: u64,
+    /// When the call was sent (wall clock).
+    pub started_at: std::time::SystemTime,
+    /// From sending to the first answer event (text, reasoning or a tool call).
+    pub time_to_first_token: Option<Duration>,
+    /// From sending to the end of the stream.
+    pub duration: Duration,
+    /// How often the provider retried before the first byte (rate limits, overload).
+    pub provider_retries: u32,
+    pub usage: Option<TokenUsage>,
+    pub end: ModelCallEnd,
+}
+
+/// How a model call ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelCallEnd {
+    Finished(StopReason),
+    /// Stop was pressed (or nobody read the chunks any more).
+    Stopped,
+    Stalled,
+    Failed(String),
+}
+
+impl ModelCallEnd {
+    /// A short word for the inspector: `stop`, `length`, `tool_calls`, `content_filter`,
+    /// the provider's own reason, or `stopped`/`stalled`/`failed`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ModelCallEnd::Finished(StopReason::Stop) => "stop",
+            ModelCallEnd::Finished(StopReason::Length) => "length",
+            ModelCallEnd::Finished(StopReason::ToolCalls) => "tool_calls",
+            ModelCallEnd::Finished(StopReason::ContentFilter) => "content_filter",
+            ModelCallEnd::Finished(StopReason::Other(other)) => other.as_str(),
+            ModelCallEnd::Stopped => "stopped",
+            ModelCallEnd::Stalled => "stalled",
+            ModelCallEnd::Failed(_) => "failed",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -90,6 +141,11 @@ pub trait AgentHooks: Send + Sync {
     }
 
     async fn on_step_finish(&self, _step: &StepReport, _emit: &mut Emit) -> Result<(), HookError> {
+        Ok(())
+    }
+
+    /// After every model call, whatever its end (before `on_step_finish` of a completed one).
+    async fn on_model_call(&self, _call: &ModelCallReport) -> Result<(), HookError> {
         Ok(())
     }
 
@@ -174,6 +230,12 @@ impl Hooks {
         emit.0
     }
 
+    pub async fn on_model_call(&self, call: &ModelCallReport) {
+        for hook in self.each() {
+            logged(hook.name(), "on_model_call", hook.on_model_call(call).await);
+        }
+    }
+
     pub async fn on_tool_execution_start(&self, event: &ToolExecutionStart) {
         for hook in self.each() {
             logged(hook.name(), "on_tool_execution_start", hook.on_tool_execution_start(event).await);
@@ -239,15 +301,11 @@ impl AgentHooks for UsageObserver {
         let Some(usage) = step.usage else { return Ok(()) };
         let total = {
             let mut total = self.total.lock().map_err(|_| HookError("usage total poisoned".into()))?;
-            total.input_tokens += usage.input_tokens;
-            total.output_tokens += usage.output_tokens;
+            total.add(&usage);
             *total
         };
-        emit.chunk(UiChunk::MessageMetadata {
-            message_metadata: serde_json::json!({
-                "usage": { "inputTokens": total.input_tokens, "outputTokens": total.output_tokens }
-            }),
-        });
+        let usage = protocol::message::Usage::from(total);
+        emit.chunk(UiChunk::MessageMetadata { message_metadata: serde_json::json!({ "usage": usage }) });
         Ok(())
     }
 }

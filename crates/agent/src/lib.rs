@@ -30,7 +30,7 @@ use providers::{ProviderError, ProviderErrorKind, StopReason};
 
 pub use self::turn::{DEFAULT_MAX_TOOL_CALLS, TurnRequest, TurnRequestBuilder, run_turn};
 pub use features::{Feature, ToolCalling};
-pub use hooks::{AgentHooks, HookSource, Hooks, UsageObserver};
+pub use hooks::{AgentHooks, HookSource, Hooks, ModelCallEnd, ModelCallReport, UsageObserver};
 pub use prompt::{MODEL_TEXT_LIMIT, PromptOptions, build_prompt, context_rounds_left, media_from_url};
 
 fn finish_reason(reason: &StopReason) -> FinishReason {

@@ -47,6 +47,18 @@ pub(crate) struct StepOutput {
     pub usage: Option<TokenUsage>,
     /// Whether any answer content reached the sink (a retry would repeat it).
     pub emitted: bool,
+    pub timing: StepTiming,
+}
+
+/// When the call was made and how long its parts took (tokio's clock, so paused-clock
+/// tests measure it too).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StepTiming {
+    pub started_at: std::time::SystemTime,
+    pub time_to_first_token: Option<Duration>,
+    pub duration: Duration,
+    /// `Retrying` events: the provider's own retries before the first byte.
+    pub provider_retries: u32,
 }
 
 impl StepOutput {
@@ -77,6 +89,10 @@ pub(crate) async fn stream_step(
     let format = input.model.format_name();
     let call_ids = input.call_ids;
     let mut collector = Collector { format, ..Collector::default() };
+    let started_at = std::time::SystemTime::now();
+    let started = tokio::time::Instant::now();
+    let mut first_token: Option<Duration> = None;
+    let mut provider_retries = 0u32;
     let mut scanner = (input.tool_calling == ToolCalling::Prompt).then(CallScanner::default);
     let mut stream = LanguageModel::stream(input.model, input.request);
     // A provider waiting to retry is not silent: its announced wait extends the deadline.
@@ -94,6 +110,16 @@ pub(crate) async fn stream_step(
             Ok(Some(Err(error))) => break StepEnd::Failed(error),
             Ok(Some(Ok(event))) => event,
         };
+        if first_token.is_none()
+            && matches!(
+                event,
+                CompletionEvent::TextDelta(_)
+                    | CompletionEvent::ReasoningDelta(_)
+                    | CompletionEvent::ToolCallStart { .. }
+            )
+        {
+            first_token = Some(started.elapsed());
+        }
         let chunks = match event {
             CompletionEvent::TextDelta(delta) => match scanner.as_mut() {
                 Some(scanner) => {
@@ -138,6 +164,7 @@ pub(crate) async fn stream_step(
             }
             CompletionEvent::Retrying { attempt, delay_ms, reason } => {
                 announced_wait = Duration::from_millis(delay_ms);
+                provider_retries += 1;
                 // Transient: the UI shows "retrying in N s" while it lasts; nothing is stored.
                 vec![UiChunk::Data(DataChunk {
                     kind: "data-retrying".into(),
@@ -154,16 +181,38 @@ pub(crate) async fn stream_step(
             break StepEnd::Stopped;
         }
     };
+    let mut end = end;
     if let Some(scanner) = scanner.as_mut()
         && matches!(end, StepEnd::Completed(_))
     {
         let found = scanner.finish();
         let chunks = collector.scanned(found, writer, call_ids);
         if send_all(sink, chunks).await.is_err() {
-            return collector.into_output(StepEnd::Stopped);
+            end = StepEnd::Stopped;
         }
     }
-    collector.into_output(end)
+    let timing =
+        StepTiming { started_at, time_to_first_token: first_token, duration: started.elapsed(), provider_retries };
+    collector.into_output(end, timing)
+}
+
+/// The size of what a model call is sent, in characters: what the inspector shows as the
+/// request's size (not the exact bytes of any wire format).
+pub(crate) fn request_chars(messages: &[providers::ChatMessage]) -> u64 {
+    fn part_chars(part: &ContentPart) -> usize {
+        match part {
+            ContentPart::Text { text } => text.len(),
+            ContentPart::Media(media) => match &media.source {
+                providers::MediaSource::Base64(data) => data.len(),
+                providers::MediaSource::Url(url) => url.len(),
+            },
+            ContentPart::Reasoning(r) => r.text.len(),
+            ContentPart::ToolCall(call) => call.name.len() + call.arguments.to_string().len(),
+            ContentPart::ToolResult(result) => result.content.iter().map(part_chars).sum(),
+        }
+    }
+    let total: usize = messages.iter().flat_map(|m| m.content.iter()).map(part_chars).sum();
+    u64::try_from(total).unwrap_or(u64::MAX)
 }
 
 pub(crate) async fn send_all(sink: &mut impl ChunkSink, chunks: Vec<UiChunk>) -> Result<(), SinkClosed> {
@@ -272,14 +321,14 @@ impl Collector {
         chunks
     }
 
-    fn into_output(mut self, end: StepEnd) -> StepOutput {
+    fn into_output(mut self, end: StepEnd, timing: StepTiming) -> StepOutput {
         // Streamed arguments are JSON text; an empty text means no arguments.
         for call in &mut self.calls {
             if call.arguments.as_ref().is_ok_and(serde_json::Value::is_null) {
                 call.arguments = parse_arguments(&call.raw);
             }
         }
-        StepOutput { end, content: self.content, calls: self.calls, usage: self.usage, emitted: self.emitted }
+        StepOutput { end, content: self.content, calls: self.calls, usage: self.usage, emitted: self.emitted, timing }
     }
 }
 

@@ -26,7 +26,7 @@ use crate::features::{
     Feature, FeatureRegistry, PromptContext, ResponseContext, RoundAction, ToolCalling, UnknownFeature,
     default_features,
 };
-use crate::hooks::{ErrorDecision, Hooks, StepPlan, StepReport};
+use crate::hooks::{ErrorDecision, Hooks, ModelCallEnd, ModelCallReport, StepPlan, StepReport};
 use crate::step::{StepEnd, StepInput, StepOutput, send_all, stream_step};
 
 mod calls;
@@ -186,6 +186,12 @@ impl TurnRequestBuilder {
     /// defaults derived from `tool_calling` (see [`TurnRequest::feature_names`]).
     pub fn feature_names(mut self, feature_names: Option<Vec<String>>) -> Self {
         self.0.feature_names = feature_names;
+        self
+    }
+
+    /// Adds the caller's hooks (they run after the loop's own and the features').
+    pub fn hook(mut self, hooks: Arc<dyn crate::AgentHooks>) -> Self {
+        self.0.hooks.add(crate::HookSource::Caller, hooks);
         self
     }
 
@@ -417,7 +423,8 @@ impl Turn {
         if !self.context.pending.is_empty() {
             let calls: Vec<PhaseCall> =
                 std::mem::take(&mut self.context.pending).into_iter().map(PhaseCall::Pending).collect();
-            let results = self.tools_phase(calls, sink).await?;
+            let span = tracing::info_span!("step", step = "resumed");
+            let results = self.tools_phase(calls, sink).instrument(span).await?;
             self.push_results(results);
             self.at_step_boundary()?;
         }
@@ -430,6 +437,22 @@ impl Turn {
             let plan = self.plan().await;
             sink.send(self.writer.start_step()).await?;
             let request = CompletionRequest { messages: plan.messages, tools: plan.tools, ..self.model.base.clone() };
+            let request_messages = u32::try_from(request.messages.len()).unwrap_or(u32::MAX);
+            let request_chars = crate::step::request_chars(&request.messages);
+            // The span tree OTLP users see: turn → execution → agent → step → model_call / tool_call.
+            let step_span = tracing::info_span!("step", step = self.step, attempt = retries);
+            let call_span = tracing::info_span!(
+                parent: &step_span,
+                "model_call",
+                model = %self.model.base.model,
+                request_messages,
+                request_chars,
+                ttft_ms = tracing::field::Empty,
+                duration_ms = tracing::field::Empty,
+                input_tokens = tracing::field::Empty,
+                output_tokens = tracing::field::Empty,
+                finish = tracing::field::Empty,
+            );
             let input = StepInput {
                 model: self.model.model.as_ref(),
                 request,
@@ -437,7 +460,27 @@ impl Turn {
                 tool_calling: self.model.tool_calling,
                 call_ids: &mut self.call_ids,
             };
-            let output = stream_step(input, &self.cancel, sink, &mut self.writer).await;
+            let output = stream_step(input, &self.cancel, sink, &mut self.writer).instrument(call_span.clone()).await;
+            let report = ModelCallReport {
+                step: self.step,
+                attempt: retries,
+                request_messages,
+                request_chars,
+                started_at: output.timing.started_at,
+                time_to_first_token: output.timing.time_to_first_token,
+                duration: output.timing.duration,
+                provider_retries: output.timing.provider_retries,
+                usage: output.usage,
+                end: match &output.end {
+                    StepEnd::Completed(reason) => ModelCallEnd::Finished(reason.clone()),
+                    StepEnd::Stopped => ModelCallEnd::Stopped,
+                    StepEnd::Stalled => ModelCallEnd::Stalled,
+                    StepEnd::Failed(error) => ModelCallEnd::Failed(error.message.clone()),
+                },
+            };
+            record_call(&call_span, &report);
+            drop(call_span);
+            self.plugins.hooks.on_model_call(&report).await;
             let finish = match &output.end {
                 StepEnd::Completed(finish) => finish.clone(),
                 StepEnd::Stopped => return Err(Stop::ByUser),
@@ -481,7 +524,7 @@ impl Turn {
             self.step += 1;
             let called = !calls.is_empty();
             if called {
-                self.run_calls(calls, &mut invalid_rounds, sink).await?;
+                self.run_calls(calls, &mut invalid_rounds, sink).instrument(step_span).await?;
             }
             let RoundAction::NextRound { messages } = action else {
                 return Ok(crate::finish_reason(&finish));
@@ -595,6 +638,20 @@ impl Turn {
         }
         self.context.messages.push(ChatMessage::tool_results(message));
     }
+}
+
+/// A model call's facts on its span, for OTLP users.
+fn record_call(span: &tracing::Span, report: &ModelCallReport) {
+    let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    if let Some(ttft) = report.time_to_first_token {
+        span.record("ttft_ms", millis(ttft));
+    }
+    span.record("duration_ms", millis(report.duration));
+    if let Some(usage) = report.usage {
+        span.record("input_tokens", usage.input_tokens);
+        span.record("output_tokens", usage.output_tokens);
+    }
+    span.record("finish", report.end.as_str());
 }
 
 /// The calls of a step as the model made them, with checked arguments.

@@ -13,6 +13,9 @@ use protocol::api::{
 };
 use protocol::mcp::{McpServer, McpServerInput, UpdateMcpServer};
 use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
+use protocol::usage::{
+    ModelPrice, ModelPriceInput, ModelPriceRequest, ReplyDetails, TopicUsage, UsageReport, UsageReportRequest,
+};
 use protocol::{ApiError, ErrorKind, Operations};
 
 use crate::Engine;
@@ -226,6 +229,30 @@ impl Operations for Engine {
 
     async fn agent_session_reset(&self, request: IdRequest) -> Result<AgentSession, ApiError> {
         self.reset_session(&request.id).await
+    }
+
+    async fn usage_reply(&self, request: MessageRequest) -> Result<ReplyDetails, ApiError> {
+        self.inner.usage.reply(request).await
+    }
+
+    async fn usage_topic(&self, request: TopicRequest) -> Result<TopicUsage, ApiError> {
+        self.inner.usage.topic(request).await
+    }
+
+    async fn usage_report(&self, request: UsageReportRequest) -> Result<UsageReport, ApiError> {
+        self.inner.usage.report(request).await
+    }
+
+    async fn usage_prices(&self) -> Result<Vec<ModelPrice>, ApiError> {
+        self.inner.usage.prices().await
+    }
+
+    async fn usage_price_set(&self, request: ModelPriceInput) -> Result<Vec<ModelPrice>, ApiError> {
+        self.inner.usage.set_price(request).await
+    }
+
+    async fn usage_price_reset(&self, request: ModelPriceRequest) -> Result<Vec<ModelPrice>, ApiError> {
+        self.inner.usage.reset_price(request).await
     }
 
     /// Served by the desktop shell itself; over HTTP there is no window to open.

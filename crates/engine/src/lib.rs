@@ -40,6 +40,7 @@ pub mod telemetry;
 mod tools;
 mod topics;
 mod turns;
+mod usage;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -92,6 +93,7 @@ struct Inner {
     turns: Arc<turns::Turns>,
     approvals: approvals::Approvals,
     inbox: Arc<inbox::Inbox>,
+    usage: usage::Usage,
     /// The engine's own background tasks (the inbox dispatcher).
     tasks: tokio_util::task::TaskTracker,
     stop: tokio_util::sync::CancellationToken,
@@ -209,6 +211,7 @@ impl Engine {
             resuming,
         );
         let inbox = Arc::new(inbox::Inbox::new(store.clone(), streams.clone(), host, turns.clone()));
+        let store_for_usage = store.clone();
         let engine = Self {
             inner: Arc::new(Inner {
                 config,
@@ -226,6 +229,7 @@ impl Engine {
                 turns,
                 approvals,
                 inbox,
+                usage: usage::Usage::new(store_for_usage),
                 tasks,
                 stop,
                 lock: std::sync::Mutex::new(Some(lock)),

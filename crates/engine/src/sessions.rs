@@ -310,7 +310,15 @@ impl AgentSessions {
             Some(carried) => Arc::new(ResumedGate { gate, carried: Mutex::new(Some(carried)) }),
             None => Arc::new(gate),
         };
-        let tokens = Arc::new(SessionTokens { store: self.store.clone(), session_id: session.id.clone() });
+        let tokens = Arc::new(SessionTokens {
+            store: self.store.clone(),
+            session_id: session.id.clone(),
+            topic_id: session.topic_id.to_string(),
+            message_id: message_id.to_string(),
+            provider_id: model_ref.provider_id.to_string(),
+            agent: self.host.driver_name().to_owned(),
+            model: model_ref.model.clone(),
+        });
         let runner = self.host.turn(spec, prompt, session.resume_token.clone(), gate, tokens);
         Ok(PreparedExecution {
             message_id,
@@ -487,16 +495,61 @@ impl ToolGate for ResumedGate {
 }
 
 /// Keeps a session's resume token on its row, where the next turn after a restart reads
-/// it. The turn awaits each save.
+/// it (the turn awaits each save), and the agent's reported usage in the usage ledger.
 struct SessionTokens {
     store: store::Store,
     session_id: String,
+    topic_id: String,
+    message_id: String,
+    provider_id: String,
+    /// The agent's name ("Claude Code"): the ledger's provider for its turns.
+    agent: String,
+    /// Empty when the agent chose its own.
+    model: String,
 }
 
 #[async_trait::async_trait]
 impl sessions::TokenStore for SessionTokens {
     async fn save(&self, token: &str) -> Result<(), String> {
         self.store.set_resume_token(&self.session_id, Some(token)).await.map_err(|e| e.to_string())
+    }
+
+    async fn turn_usage(&self, usage: &sessions::AgentUsage) -> Result<(), String> {
+        let model =
+            if self.model.trim().is_empty() { format!("{} default model", self.agent) } else { self.model.clone() };
+        let row = store::usage::UsageCall {
+            topic_id: self.topic_id.clone(),
+            message_id: self.message_id.clone(),
+            kind: store::usage::UsageKind::Agent,
+            step: 0,
+            attempt: 0,
+            provider_id: Some(self.provider_id.clone()),
+            provider_name: self.agent.clone(),
+            model,
+            tokens: store::usage::Tokens {
+                input: usage.input_tokens.unwrap_or(0),
+                output: usage.output_tokens.unwrap_or(0),
+                reasoning: 0,
+                cached: 0,
+            },
+            request_messages: None,
+            request_chars: None,
+            started_at: store::timestamp(time::OffsetDateTime::from(usage.started_at)),
+            ttft_ms: None,
+            duration_ms: u64::try_from(usage.duration.as_millis()).unwrap_or(u64::MAX),
+            provider_retries: 0,
+            finish: if usage.interrupted {
+                "stopped"
+            } else if usage.error.is_some() {
+                "failed"
+            } else {
+                "stop"
+            }
+            .to_owned(),
+            error: usage.error.clone(),
+            reported_cost_usd: usage.cost_usd,
+        };
+        self.store.record_usage(&row).await.map_err(|e| e.to_string())
     }
 }
 

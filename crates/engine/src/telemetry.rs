@@ -1,7 +1,8 @@
 //! Tracing for the binaries: human-readable logs on stderr (`RUST_LOG` filters them), and
 //! OpenTelemetry export over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 //!
-//! Spans: `turn` → `execution` → `agent` → `tool_call`. API keys never appear in spans or logs.
+//! Spans: `turn` → `execution` → `agent` → `step` → `model_call` / `tool_call` (a model call's
+//! tokens, time to first token and finish as fields). API keys never appear in spans or logs.
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;

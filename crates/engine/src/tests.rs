@@ -26,6 +26,7 @@ mod secrets;
 mod sessions;
 mod settings;
 mod tools;
+mod usage;
 mod wire_formats;
 
 struct Fixture {

@@ -448,10 +448,12 @@ impl Turns {
                         == Some(protocol::StatusReason::ToolLimit.as_str());
                 // Continuing past the limit gives the reply a fresh allowance.
                 let used = if after_limit { 0 } else { tool_part_count(message) };
-                let usage = message
-                    .typed_metadata()
-                    .usage
-                    .map(|u| providers::TokenUsage { input_tokens: u.input_tokens, output_tokens: u.output_tokens });
+                let usage = message.typed_metadata().usage.map(|u| providers::TokenUsage {
+                    input_tokens: u.input_tokens,
+                    output_tokens: u.output_tokens,
+                    reasoning_tokens: u.reasoning_tokens.unwrap_or(0),
+                    cached_tokens: u.cached_tokens.unwrap_or(0),
+                });
                 (pending, used, usage.unwrap_or_default())
             }
             _ => (Vec::new(), 0, providers::TokenUsage::default()),
@@ -506,6 +508,14 @@ impl Turns {
             .used_call_ids(used_call_ids)
             .context_rounds_left(context_rounds_left)
             .feature_names(setup.assistant.as_ref().and_then(|a| a.features.clone()))
+            .hook(Arc::new(crate::usage::ledger::LedgerHook {
+                store: self.store.clone(),
+                topic_id: setup.topic.id.to_string(),
+                message_id: message_id.to_string(),
+                provider_id: provider.id.to_string(),
+                provider_name: provider.name.clone(),
+                model: model_ref.model.clone(),
+            }))
             .build();
         Ok(PreparedExecution {
             message_id,

@@ -11,6 +11,7 @@
 //! - [`tool`]: tools, their results, approval rules, approvals and the audit log.
 //! - [`mcp`]: MCP servers: how to reach them and how they are doing.
 //! - [`typescript`]: the generated TypeScript declarations the UI imports.
+//! - [`usage`]: usage and cost of replies, topics and periods; the reply inspector's timeline.
 
 pub mod api;
 pub mod chunk;
@@ -22,6 +23,7 @@ pub mod message;
 pub mod operations;
 pub mod tool;
 pub mod typescript;
+pub mod usage;
 
 pub use chunk::{DataChunk, FinishReason, UiChunk};
 pub use envelope::{

@@ -154,6 +154,14 @@ pub struct Usage {
     pub input_tokens: u64,
     #[ts(type = "number")]
     pub output_tokens: u64,
+    /// Of the output, the reasoning tokens (when the provider says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub reasoning_tokens: Option<u64>,
+    /// Of the input, the tokens read from the provider's prompt cache (when it says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub cached_tokens: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]

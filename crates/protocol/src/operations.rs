@@ -85,6 +85,12 @@ macro_rules! for_each_operation {
                 agent_session_update($crate::api::UpdateAgentSession) => $crate::api::AgentSession;
                 agent_session_delete($crate::api::IdRequest) => ();
                 agent_session_reset($crate::api::IdRequest) => $crate::api::AgentSession;
+                usage_reply($crate::api::MessageRequest) => $crate::usage::ReplyDetails;
+                usage_topic($crate::api::TopicRequest) => $crate::usage::TopicUsage;
+                usage_report($crate::usage::UsageReportRequest) => $crate::usage::UsageReport;
+                usage_prices => Vec<$crate::usage::ModelPrice>;
+                usage_price_set($crate::usage::ModelPriceInput) => Vec<$crate::usage::ModelPrice>;
+                usage_price_reset($crate::usage::ModelPriceRequest) => Vec<$crate::usage::ModelPrice>;
             }
             desktop {
                 window_open($crate::api::WindowOpenRequest) => ();

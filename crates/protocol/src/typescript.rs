@@ -13,6 +13,7 @@ use crate::ids::*;
 use crate::mcp::*;
 use crate::message::*;
 use crate::tool::*;
+use crate::usage::*;
 
 /// The generated file's full text.
 pub fn declarations() -> String {
@@ -129,6 +130,18 @@ pub fn declarations() -> String {
         AgentSession::decl(&cfg),
         AgentSessionInput::decl(&cfg),
         UpdateAgentSession::decl(&cfg),
+        UsageTotals::decl(&cfg),
+        ReplyUsage::decl(&cfg),
+        TopicUsage::decl(&cfg),
+        ReplyDetails::decl(&cfg),
+        TimelineEntry::decl(&cfg),
+        UsageReportRequest::decl(&cfg),
+        UsageReport::decl(&cfg),
+        UsageGroup::decl(&cfg),
+        ModelPrice::decl(&cfg),
+        PriceSource::decl(&cfg),
+        ModelPriceInput::decl(&cfg),
+        ModelPriceRequest::decl(&cfg),
     ];
     let mut out = String::from("// Generated from crates/protocol by `cargo xtask gen`. Do not edit.\n\n");
     out.push_str(

@@ -296,16 +296,51 @@ pub enum CompletionEvent {
     Retrying { attempt: u32, delay_ms: u64, reason: String },
 }
 
+/// Token counts of one completion, the same meaning whatever the wire format:
+/// `input_tokens` counts every prompt token (cached ones included), `output_tokens` every
+/// generated token (reasoning included). `cached_tokens` and `reasoning_tokens` say how
+/// many of those were read from the provider's prompt cache, or spent thinking; 0 when
+/// the provider does not say.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TokenUsage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of `output_tokens`, the reasoning ones.
+    pub reasoning_tokens: u64,
+    /// Of `input_tokens`, the ones read from the prompt cache.
+    pub cached_tokens: u64,
+}
+
+impl TokenUsage {
+    /// Only input and output counts (the other two 0).
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self { input_tokens, output_tokens, ..Self::default() }
+    }
+
+    /// Adds another completion's counts (saturating: counts from outside may be absurd).
+    pub fn add(&mut self, other: &TokenUsage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
+        self.cached_tokens = self.cached_tokens.saturating_add(other.cached_tokens);
+    }
 }
 
 impl From<TokenUsage> for protocol::message::Usage {
     fn from(usage: TokenUsage) -> Self {
-        Self { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens }
+        Self {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            reasoning_tokens: (usage.reasoning_tokens > 0).then_some(usage.reasoning_tokens),
+            cached_tokens: (usage.cached_tokens > 0).then_some(usage.cached_tokens),
+        }
     }
+}
+
+/// A count inside a provider's `…_details` object (`{"cached_tokens": 5}`); 0 when the
+/// object or the count is missing or not a number.
+pub(crate) fn detail_count(details: &Option<serde_json::Value>, key: &str) -> u64 {
+    details.as_ref().and_then(|d| d.get(key)).and_then(serde_json::Value::as_u64).unwrap_or(0)
 }
 
 /// Why the model stopped.

@@ -185,7 +185,7 @@ mod tests {
                 Ok(CompletionEvent::TextDelta("✓ done".into())),
                 Ok(CompletionEvent::ToolCallStart { index: 0, id: "c".into(), name: "f".into() }),
                 Ok(CompletionEvent::ToolCallDelta { index: 0, arguments: "{}".into() }),
-                Ok(CompletionEvent::Usage(TokenUsage { input_tokens: 5, output_tokens: 7 })),
+                Ok(CompletionEvent::Usage(TokenUsage::new(5, 7))),
                 Ok(CompletionEvent::Finish { reason: StopReason::Stop }),
             ]
         );

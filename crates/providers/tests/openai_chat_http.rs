@@ -74,7 +74,7 @@ async fn streams_text_then_usage_then_finish() {
             Ok(CompletionEvent::TextDelta("Hel".into())),
             Ok(CompletionEvent::TextDelta("lo".into())),
             Ok(CompletionEvent::TextDelta(" wörld 🎉".into())),
-            Ok(CompletionEvent::Usage(TokenUsage { input_tokens: 12, output_tokens: 3 })),
+            Ok(CompletionEvent::Usage(TokenUsage::new(12, 3))),
             Ok(CompletionEvent::Finish { reason: StopReason::Stop }),
         ]
     );

@@ -133,11 +133,29 @@ async fn one_script_streams_the_same_reply_in_every_format() {
         assert_eq!(
             items[items.len() - 2..],
             [
-                Ok(CompletionEvent::Usage(TokenUsage { input_tokens: 12, output_tokens: 5 })),
+                Ok(CompletionEvent::Usage(TokenUsage::new(12, 5))),
                 Ok(CompletionEvent::Finish { reason: StopReason::ToolCalls })
             ],
             "{format}"
         );
+    }
+}
+
+#[tokio::test]
+async fn reasoning_and_cached_token_counts_are_read_in_every_format() {
+    for format in ApiFormat::ALL {
+        let server = mock(MockConfig::default()).await;
+        server.push_script(Script::text(["Hi"]).with_reasoning(["hmm"]).with_usage_details(40, 9, 6, 32));
+        let items = run(&server, format, RetryPolicy::none()).await;
+        let usage = items.iter().find_map(|item| match item {
+            Ok(CompletionEvent::Usage(usage)) => Some(*usage),
+            _ => None,
+        });
+        // Anthropic has no separate count of thinking tokens: they are in the output.
+        let reasoning = if format == ApiFormat::Anthropic { 0 } else { 6 };
+        let expected =
+            TokenUsage { input_tokens: 40, output_tokens: 9, reasoning_tokens: reasoning, cached_tokens: 32 };
+        assert_eq!(usage, Some(expected), "{format}");
     }
 }
 

@@ -21,7 +21,7 @@ mod host;
 mod slot;
 mod turn;
 
-pub use self::turn::TokenStore;
+pub use self::turn::{AgentUsage, TokenStore};
 pub use claude_code::{ClaudeCode, ClaudeCodeConfig};
 pub use driver::{Connection, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
 pub use host::SessionHost;

@@ -23,6 +23,29 @@ pub trait TokenStore: Send + Sync {
     /// Stores the newest token; an error is reported and the turn goes on (the reply's
     /// metadata still carries the token).
     async fn save(&self, token: &str) -> Result<(), String>;
+
+    /// What the agent said the turn used, when it ended (for the usage ledger); an error is
+    /// reported and the turn goes on. Nothing is kept by default.
+    async fn turn_usage(&self, _usage: &AgentUsage) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// One agent turn's usage as the agent reported it (its own total over its model calls).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentUsage {
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    /// In US dollars (Claude Code's `total_cost_usd`).
+    pub cost_usd: Option<f64>,
+    /// From the start of the reply to the agent's result.
+    pub duration: std::time::Duration,
+    /// When the reply started.
+    pub started_at: std::time::SystemTime,
+    /// Why the turn failed, when it did.
+    pub error: Option<String>,
+    /// Ended by an interrupt (Stop).
+    pub interrupted: bool,
 }
 
 /// What a turn needs from the host that started it.
@@ -57,8 +80,16 @@ impl SessionTurn {
         let mut state = slot.state.lock().await;
         slot.touch();
         let mut writer = PartWriter::new(context.part_offset);
-        let outcome =
-            Turn { run: &self, context: &context, sink, writer: &mut writer, state: &mut state }.drive().await;
+        let outcome = Turn {
+            run: &self,
+            context: &context,
+            sink,
+            writer: &mut writer,
+            state: &mut state,
+            started: Started::now(),
+        }
+        .drive()
+        .await;
         let outcome = match outcome {
             Ok(outcome) | Err(outcome) => outcome,
         };
@@ -118,6 +149,19 @@ struct Turn<'a, S> {
     sink: &'a mut S,
     writer: &'a mut PartWriter,
     state: &'a mut State,
+    started: Started,
+}
+
+/// When the reply started: the wall clock for the ledger, tokio's clock for its duration.
+struct Started {
+    at: std::time::SystemTime,
+    instant: tokio::time::Instant,
+}
+
+impl Started {
+    fn now() -> Self {
+        Self { at: std::time::SystemTime::now(), instant: tokio::time::Instant::now() }
+    }
 }
 
 /// What the turn knows of each tool call it has shown.
@@ -335,6 +379,18 @@ impl<S: ChunkSink> Turn<'_, S> {
                 } => {
                     if let Some(token) = resume_token {
                         self.token(token).await?;
+                    }
+                    let reported = AgentUsage {
+                        input_tokens,
+                        output_tokens,
+                        cost_usd,
+                        duration: self.started.instant.elapsed(),
+                        started_at: self.started.at,
+                        error: error.clone(),
+                        interrupted,
+                    };
+                    if let Err(error) = self.run.tokens.turn_usage(&reported).await {
+                        tracing::error!(error = %error, "could not record the agent turn's usage");
                     }
                     let mut usage = serde_json::Map::new();
                     if let (Some(input), Some(output)) = (input_tokens, output_tokens) {

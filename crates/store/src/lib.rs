@@ -4,7 +4,8 @@
 //! - [`topics`], [`messages`], [`providers`], [`inbox`], [`assistants`], [`tools`]: one
 //!   repository module per table family ([`tools`] holds the policy rules, the tool-call
 //!   ledger, approvals and the audit log; [`mcp`] the MCP servers and their cached tools;
-//!   [`sessions`] the agent sessions; [`settings`] the app-wide settings).
+//!   [`sessions`] the agent sessions; [`settings`] the app-wide settings; [`usage`] the
+//!   usage ledger and the prices the user set).
 //! - [`secrets`]: where API keys and MCP servers' variable and header values live (never in
 //!   the database).
 //!
@@ -31,6 +32,7 @@ pub mod settings;
 pub mod tools;
 pub mod topics;
 mod tree;
+pub mod usage;
 
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
@@ -412,10 +414,20 @@ impl DerefMut for Writer {
 
 /// Now, as RFC 3339 with milliseconds in UTC: sortable as text.
 pub fn now() -> String {
-    let now = time::OffsetDateTime::now_utc();
+    timestamp(time::OffsetDateTime::now_utc())
+}
+
+/// A moment as [`now`] writes it.
+pub fn timestamp(at: time::OffsetDateTime) -> String {
+    let at = at.to_offset(time::UtcOffset::UTC);
     let format =
         time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
-    now.format(&format).unwrap_or_else(|_| now.unix_timestamp().to_string())
+    at.format(&format).unwrap_or_else(|_| at.unix_timestamp().to_string())
+}
+
+/// A moment [`now`] or [`timestamp`] wrote; `None` for text in another shape.
+pub fn parse_timestamp(text: &str) -> Option<time::OffsetDateTime> {
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
 }
 
 #[cfg(test)]

@@ -118,8 +118,14 @@ fn whole_message(reply: &Reply) -> Value {
         "content": content,
         "stop_reason": stop_reason(reply),
         "stop_sequence": null,
-        "usage": { "input_tokens": reply.usage.prompt_tokens, "output_tokens": reply.usage.completion_tokens },
+        "usage": { "input_tokens": uncached_input(reply), "cache_read_input_tokens": reply.usage.cached_tokens,
+                   "output_tokens": reply.usage.completion_tokens },
     })
+}
+
+/// Anthropic counts cache reads apart from `input_tokens`.
+fn uncached_input(reply: &Reply) -> u64 {
+    reply.usage.prompt_tokens.saturating_sub(reply.usage.cached_tokens)
 }
 
 fn stream_steps(reply: &Reply) -> Vec<Step> {
@@ -142,7 +148,8 @@ fn stream_steps(reply: &Reply) -> Vec<Step> {
         json!({ "type": "message_start", "message": {
             "id": message_id(reply), "type": "message", "role": "assistant", "model": reply.model, "content": [],
             "stop_reason": null, "stop_sequence": null,
-            "usage": { "input_tokens": reply.usage.prompt_tokens, "output_tokens": 1 } } }),
+            "usage": { "input_tokens": uncached_input(reply), "cache_read_input_tokens": reply.usage.cached_tokens,
+                       "output_tokens": 1 } } }),
     ));
     let mut block = 0;
     if !reply.reasoning.is_empty() {

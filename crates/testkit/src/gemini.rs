@@ -125,10 +125,19 @@ fn response_id(reply: &Reply) -> String {
     format!("testkit-{}", reply.number)
 }
 
-fn usage(reply: &Reply, candidates: u64) -> Value {
+/// Gemini counts thoughts apart from the candidates; `generated` counts both.
+fn usage(reply: &Reply, generated: u64) -> Value {
     let prompt = reply.usage.prompt_tokens;
-    json!({ "promptTokenCount": prompt, "candidatesTokenCount": candidates,
-            "totalTokenCount": prompt.saturating_add(candidates) })
+    let thoughts = reply.usage.reasoning_tokens.min(generated);
+    let mut usage = json!({ "promptTokenCount": prompt, "candidatesTokenCount": generated - thoughts,
+                            "totalTokenCount": prompt.saturating_add(generated) });
+    if thoughts > 0 {
+        usage["thoughtsTokenCount"] = json!(thoughts);
+    }
+    if reply.usage.cached_tokens > 0 {
+        usage["cachedContentTokenCount"] = json!(reply.usage.cached_tokens);
+    }
+    usage
 }
 
 fn transcript(reply: &Reply) -> Transcript {

@@ -132,11 +132,23 @@ struct WireUsage {
     prompt_tokens: u64,
     completion_tokens: u64,
     total_tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_tokens_details: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    completion_tokens_details: Option<Value>,
 }
 
 fn wire_usage(reply: &Reply) -> WireUsage {
-    let (prompt_tokens, completion_tokens) = (reply.usage.prompt_tokens, reply.usage.completion_tokens);
-    WireUsage { prompt_tokens, completion_tokens, total_tokens: prompt_tokens.saturating_add(completion_tokens) }
+    let usage = reply.usage;
+    let (prompt_tokens, completion_tokens) = (usage.prompt_tokens, usage.completion_tokens);
+    WireUsage {
+        prompt_tokens,
+        completion_tokens,
+        total_tokens: prompt_tokens.saturating_add(completion_tokens),
+        prompt_tokens_details: (usage.cached_tokens > 0).then(|| json!({ "cached_tokens": usage.cached_tokens })),
+        completion_tokens_details: (usage.reasoning_tokens > 0)
+            .then(|| json!({ "reasoning_tokens": usage.reasoning_tokens })),
+    }
 }
 
 fn completion_id(reply: &Reply) -> String {

@@ -80,7 +80,9 @@ fn response_object(reply: &Reply, status: &str) -> Value {
     json!({
         "id": response_id(reply), "object": "response", "created_at": reply.created, "status": status,
         "model": reply.model, "output": output, "incomplete_details": incomplete,
-        "usage": { "input_tokens": input, "output_tokens": output_tokens, "total_tokens": input.saturating_add(output_tokens) },
+        "usage": { "input_tokens": input, "output_tokens": output_tokens, "total_tokens": input.saturating_add(output_tokens),
+                   "input_tokens_details": { "cached_tokens": reply.usage.cached_tokens },
+                   "output_tokens_details": { "reasoning_tokens": reply.usage.reasoning_tokens } },
     })
 }
 

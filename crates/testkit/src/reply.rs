@@ -86,6 +86,7 @@ impl Reply {
         let counted = ScriptUsage {
             prompt_tokens: prompt.tokens(),
             completion_tokens: u64::try_from(generated).unwrap_or(u64::MAX),
+            ..ScriptUsage::default()
         };
         Self {
             number: shared.next_number(),

@@ -119,6 +119,16 @@ fn empty_object() -> String {
 pub struct ScriptUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `completion_tokens`, the reasoning ones (sent where the format has a field for them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+    /// Of `prompt_tokens`, the ones "read from the prompt cache".
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A way for the reply to go wrong. `after` counts reply chunks sent before the fault.
@@ -199,7 +209,20 @@ impl Script {
 
     #[must_use]
     pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
-        self.usage = Some(ScriptUsage { prompt_tokens, completion_tokens });
+        self.usage = Some(ScriptUsage { prompt_tokens, completion_tokens, ..ScriptUsage::default() });
+        self
+    }
+
+    /// Reported usage with reasoning and cached counts: `reasoning` of the `completion`
+    /// tokens were thinking, `cached` of the `prompt` tokens came from the prompt cache.
+    #[must_use]
+    pub fn with_usage_details(mut self, prompt: u64, completion: u64, reasoning: u64, cached: u64) -> Self {
+        self.usage = Some(ScriptUsage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            reasoning_tokens: reasoning,
+            cached_tokens: cached,
+        });
         self
     }
 
@@ -281,7 +304,7 @@ mod tests {
         let script: Script = serde_json::from_value(json!({
             "chunks": ["Hel", "lo"],
             "reasoning": ["hmm"],
-            "usage": {"promptTokens": 3, "completionTokens": 2},
+            "usage": {"promptTokens": 3, "completionTokens": 2, "reasoningTokens": 1},
             "toolCalls": [{"name": "weather", "arguments": "{\"city\":\"Paris\"}"}, {"name": "now", "id": "c2"}],
             "tokenDelayMs": 1,
             "fault": {"kind": "errorFrame", "after": 1, "message": "boom"},
@@ -292,7 +315,7 @@ mod tests {
         let mut expected = Script::text(["Hel", "lo"])
             .with_reasoning(["hmm"])
             .with_tool_call("weather", r#"{"city":"Paris"}"#)
-            .with_usage(3, 2)
+            .with_usage_details(3, 2, 1, 0)
             .with_token_delay(Duration::from_millis(1))
             .with_fault(Fault::ErrorFrame { after: 1, message: "boom".into() })
             .with_error_code("overloaded_error")

@@ -70,13 +70,13 @@ async fn stored_results_keep_counting_their_rounds_and_prompt_mode_leaves_them_o
 
 #[tokio::test]
 async fn usage_adds_up_over_the_steps() {
-    let usage = |i, o| Ok(CompletionEvent::Usage(TokenUsage { input_tokens: i, output_tokens: o }));
+    let usage = |i, o| Ok(CompletionEvent::Usage(TokenUsage::new(i, o)));
     let mut first = calls(&[("c1", "read", r#"{"path":"a"}"#)]);
     first.insert(first.len() - 1, usage(10, 2));
     let model = scripted(vec![first, vec![text("ok"), usage(15, 3), finish(StopReason::Stop)]]);
     let read = FakeTool::new("read", Behaviour::Answer("x"));
     let mut request = with_tools(model, &[read], FakeGate::new(GateDecision::Allow));
-    request.usage = TokenUsage { input_tokens: 100, output_tokens: 1 };
+    request.usage = TokenUsage::new(100, 1);
     let (chunks, _) = run_request(request, CancellationToken::new()).await;
     let usage = fold(&chunks).typed_metadata().usage.unwrap();
     assert_eq!((usage.input_tokens, usage.output_tokens), (125, 6));

@@ -9,7 +9,7 @@ async fn text_reply_streams_as_one_text_part() {
     let model = scripted(vec![vec![
         text("Hel"),
         text("lo"),
-        Ok(CompletionEvent::Usage(TokenUsage { input_tokens: 3, output_tokens: 2 })),
+        Ok(CompletionEvent::Usage(TokenUsage::new(3, 2))),
         finish(StopReason::Stop),
     ]]);
     let (chunks, outcome) = run(model, CancellationToken::new()).await;

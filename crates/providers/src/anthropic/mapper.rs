@@ -24,6 +24,8 @@ pub struct MessagesEventMapper {
     tool_calls: u32,
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
+    /// Of the input, the tokens read from the prompt cache.
+    cached_tokens: u64,
     stop_reason: Option<StopReason>,
 }
 
@@ -57,6 +59,7 @@ impl MessagesEventMapper {
             tool_calls: 0,
             input_tokens: None,
             output_tokens: None,
+            cached_tokens: 0,
             stop_reason: None,
         }
     }
@@ -171,6 +174,7 @@ impl MessagesEventMapper {
                 .unwrap_or(0)
                 .saturating_add(usage.cache_read_input_tokens.unwrap_or(0));
             self.input_tokens = Some(input.saturating_add(cached));
+            self.cached_tokens = usage.cache_read_input_tokens.unwrap_or(0);
         }
         if let Some(output) = usage.output_tokens {
             self.output_tokens = Some(output);
@@ -184,6 +188,9 @@ impl MessagesEventMapper {
             events.push(CompletionEvent::Usage(TokenUsage {
                 input_tokens: self.input_tokens.unwrap_or(0),
                 output_tokens: self.output_tokens.unwrap_or(0),
+                // Anthropic does not count thinking tokens apart from the output.
+                reasoning_tokens: 0,
+                cached_tokens: self.cached_tokens,
             }));
         }
         events.push(CompletionEvent::Finish { reason: self.stop_reason.take().unwrap_or(StopReason::Stop) });
@@ -306,7 +313,7 @@ mod tests {
                 ToolCallDelta { index: 0, arguments: "{}".into() },
                 ToolCallStart { index: 1, id: "toolu_b".into(), name: "f".into() },
                 ToolCallDelta { index: 1, arguments: "{\"x\":1}".into() },
-                Usage(TokenUsage { input_tokens: 0, output_tokens: 4 }),
+                Usage(TokenUsage::new(0, 4)),
                 Finish { reason: StopReason::ToolCalls },
             ]),
             "EOF after a stop reason is a clean end"
@@ -325,7 +332,7 @@ mod tests {
             events,
             ok(vec![
                 TextDelta("a".into()),
-                Usage(TokenUsage { input_tokens: 115, output_tokens: 7 }),
+                Usage(TokenUsage { input_tokens: 115, output_tokens: 7, reasoning_tokens: 0, cached_tokens: 100 }),
                 Finish { reason: StopReason::Length }
             ])
         );
@@ -377,7 +384,7 @@ mod tests {
                 TextDelta("Hi".into()),
                 ToolCallStart { index: 0, id: "toolu_1".into(), name: "f".into() },
                 ToolCallDelta { index: 0, arguments: "{\"q\":\"x\"}".into() },
-                Usage(TokenUsage { input_tokens: 3, output_tokens: 4 }),
+                Usage(TokenUsage::new(3, 4)),
                 Finish { reason: StopReason::ToolCalls },
             ]
         );

@@ -99,8 +99,14 @@ impl GeminiEventMapper {
 
     fn note_usage(&mut self, usage: &UsageMetadata) {
         // Every frame repeats the running totals: the last one wins.
-        let output = usage.candidates_token_count.unwrap_or(0).saturating_add(usage.thoughts_token_count.unwrap_or(0));
-        self.usage = Some(TokenUsage { input_tokens: usage.prompt_token_count.unwrap_or(0), output_tokens: output });
+        let thoughts = usage.thoughts_token_count.unwrap_or(0);
+        let output = usage.candidates_token_count.unwrap_or(0).saturating_add(thoughts);
+        self.usage = Some(TokenUsage {
+            input_tokens: usage.prompt_token_count.unwrap_or(0),
+            output_tokens: output,
+            reasoning_tokens: thoughts,
+            cached_tokens: usage.cached_content_token_count.unwrap_or(0),
+        });
     }
 
     fn finish(&mut self) -> Vec<CompletionEvent> {
@@ -226,14 +232,14 @@ mod tests {
     fn maps_a_whole_json_array_answer() {
         let body = r#"[{"candidates":[{"content":{"parts":[{"text":"Hi"}]}}],"responseId":"r"},
                       {"candidates":[{"content":{"parts":[{"text":"!"}]},"finishReason":"STOP"}],
-                       "usageMetadata":{"promptTokenCount":2,"candidatesTokenCount":3,"thoughtsTokenCount":4}}]"#;
+                       "usageMetadata":{"promptTokenCount":2,"candidatesTokenCount":3,"thoughtsTokenCount":4,"cachedContentTokenCount":1}}]"#;
         let events = GeminiEventMapper::new("Gemini", "s").on_whole_body(body.as_bytes()).unwrap().unwrap();
         assert_eq!(
             events,
             vec![
                 TextDelta("Hi".into()),
                 TextDelta("!".into()),
-                Usage(TokenUsage { input_tokens: 2, output_tokens: 7 }),
+                Usage(TokenUsage { input_tokens: 2, output_tokens: 7, reasoning_tokens: 4, cached_tokens: 1 }),
                 Finish { reason: StopReason::Stop },
             ]
         );

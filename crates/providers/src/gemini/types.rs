@@ -79,6 +79,9 @@ pub struct UsageMetadata {
     /// Thinking tokens, billed as output.
     #[serde(default)]
     pub thoughts_token_count: Option<u64>,
+    /// Prompt tokens read from a context cache (part of `prompt_token_count`).
+    #[serde(default)]
+    pub cached_content_token_count: Option<u64>,
 }
 
 /// `GET /v1beta/models`.

@@ -6,7 +6,7 @@
 
 use crate::decoder::{EventMapper, FrameOutcome, parse_frame};
 use crate::error::ProviderError;
-use crate::language_model::{CompletionEvent, StopReason, TokenUsage};
+use crate::language_model::{CompletionEvent, StopReason, TokenUsage, detail_count};
 use crate::sse::SseFrame;
 
 use super::types::{ChatCompletion, ChatCompletionChunk, Delta, ToolCallFragment, WireUsage};
@@ -176,6 +176,8 @@ impl ChatEventMapper {
             self.usage = Some(TokenUsage {
                 input_tokens: usage.prompt_tokens.unwrap_or(0),
                 output_tokens: usage.completion_tokens.unwrap_or(0),
+                reasoning_tokens: detail_count(&usage.completion_tokens_details, "reasoning_tokens"),
+                cached_tokens: detail_count(&usage.prompt_tokens_details, "cached_tokens"),
             });
         }
     }
@@ -251,10 +253,27 @@ mod tests {
             ok(vec![
                 TextDelta("Hel".into()),
                 TextDelta("lo".into()),
-                Usage(TokenUsage { input_tokens: 9, output_tokens: 2 }),
+                Usage(TokenUsage::new(9, 2)),
                 Finish { reason: StopReason::Stop },
             ])
         );
+    }
+
+    #[test]
+    fn reads_cached_and_reasoning_token_details_leniently() {
+        let events = run(&[
+            r#"{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":20,"completion_tokens":9,"prompt_tokens_details":{"cached_tokens":16},"completion_tokens_details":{"reasoning_tokens":6}}}"#,
+            "[DONE]",
+        ]);
+        let usage = TokenUsage { input_tokens: 20, output_tokens: 9, reasoning_tokens: 6, cached_tokens: 16 };
+        assert_eq!(events, ok(vec![TextDelta("x".into()), Usage(usage), Finish { reason: StopReason::Stop }]));
+        // A server that sends the details in another shape still reports its counts.
+        let events = run(&[
+            r#"{"choices":[],"usage":{"prompt_tokens":2,"completion_tokens":1,"prompt_tokens_details":null,"completion_tokens_details":"n/a"}}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(events, ok(vec![Usage(TokenUsage::new(2, 1)), Finish { reason: StopReason::Stop }]));
     }
 
     #[test]
@@ -353,7 +372,7 @@ mod tests {
             ok(vec![
                 TextDelta("ab".into()),
                 TextDelta("c".into()),
-                Usage(TokenUsage { input_tokens: 1, output_tokens: 0 }),
+                Usage(TokenUsage::new(1, 0)),
                 Finish { reason: StopReason::Stop },
             ])
         );
@@ -422,7 +441,7 @@ mod tests {
                 TextDelta("Hi".into()),
                 ToolCallStart { index: 0, id: "t1".into(), name: "f".into() },
                 ToolCallDelta { index: 0, arguments: "{}".into() },
-                Usage(TokenUsage { input_tokens: 3, output_tokens: 4 }),
+                Usage(TokenUsage::new(3, 4)),
                 Finish { reason: StopReason::ToolCalls },
             ]
         );

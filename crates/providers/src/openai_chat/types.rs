@@ -83,6 +83,12 @@ pub struct WireUsage {
     pub prompt_tokens: Option<u64>,
     #[serde(default)]
     pub completion_tokens: Option<u64>,
+    /// `{"cached_tokens": n}` (any shape: read leniently).
+    #[serde(default)]
+    pub prompt_tokens_details: Option<Value>,
+    /// `{"reasoning_tokens": n}`.
+    #[serde(default)]
+    pub completion_tokens_details: Option<Value>,
 }
 
 /// A whole (non-streaming) completion, for servers that ignore `stream: true`.

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::decoder::{EventMapper, FrameOutcome, TypedFrame, read_typed_frame};
 use crate::error::{ProviderError, ProviderErrorKind};
-use crate::language_model::{CompletionEvent, StopReason, TokenUsage};
+use crate::language_model::{CompletionEvent, StopReason, TokenUsage, detail_count};
 use crate::sse::SseFrame;
 
 use super::types::{OutputItem, ResponseObject, StreamEvent, text};
@@ -165,6 +165,8 @@ impl ResponsesEventMapper {
             events.push(CompletionEvent::Usage(TokenUsage {
                 input_tokens: usage.input_tokens.unwrap_or(0),
                 output_tokens: usage.output_tokens.unwrap_or(0),
+                reasoning_tokens: detail_count(&usage.output_tokens_details, "reasoning_tokens"),
+                cached_tokens: detail_count(&usage.input_tokens_details, "cached_tokens"),
             }));
         }
         let incomplete = response.incomplete_details.as_ref().and_then(|d| d.reason.as_deref());
@@ -279,6 +281,15 @@ mod tests {
     }
 
     #[test]
+    fn reads_cached_and_reasoning_token_details() {
+        let events = run(&[
+            r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":30,"output_tokens":12,"input_tokens_details":{"cached_tokens":24},"output_tokens_details":{"reasoning_tokens":8}}}}"#,
+        ]);
+        let usage = TokenUsage { input_tokens: 30, output_tokens: 12, reasoning_tokens: 8, cached_tokens: 24 };
+        assert_eq!(events, ok(vec![Usage(usage), Finish { reason: StopReason::Stop }]));
+    }
+
+    #[test]
     fn reasoning_summary_parts_are_set_apart() {
         let events = run(&[
             r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs","summary_index":0,"delta":"One."}"#,
@@ -293,7 +304,7 @@ mod tests {
                 ReasoningDelta(" More.".into()),
                 ReasoningDelta("\n\n".into()),
                 ReasoningDelta("Two.".into()),
-                Usage(TokenUsage { input_tokens: 3, output_tokens: 9 }),
+                Usage(TokenUsage::new(3, 9)),
                 Finish { reason: StopReason::Length },
             ])
         );
@@ -333,7 +344,7 @@ mod tests {
                 TextDelta("Hi".into()),
                 ToolCallStart { index: 0, id: "c".into(), name: "f".into() },
                 ToolCallDelta { index: 0, arguments: "{}".into() },
-                Usage(TokenUsage { input_tokens: 1, output_tokens: 2 }),
+                Usage(TokenUsage::new(1, 2)),
                 Finish { reason: StopReason::ToolCalls },
             ]
         );

@@ -89,6 +89,12 @@ pub struct WireUsage {
     pub input_tokens: Option<u64>,
     #[serde(default)]
     pub output_tokens: Option<u64>,
+    /// `{"cached_tokens": n}` (any shape: read leniently).
+    #[serde(default)]
+    pub input_tokens_details: Option<Value>,
+    /// `{"reasoning_tokens": n}`.
+    #[serde(default)]
+    pub output_tokens_details: Option<Value>,
 }
 
 /// A string field that some servers send as something else: only a string counts.
