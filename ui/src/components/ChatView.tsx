@@ -5,6 +5,8 @@ import { ConversationView } from './ConversationView';
 import { FolderIcon } from './Icons';
 import { effectiveModel, modelKey, ModelPicker } from './ModelPicker';
 import { folderName, TopicSettings } from './TopicSettings';
+import { TopicUsageProvider } from './TopicUsageContext';
+import { TopicUsageTotal } from './TopicUsageTotal';
 
 interface ChatViewProps {
   topic: Topic;
@@ -28,16 +30,15 @@ export function ChatView({ topic, providers, assistants, status, onTopicModelCha
     <header className="chat-header">
       <div className="chat-title">
         <h2 title={topic.title}>{topic.title || 'Untitled'}</h2>
-        {(assistant || topic.workspace) && (
-          <div className="chat-subtitle small muted">
-            {assistant && <span data-testid="topic-assistant-name">{assistant.name}</span>}
-            {topic.workspace && (
-              <span className="topic-workspace" data-testid="topic-workspace" title={`Workspace folder: ${topic.workspace}`}>
-                <FolderIcon /> {folderName(topic.workspace)}
-              </span>
-            )}
-          </div>
-        )}
+        <div className="chat-subtitle small muted">
+          {assistant && <span data-testid="topic-assistant-name">{assistant.name}</span>}
+          {topic.workspace && (
+            <span className="topic-workspace" data-testid="topic-workspace" title={`Workspace folder: ${topic.workspace}`}>
+              <FolderIcon /> {folderName(topic.workspace)}
+            </span>
+          )}
+          <TopicUsageTotal />
+        </div>
       </div>
       <div className="chat-header-actions">
         <TopicSettings topic={topic} assistants={assistants} onTopicChanged={onTopicChanged} />
@@ -47,16 +48,18 @@ export function ChatView({ topic, providers, assistants, status, onTopicModelCha
   );
 
   return (
-    <ConversationView
-      topicId={topic.id}
-      header={header}
-      providers={providers}
-      status={status}
-      features={CHAT_FEATURES}
-      models={models.value}
-      onModelsChange={models.set}
-      onSettled={onSettled}
-    />
+    <TopicUsageProvider topicId={topic.id} status={status}>
+      <ConversationView
+        topicId={topic.id}
+        header={header}
+        providers={providers}
+        status={status}
+        features={CHAT_FEATURES}
+        models={models.value}
+        onModelsChange={models.set}
+        onSettled={onSettled}
+      />
+    </TopicUsageProvider>
   );
 }
 

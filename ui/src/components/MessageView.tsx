@@ -22,6 +22,7 @@ import { useAgentSession } from './AgentSessionContext';
 import { MarkdownImage } from './MarkdownImage';
 import { MessageFiles } from './MessageFiles';
 import { PendingApprovals } from './PendingApprovals';
+import { ReplyUsageFooter } from './ReplyUsageFooter';
 import { ToolCard } from './ToolCard';
 
 const PLUGINS = { code };
@@ -133,6 +134,7 @@ function AssistantBody({ message, status, isLive, retrying, progress }: Assistan
           )}
         </div>
       )}
+      {!isLive && <ReplyUsageFooter messageId={message.id} />}
     </div>
   );
 }

@@ -7,6 +7,7 @@ import { McpSettings } from './McpSettings';
 import { ProvidersSettings } from './ProvidersSettings';
 import { RulesSettings } from './RulesSettings';
 import { ToolsSettings } from './ToolsSettings';
+import { UsageSettings } from './UsageSettings';
 
 interface SettingsViewProps {
   providers: Provider[];
@@ -16,7 +17,7 @@ interface SettingsViewProps {
   onClose: () => void;
 }
 
-type Section = 'providers' | 'assistants' | 'tools' | 'mcp' | 'rules' | 'audit' | 'general';
+type Section = 'providers' | 'assistants' | 'tools' | 'mcp' | 'rules' | 'audit' | 'usage' | 'general';
 
 const SECTIONS: readonly { id: Section; label: string }[] = [
   { id: 'providers', label: 'Providers' },
@@ -25,10 +26,11 @@ const SECTIONS: readonly { id: Section; label: string }[] = [
   { id: 'mcp', label: 'MCP servers' },
   { id: 'rules', label: 'Approval rules' },
   { id: 'audit', label: 'Audit log' },
+  { id: 'usage', label: 'Usage' },
   { id: 'general', label: 'General' },
 ];
 
-/** Settings, one section at a time: providers, assistants, tools, MCP servers, approval rules, the audit log and app-wide settings. */
+/** Settings, one section at a time: providers, assistants, tools, MCP servers, approval rules, the audit log, usage and app-wide settings. */
 export function SettingsView({ providers, topics, onProvidersChanged, onAssistantsChanged, onClose }: SettingsViewProps) {
   const [section, setSection] = useState<Section>('providers');
   return (
@@ -62,6 +64,7 @@ export function SettingsView({ providers, topics, onProvidersChanged, onAssistan
         {section === 'mcp' && <McpSettings />}
         {section === 'rules' && <RulesSettings topics={topics} />}
         {section === 'audit' && <AuditLog topics={topics} />}
+        {section === 'usage' && <UsageSettings />}
         {section === 'general' && <GeneralSettings />}
       </div>
     </section>
