@@ -14,6 +14,7 @@ import type {
   AuditEntry,
   AuditListRequest,
   CreateTopic,
+  EditMessageRequest,
   FeatureInfo,
   FetchedImage,
   IdRequest,
@@ -26,6 +27,7 @@ import type {
   ListModelsRequest,
   McpServer,
   McpServerInput,
+  MessageRequest,
   ModelList,
   PolicyRule,
   Provider,
@@ -69,6 +71,9 @@ export interface Operations {
   inbox_cancel: { request: InboxItemRequest; response: null };
   inbox_release: { request: InboxItemRequest; response: InboxItem };
   messages_list: { request: TopicRequest; response: Array<StoredMessage> };
+  message_select: { request: MessageRequest; response: null };
+  message_delete: { request: MessageRequest; response: null };
+  topic_fork: { request: MessageRequest; response: Topic };
   image_fetch: { request: ImageFetchRequest; response: FetchedImage };
   providers_list: { request: void; response: Array<Provider> };
   provider_create: { request: ProviderInput; response: Provider };
@@ -110,6 +115,7 @@ export interface Operations {
 export interface StreamOperations {
   stream_open: { request: StreamOpenRequest; response: AttachReply };
   stream_interrupt: { request: StreamOpenRequest; response: AttachReply };
+  stream_edit: { request: EditMessageRequest; response: AttachReply };
   stream_retry: { request: ReplyRequest; response: AttachReply };
   stream_continue: { request: ReplyRequest; response: AttachReply };
   stream_add_model: { request: AddModelRequest; response: AttachReply };

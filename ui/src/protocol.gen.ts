@@ -115,7 +115,9 @@ export type TopicStatusEvent = { topicId: TopicId, status: TopicStatus, unseen: 
 
 export type StatusSnapshot = { statuses: Array<TopicStatusEvent>, };
 
-export type StatusMessage = { "kind": "snapshot" } & StatusSnapshot | { "kind": "changed" } & TopicStatusEvent;
+export type PathChanged = { topicId: TopicId, };
+
+export type StatusMessage = { "kind": "snapshot" } & StatusSnapshot | { "kind": "changed" } & TopicStatusEvent | { "kind": "path_changed" } & PathChanged;
 
 export type AttachReply = { 
 /**
@@ -137,6 +139,11 @@ workspace?: string,
  */
 assistantId?: string, 
 /**
+ * The topic and message this topic was forked from (`topic_fork`). The origin may
+ * have been deleted since.
+ */
+forkedFrom?: ForkOrigin, 
+/**
  * RFC 3339.
  */
 createdAt: string, updatedAt: string, };
@@ -146,6 +153,13 @@ export type CreateTopic = { title?: string, model?: ModelRef, };
 export type UpdateTopic = { id: TopicId, title?: string, model?: ModelRef, workspace?: string, assistantId?: string, };
 
 export type StoredMessage = { id: MessageId, topicId: TopicId, parentId?: MessageId, turnId?: TurnId, status: MessageStatus, statusReason?: string, model?: ModelRef, message: UiMessage, 
+/**
+ * In `messages_list` (the active path): the ids of every version of this message,
+ * oldest first, this one included. A user message's versions are its edits (the
+ * sibling user messages under the same parent); a reply's versions are the replies of
+ * the same model to the same user message (its regenerations). One id: no versions.
+ */
+versions?: Array<MessageId>, 
 /**
  * Bumped by every write to the row. The backend uses it to refuse an operation
  * prepared from an older read (the reply changed meanwhile).
@@ -175,6 +189,29 @@ models?: Array<ModelRef>,
 attachments?: Array<Attachment>, };
 
 export type ReplyRequest = { topicId: TopicId, messageId: MessageId, };
+
+export type MessageRequest = { topicId: TopicId, messageId: MessageId, };
+
+export type EditMessageRequest = { topicId: TopicId, 
+/**
+ * The user message being edited.
+ */
+messageId: MessageId, text: string, 
+/**
+ * Client-chosen id for the new version (lets the UI keep its optimistic row).
+ */
+newMessageId?: MessageId, 
+/**
+ * Every file the new version carries (the original's files are not kept unless
+ * they are listed here again).
+ */
+attachments?: Array<Attachment>, };
+
+export type ForkOrigin = { topicId: TopicId, 
+/**
+ * The message the fork was made at, in the origin topic.
+ */
+messageId: MessageId, };
 
 export type AddModelRequest = { topicId: TopicId, turnId: TurnId, model: ModelRef, };
 
