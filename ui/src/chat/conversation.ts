@@ -24,6 +24,8 @@ export interface TurnView {
   user?: ChatMessage;
   /** Every version of the user message (its edits), oldest first; absent: only one. */
   userVersions?: readonly string[];
+  /** The user message was just sent and the stored history does not hold it yet. */
+  unsaved?: boolean;
   replies: ReplyView[];
 }
 
@@ -116,12 +118,13 @@ export function buildConversation(input: ConversationInput, previous: readonly T
       const user: ChatMessage | undefined = pending && !pendingShown ? pending : undefined;
       pendingShown ||= user !== undefined;
       turn = startTurn(user?.id ?? reply.turnId, reply.turnId, user, user ? pendingVersions : undefined);
+      if (user) turn.unsaved = true;
       turn.replies.push(replyView(undefined, reply, input.liveTurnId));
       continue;
     }
     addVersion(turn, replyView(undefined, reply, input.liveTurnId));
   }
-  if (pending && !pendingShown) startTurn(pending.id, undefined, pending, pendingVersions);
+  if (pending && !pendingShown) startTurn(pending.id, undefined, pending, pendingVersions).unsaved = true;
 
   return reuse(turns, previous);
 }
@@ -188,6 +191,7 @@ function reuse(turns: TurnView[], previous: readonly TurnView[]): TurnView[] {
     const unchanged =
       old.user === turn.user &&
       old.turnId === turn.turnId &&
+      old.unsaved === turn.unsaved &&
       sameIds(old.userVersions, turn.userVersions) &&
       old.replies.length === replies.length &&
       replies.every((reply, index) => reply === old.replies[index]);
