@@ -22,7 +22,9 @@ interface MessageEditorProps {
  */
 export function MessageEditor({ message, attachments, onSend, onCancel }: MessageEditorProps) {
   const [text, setText] = useState(() => messageText(message));
-  const { files, problems, setProblems, addFiles, remove } = usePendingFiles(() => keptFiles(message));
+  const [kept] = useState(() => keptFiles(message));
+  const { files, problems, setProblems, addFiles, remove } = usePendingFiles(() => kept.files);
+  const [lost, setLost] = useState(kept.lost);
   const [sending, setSending] = useState(false);
   const empty = text.trim() === '' && files.length === 0;
 
@@ -52,6 +54,7 @@ export function MessageEditor({ message, attachments, onSend, onCancel }: Messag
     >
       <AttachmentChips files={files} disabled={sending} onRemove={remove} />
       <AttachmentProblems problems={problems} onDismiss={() => setProblems([])} />
+      <AttachmentProblems problems={lost} onDismiss={() => setLost([])} />
       <textarea
         data-testid="message-edit-input"
         aria-label="Edit your message"
@@ -77,11 +80,15 @@ export function MessageEditor({ message, attachments, onSend, onCancel }: Messag
   );
 }
 
-/** The message's files, to be sent again unless removed. */
-function keptFiles(message: ChatMessage): PendingFile[] {
-  return message.parts.flatMap((part) => {
-    if (part.type !== 'file') return [];
+/** The message's files, to be sent again unless removed; and why some cannot be. */
+function keptFiles(message: ChatMessage): { files: PendingFile[]; lost: string[] } {
+  const files: PendingFile[] = [];
+  const lost: string[] = [];
+  for (const part of message.parts) {
+    if (part.type !== 'file') continue;
     const file = storedFile(part);
-    return file ? [pendingFile(file, part.mediaType)] : [];
-  });
+    if (file) files.push(pendingFile(file, part.mediaType));
+    else lost.push(`${part.filename ?? 'A file'} cannot be sent again from here: attach it again to keep it.`);
+  }
+  return { files, lost };
 }
