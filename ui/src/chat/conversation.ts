@@ -99,12 +99,11 @@ export function buildConversation(input: ConversationInput, previous: readonly T
       if (edited === undefined) last = startTurn(row.id, row.turnId, storedToChat(row), row.versions);
       continue;
     }
-    const target = row.turnId !== undefined ? byTurn.get(row.turnId) : edited === undefined ? last : undefined;
-    if (edited !== undefined && target === undefined) continue;
-    (target ?? startTurn(row.id, row.turnId, undefined)).replies.push(
-      replyView(row, liveByRow.get(row.id), input.liveTurnId, input.executionIds?.get(row.id)),
-    );
+    const live = liveByRow.get(row.id);
     liveByRow.delete(row.id);
+    const target = (row.turnId !== undefined ? byTurn.get(row.turnId) : undefined) ?? (edited === undefined ? last : undefined);
+    if (edited !== undefined && target === undefined) continue;
+    (target ?? startTurn(row.id, row.turnId, undefined)).replies.push(replyView(row, live, input.liveTurnId, input.executionIds?.get(row.id)));
   }
 
   const pending = input.pendingUser && !storedIds.has(input.pendingUser.id) ? input.pendingUser : undefined;
