@@ -3,7 +3,8 @@
 
 use engine::{Engine, ListenerId, Operations};
 use protocol::api::{
-    AddModelRequest, ReplyRequest, StreamAttachRequest, StreamOpenRequest, TopicRequest, WindowOpenRequest,
+    AddModelRequest, EditMessageRequest, ReplyRequest, StreamAttachRequest, StreamOpenRequest, TopicRequest,
+    WindowOpenRequest,
 };
 use protocol::{ApiError, AttachReply, StatusMessage, StreamMessage, TopicId};
 use serde::de::DeserializeOwned;
@@ -68,6 +69,7 @@ macro_rules! stream_commands {
 stream_commands! {
     stream_open(StreamOpenRequest);
     stream_interrupt(StreamOpenRequest);
+    stream_edit(EditMessageRequest);
     stream_retry(ReplyRequest);
     stream_continue(ReplyRequest);
     stream_add_model(AddModelRequest);
@@ -187,6 +189,7 @@ macro_rules! plain_commands {
             stream_open,
             stream_interrupt,
             window_open,
+            stream_edit,
             stream_retry,
             stream_continue,
             stream_add_model,

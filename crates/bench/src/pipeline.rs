@@ -121,7 +121,11 @@ fn turn(topic_id: &TopicId, model: Arc<dyn LanguageModel>) -> PreparedTurn {
     PreparedTurn {
         topic_id: topic_id.clone(),
         turn_id: TurnId::new(),
-        user: Some(UserInput { message_id: MessageId::new(), parts: UiMessage::user_text("", "bench").parts }),
+        user: Some(UserInput {
+            message_id: MessageId::new(),
+            parts: UiMessage::user_text("", "bench").parts,
+            edit_of: None,
+        }),
         executions: vec![PreparedExecution {
             message_id: MessageId::new(),
             model_ref: ModelRef { provider_id: ProviderId::from("bench"), model: "scripted".to_owned() },

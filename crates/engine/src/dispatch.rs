@@ -6,9 +6,10 @@
 use protocol::api::{
     AgentSession, AgentSessionInput, AppInfo, AppSettings, ApprovalsListRequest, Assistant, AssistantInput,
     AuditListRequest, CreateTopic, FetchedImage, IdRequest, ImageFetchRequest, InboxAddRequest, InboxItem,
-    InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, ListModelsRequest, ModelList, Provider, ProviderInput,
-    ProviderPresetInfo, ProviderRequest, StoredMessage, ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic,
-    TopicRequest, UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider, UpdateToolRule, UpdateTopic,
+    InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, ListModelsRequest, MessageRequest, ModelList, Provider,
+    ProviderInput, ProviderPresetInfo, ProviderRequest, StoredMessage, ToolApprovalRespond, ToolEnableRequest,
+    ToolRuleInput, Topic, TopicRequest, UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider,
+    UpdateToolRule, UpdateTopic,
 };
 use protocol::mcp::{McpServer, McpServerInput, UpdateMcpServer};
 use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
@@ -79,8 +80,19 @@ impl Operations for Engine {
     }
 
     async fn messages_list(&self, request: TopicRequest) -> Result<Vec<StoredMessage>, ApiError> {
-        self.inner.store.get_topic(&request.topic_id).await?;
-        Ok(self.inner.store.list_messages(&request.topic_id).await?)
+        self.inner.branches.list(request).await
+    }
+
+    async fn message_select(&self, request: MessageRequest) -> Result<(), ApiError> {
+        self.inner.branches.select(request).await
+    }
+
+    async fn message_delete(&self, request: MessageRequest) -> Result<(), ApiError> {
+        self.inner.branches.delete(request).await
+    }
+
+    async fn topic_fork(&self, request: MessageRequest) -> Result<Topic, ApiError> {
+        self.inner.branches.fork(request).await
     }
 
     async fn image_fetch(&self, request: ImageFetchRequest) -> Result<FetchedImage, ApiError> {

@@ -20,6 +20,7 @@
 mod approvals;
 mod assistants;
 mod attachments;
+mod branches;
 mod capabilities;
 mod config;
 mod data_folder;
@@ -43,7 +44,7 @@ mod turns;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use protocol::api::{AddModelRequest, AppInfo, ReplyRequest, StreamOpenRequest};
+use protocol::api::{AddModelRequest, AppInfo, EditMessageRequest, ReplyRequest, StreamOpenRequest};
 use protocol::{ApiError, AttachReply, ExecutionCursor, TopicId};
 use store::Store;
 use store::secrets::SecretStore;
@@ -83,6 +84,7 @@ struct Inner {
     settings: Arc<settings::Settings>,
     providers: Arc<model_providers::Providers>,
     topics: topics::Topics,
+    branches: branches::Branches,
     mcp: mcp::Mcp,
     tools: Arc<tools::Tools>,
     assistants: assistants::Assistants,
@@ -176,6 +178,7 @@ impl Engine {
         let settings = Arc::new(settings::Settings::new(store.clone(), config.streams.idle_timeout));
         let providers = Arc::new(model_providers::Providers::new(store.clone(), secrets.clone(), provider_http, demo));
         let topics = topics::Topics::new(store.clone(), providers.clone());
+        let branches = branches::Branches::new(store.clone(), streams.clone());
         let tools = Arc::new(tools::Tools::new(store.clone(), hub.clone()));
         let assistants = assistants::Assistants::new(store.clone(), providers.clone(), tools.clone());
         let mcp = mcp::Mcp::new(store.clone(), secrets.clone(), hub);
@@ -215,6 +218,7 @@ impl Engine {
                 settings,
                 providers,
                 topics,
+                branches,
                 mcp,
                 tools,
                 assistants,
@@ -251,10 +255,24 @@ impl Engine {
         self.inner.turns.open(request, listener).await
     }
 
-    /// Generates one reply again, in place, and subscribes `listener` to the turn.
+    /// Generates a reply again as a new version of it (the old one is kept) and
+    /// subscribes `listener` to the turn.
     pub async fn stream_retry(&self, request: ReplyRequest, listener: Listener) -> Result<AttachReply, ApiError> {
+        let topic_id = request.topic_id.clone();
         let turn = self.inner.turns.prepare_reply(request, turns::Continuation::None).await?;
-        self.inner.turns.start(turn, listener).await
+        let reply = self.inner.turns.start(turn, listener).await?;
+        self.inner.streams.status().path_changed(&topic_id);
+        Ok(reply)
+    }
+
+    /// Edits a sent message: a new version of it, answered by the models that answered
+    /// the original, becomes the active branch; `listener` follows its turn.
+    pub async fn stream_edit(&self, request: EditMessageRequest, listener: Listener) -> Result<AttachReply, ApiError> {
+        let topic_id = request.topic_id.clone();
+        let turn = self.inner.turns.prepare_edit(request).await?;
+        let reply = self.inner.turns.start(turn, listener).await?;
+        self.inner.streams.status().path_changed(&topic_id);
+        Ok(reply)
     }
 
     /// Continues a stopped or interrupted reply after the text it kept.

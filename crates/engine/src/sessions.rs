@@ -219,7 +219,7 @@ impl AgentSessions {
                 waiting.tool_name
             )));
         }
-        let history = self.store.list_messages(&session.topic_id).await?;
+        let history = self.store.active_path(&session.topic_id).await?;
         if session.title == DEFAULT_SESSION_TITLE && history.is_empty() {
             let title = crate::topics::auto_title(text);
             if let Err(err) = self.store.update_topic(&session.topic_id, Some(&title), None).await {
@@ -233,7 +233,7 @@ impl AgentSessions {
         Ok(PreparedTurn {
             topic_id: session.topic_id,
             turn_id: TurnId::new(),
-            user: Some(UserInput { message_id: user_id, parts: user.parts }),
+            user: Some(UserInput { message_id: user_id, parts: user.parts, edit_of: None }),
             executions: vec![execution],
         })
     }

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use protocol::api::{
-    AddModelRequest, Assistant, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage, StreamOpenRequest, Topic,
+    AddModelRequest, Assistant, EditMessageRequest, ModelCapabilities, ProviderKind, ReplyRequest, StoredMessage,
+    StreamOpenRequest, Topic,
 };
 use protocol::message::ToolState;
 use protocol::tool::{PolicyDecision, ToolOutput};
@@ -105,13 +106,8 @@ impl Turns {
         if crate::sessions::is_session(&request.topic_id) {
             return self.sessions.prepare_session_turn(request).await;
         }
-        let text = request.text.trim();
-        let files = crate::attachments::attachment_parts(request.attachments.as_deref().unwrap_or_default())?;
-        if text.is_empty() && files.is_empty() {
-            return Err(ApiError::bad_request("text", "the message is empty"));
-        }
-        let store = &self.store;
-        let topic = store.get_topic(&request.topic_id).await?;
+        let parts = user_parts(&request.text, request.attachments.as_deref())?;
+        let topic = self.store.get_topic(&request.topic_id).await?;
         self.refuse_while_waiting(&topic).await?;
         let setup = self.turn_setup(topic).await?;
         let assistant_models = setup.assistant.as_ref().map(|a| a.models.clone()).unwrap_or_default();
@@ -124,47 +120,102 @@ impl Turns {
                 None => vec![self.default_model().await?],
             },
         };
-        let models = distinct(models)?;
-
-        let history = store.list_messages(&setup.topic.id).await?;
-        let user_message_id = request.message_id.unwrap_or_default();
-        let mut parts = Vec::with_capacity(files.len() + 1);
-        if !text.is_empty() {
-            parts.push(UiPart::Text { text: text.to_owned(), state: Some(protocol::PartState::Done) });
-        }
-        parts.extend(files);
-        let user = UiMessage {
-            id: user_message_id.to_string(),
-            role: MessageRole::User,
-            parts: parts.clone(),
-            metadata: None,
-        };
-        let conversation: Vec<&UiMessage> = prompt_messages(&history, None).chain([&user]).collect();
-        let mut executions = Vec::with_capacity(models.len());
-        for model in models {
-            let execution = self
-                .execution(&setup, MessageId::new(), model, &conversation, ReplySlot::New, Continuation::None)
-                .await?;
-            executions.push(execution);
-        }
-
+        let history = self.store.active_path(&setup.topic.id).await?;
         if setup.topic.title == DEFAULT_TOPIC_TITLE && history.is_empty() {
+            let text = request.text.trim();
             let first = if text.is_empty() {
                 request.attachments.as_ref().and_then(|a| a.first()).map(|a| a.filename.as_str()).unwrap_or("Files")
             } else {
                 text
             };
             let title = auto_title(first);
-            if let Err(err) = store.update_topic(&setup.topic.id, Some(&title), None).await {
+            if let Err(err) = self.store.update_topic(&setup.topic.id, Some(&title), None).await {
                 tracing::warn!(error = %err, "could not title the topic");
             }
         }
-        Ok(PreparedTurn {
-            topic_id: setup.topic.id,
-            turn_id: TurnId::new(),
-            user: Some(UserInput { message_id: user_message_id, parts }),
-            executions,
-        })
+        let user = UserInput { message_id: request.message_id.unwrap_or_default(), parts, edit_of: None };
+        self.begin_turn(&setup, &history, distinct(models)?, user).await
+    }
+
+    /// An edited message: a new version of a user message (beside it, under the same
+    /// parent), answered by the models that answered the original.
+    pub(crate) async fn prepare_edit(&self, request: EditMessageRequest) -> Result<PreparedTurn, ApiError> {
+        if crate::sessions::is_session(&request.topic_id) {
+            return Err(ApiError::bad_request(
+                "messageId",
+                "an agent session's messages cannot be edited (the agent has already acted on them); send a new message instead",
+            ));
+        }
+        let parts = user_parts(&request.text, request.attachments.as_deref())?;
+        let topic = self.store.get_topic(&request.topic_id).await?;
+        let edited = self.message_of(&topic.id, &request.message_id).await?;
+        if edited.message.role != MessageRole::User {
+            return Err(ApiError::bad_request(
+                "messageId",
+                "only your own messages can be edited; retry a reply instead",
+            ));
+        }
+        self.refuse_while_waiting(&topic).await?;
+        let setup = self.turn_setup(topic).await?;
+        // The models of the original's columns, in their order.
+        let original = self.store.path_through(&setup.topic.id, &edited.id).await?;
+        let mut models: Vec<ModelRef> = Vec::new();
+        for reply in original
+            .iter()
+            .filter(|m| m.message.role == MessageRole::Assistant && m.parent_id.as_ref() == Some(&edited.id))
+        {
+            if let Some(model) = reply.model.clone().filter(|m| !models.contains(m)) {
+                models.push(model);
+            }
+        }
+        if models.is_empty() {
+            models.push(match setup.topic.model.clone() {
+                Some(model) => model,
+                None => self.default_model().await?,
+            });
+        }
+        // The conversation the original continued: everything before its turn.
+        let history = match &edited.parent_id {
+            Some(parent) => self.store.path_through(&setup.topic.id, parent).await?,
+            None => Vec::new(),
+        };
+        let user =
+            UserInput { message_id: request.new_message_id.unwrap_or_default(), parts, edit_of: Some(edited.id) };
+        self.begin_turn(&setup, &history, distinct(models)?, user).await
+    }
+
+    /// A turn whose user message continues `history`, one reply per model.
+    async fn begin_turn(
+        &self,
+        setup: &TurnSetup,
+        history: &[StoredMessage],
+        models: Vec<ModelRef>,
+        user: UserInput,
+    ) -> Result<PreparedTurn, ApiError> {
+        let message = UiMessage {
+            id: user.message_id.to_string(),
+            role: MessageRole::User,
+            parts: user.parts.clone(),
+            metadata: None,
+        };
+        let conversation: Vec<&UiMessage> = prompt_messages(history, None).chain([&message]).collect();
+        let mut executions = Vec::with_capacity(models.len());
+        for model in models {
+            let execution = self
+                .execution(setup, MessageId::new(), model, &conversation, ReplySlot::New, Continuation::None)
+                .await?;
+            executions.push(execution);
+        }
+        Ok(PreparedTurn { topic_id: setup.topic.id.clone(), turn_id: TurnId::new(), user: Some(user), executions })
+    }
+
+    /// A message of the topic (one of another topic is not found here).
+    async fn message_of(&self, topic_id: &TopicId, message_id: &MessageId) -> Result<StoredMessage, ApiError> {
+        match self.store.get_message(message_id).await {
+            Ok(message) if &message.topic_id == topic_id => Ok(message),
+            Ok(_) | Err(StoreError::NotFound { .. }) => Err(ApiError::not_found("message in this topic", message_id)),
+            Err(err) => Err(err.into()),
+        }
     }
 
     /// A reply waiting for the user's approval must be answered (or stopped) before the
@@ -233,24 +284,25 @@ impl Turns {
     ) -> Result<PreparedTurn, ApiError> {
         let store = &self.store;
         let topic = store.get_topic(&request.topic_id).await?;
-        let history = store.list_messages(&request.topic_id).await?;
-        let reply = history
-            .iter()
-            .find(|m| m.id == request.message_id && m.message.role == MessageRole::Assistant)
-            .ok_or_else(|| ApiError::not_found("reply", &request.message_id))?;
-        let (Some(turn_id), Some(model)) = (reply.turn_id.clone(), reply.model.clone()) else {
+        let reply = match self.message_of(&topic.id, &request.message_id).await {
+            Ok(reply) if reply.message.role == MessageRole::Assistant => reply,
+            Ok(_) | Err(_) => return Err(ApiError::not_found("reply", &request.message_id)),
+        };
+        let (Some(turn_id), Some(model), Some(user)) =
+            (reply.turn_id.clone(), reply.model.clone(), reply.parent_id.clone())
+        else {
             return Err(ApiError::bad_request("messageId", "this reply has no turn or model to run again"));
         };
         let waiting = reply.status == MessageStatus::Paused
             && reply.status_reason.as_deref() == Some(protocol::StatusReason::AwaitingApproval.as_str());
-        let mut seen = reply.revision;
+        let seen = reply.revision;
         match mode {
             Continuation::Continue if waiting => {
                 return Err(ApiError::conflict(
                     "this reply is waiting for your approval of a tool call; answer it to go on",
                 ));
             }
-            Continuation::Continue if !can_continue(reply) => {
+            Continuation::Continue if !can_continue(&reply) => {
                 return Err(ApiError::bad_request(
                     "messageId",
                     "only a stopped, interrupted or cut-off reply can be continued; retry it instead",
@@ -260,22 +312,23 @@ impl Turns {
                 return Err(ApiError::conflict("this reply is not waiting for an approval any more"));
             }
             Continuation::None if waiting => {
-                // Retrying drops the open question: it is answered "no" first. That writes
-                // the reply, so the retry starts from the row as it is now.
+                // Regenerating drops the open question: it is answered "no" first, and the
+                // waiting version is stopped (it stays, as a version).
                 self.stop_waiting_replies(&request.topic_id).await?;
-                seen = store.get_message(&reply.id).await?.revision;
             }
             _ => {}
         }
         let setup = self.turn_setup(topic).await?;
+        // The conversation the reply answers: the path through its user message.
+        let history = store.path_through(&request.topic_id, &user).await?;
         let mut conversation: Vec<&UiMessage> = prompt_messages(&history, Some(&turn_id)).collect();
-        let slot = if mode == Continuation::None {
-            ReplySlot::Restart { seen }
+        let (message_id, slot) = if mode == Continuation::None {
+            (MessageId::new(), ReplySlot::Version)
         } else {
             conversation.push(&reply.message);
-            ReplySlot::Continue { message: reply.message.clone(), seen }
+            (reply.id.clone(), ReplySlot::Continue { message: reply.message.clone(), seen })
         };
-        let execution = self.execution(&setup, reply.id.clone(), model, &conversation, slot, mode).await?;
+        let execution = self.execution(&setup, message_id, model, &conversation, slot, mode).await?;
         Ok(PreparedTurn { topic_id: request.topic_id, turn_id, user: None, executions: vec![execution] })
     }
 
@@ -289,13 +342,14 @@ impl Turns {
         }
         let store = &self.store;
         let topic = store.get_topic(&request.topic_id).await?;
-        let history = store.list_messages(&request.topic_id).await?;
-        if !history.iter().any(|m| m.turn_id.as_ref() == Some(&request.turn_id) && m.message.role == MessageRole::User)
-        {
+        let rows = store.list_messages(&request.topic_id).await?;
+        let Some(user) =
+            rows.iter().find(|m| m.turn_id.as_ref() == Some(&request.turn_id) && m.message.role == MessageRole::User)
+        else {
             return Err(ApiError::not_found("turn", &request.turn_id));
-        }
+        };
         // The stored turn is the truth even after the live one was evicted.
-        if history.iter().any(|m| {
+        if rows.iter().any(|m| {
             m.turn_id.as_ref() == Some(&request.turn_id)
                 && m.message.role == MessageRole::Assistant
                 && m.model.as_ref() == Some(&request.model)
@@ -303,6 +357,7 @@ impl Turns {
             return Err(ApiError::conflict(format!("{} is already answering in this turn", request.model.model)));
         }
         let setup = self.turn_setup(topic).await?;
+        let history = store.path_through(&request.topic_id, &user.id).await?;
         let conversation: Vec<&UiMessage> = prompt_messages(&history, Some(&request.turn_id)).collect();
         let execution = self
             .execution(&setup, MessageId::new(), request.model, &conversation, ReplySlot::New, Continuation::None)
@@ -542,6 +597,21 @@ impl Turns {
             ApiError::bad_request("model", "no provider is configured: add one in Settings, or try the demo provider")
         })
     }
+}
+
+/// The user's message as parts: its text and checked files; refused when both are empty.
+fn user_parts(text: &str, attachments: Option<&[protocol::api::Attachment]>) -> Result<Vec<UiPart>, ApiError> {
+    let text = text.trim();
+    let files = crate::attachments::attachment_parts(attachments.unwrap_or_default())?;
+    if text.is_empty() && files.is_empty() {
+        return Err(ApiError::bad_request("text", "the message is empty"));
+    }
+    let mut parts = Vec::with_capacity(files.len() + 1);
+    if !text.is_empty() {
+        parts.push(UiPart::Text { text: text.to_owned(), state: Some(protocol::PartState::Done) });
+    }
+    parts.extend(files);
+    Ok(parts)
 }
 
 /// Continue picks up a paused reply (stopped, stalled, interrupted, at the tool-call

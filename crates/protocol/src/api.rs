@@ -29,9 +29,23 @@ pub struct Topic {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub assistant_id: Option<String>,
+    /// The topic and message this topic was forked from (`topic_fork`). The origin may
+    /// have been deleted since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub forked_from: Option<ForkOrigin>,
     /// RFC 3339.
     pub created_at: String,
     pub updated_at: String,
+}
+
+/// Where a forked topic came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkOrigin {
+    pub topic_id: TopicId,
+    /// The message the fork was made at, in the origin topic.
+    pub message_id: MessageId,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
@@ -85,6 +99,13 @@ pub struct StoredMessage {
     #[ts(optional)]
     pub model: Option<ModelRef>,
     pub message: UiMessage,
+    /// In `messages_list` (the active path): the ids of every version of this message,
+    /// oldest first, this one included. A user message's versions are its edits (the
+    /// sibling user messages under the same parent); a reply's versions are the replies of
+    /// the same model to the same user message (its regenerations). One id: no versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<MessageId>>", optional)]
+    pub versions: Vec<MessageId>,
     /// Bumped by every write to the row. The backend uses it to refuse an operation
     /// prepared from an older read (the reply changed meanwhile).
     #[serde(default)]
@@ -136,6 +157,35 @@ pub struct Attachment {
 pub struct ReplyRequest {
     pub topic_id: TopicId,
     pub message_id: MessageId,
+}
+
+/// Names one message of a topic: switch to it (`message_select`), delete it
+/// (`message_delete`) or fork the topic there (`topic_fork`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MessageRequest {
+    pub topic_id: TopicId,
+    pub message_id: MessageId,
+}
+
+/// Edit a sent user message: a new version of it (a sibling under the same parent) with
+/// this text and these files, answered by the models that answered the original.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EditMessageRequest {
+    pub topic_id: TopicId,
+    /// The user message being edited.
+    pub message_id: MessageId,
+    pub text: String,
+    /// Client-chosen id for the new version (lets the UI keep its optimistic row).
+    #[serde(default)]
+    #[ts(optional)]
+    pub new_message_id: Option<MessageId>,
+    /// Every file the new version carries (the original's files are not kept unless
+    /// they are listed here again).
+    #[serde(default)]
+    #[ts(optional)]
+    pub attachments: Option<Vec<Attachment>>,
 }
 
 /// Ask one more model to answer an existing turn.

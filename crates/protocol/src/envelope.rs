@@ -137,6 +137,16 @@ pub enum StatusMessage {
     /// The full picture; replaces anything the subscriber had.
     Snapshot(StatusSnapshot),
     Changed(TopicStatusEvent),
+    /// The topic's active path changed without a new turn (a version was selected, a
+    /// message deleted): windows showing the topic read `messages_list` again. After a
+    /// `snapshot` (the feed lagged), the open topic is read again too.
+    PathChanged(PathChanged),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PathChanged {
+    pub topic_id: TopicId,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]

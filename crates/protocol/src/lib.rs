@@ -25,8 +25,8 @@ pub mod typescript;
 
 pub use chunk::{DataChunk, FinishReason, UiChunk};
 pub use envelope::{
-    AttachReply, ExecutionCursor, ExecutionRef, ExecutionSnapshot, ExecutionTerminal, LaggedNotice, StatusMessage,
-    StatusSnapshot, StreamEvent, StreamMessage, TerminalStatus, TopicStatus, TopicStatusEvent,
+    AttachReply, ExecutionCursor, ExecutionRef, ExecutionSnapshot, ExecutionTerminal, LaggedNotice, PathChanged,
+    StatusMessage, StatusSnapshot, StreamEvent, StreamMessage, TerminalStatus, TopicStatus, TopicStatusEvent,
 };
 pub use error::{ApiError, ErrorKind, parse_body};
 pub use ids::{ExecutionId, MessageId, ModelRef, ProviderId, TopicId, TopicKind, TurnId};

@@ -50,6 +50,9 @@ macro_rules! for_each_operation {
                 inbox_cancel($crate::api::InboxItemRequest) => ();
                 inbox_release($crate::api::InboxItemRequest) => $crate::api::InboxItem;
                 messages_list($crate::api::TopicRequest) => Vec<$crate::api::StoredMessage>;
+                message_select($crate::api::MessageRequest) => ();
+                message_delete($crate::api::MessageRequest) => ();
+                topic_fork($crate::api::MessageRequest) => $crate::api::Topic;
                 image_fetch($crate::api::ImageFetchRequest) => $crate::api::FetchedImage;
                 providers_list => Vec<$crate::api::Provider>;
                 provider_create($crate::api::ProviderInput) => $crate::api::Provider;
@@ -89,6 +92,7 @@ macro_rules! for_each_operation {
             streaming {
                 stream_open($crate::api::StreamOpenRequest) => $crate::envelope::AttachReply;
                 stream_interrupt($crate::api::StreamOpenRequest) => $crate::envelope::AttachReply;
+                stream_edit($crate::api::EditMessageRequest) => $crate::envelope::AttachReply;
                 stream_retry($crate::api::ReplyRequest) => $crate::envelope::AttachReply;
                 stream_continue($crate::api::ReplyRequest) => $crate::envelope::AttachReply;
                 stream_add_model($crate::api::AddModelRequest) => $crate::envelope::AttachReply;

@@ -11,7 +11,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, post};
 use engine::{Engine, Operations};
-use protocol::api::{AddModelRequest, ReplyRequest, StreamAttachRequest, StreamOpenRequest, TopicRequest};
+use protocol::api::{
+    AddModelRequest, EditMessageRequest, ReplyRequest, StreamAttachRequest, StreamOpenRequest, TopicRequest,
+};
 use protocol::{ApiError, AttachReply, ErrorKind, ExecutionCursor, ExecutionId, TopicId};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -130,6 +132,15 @@ async fn operation(
                 typed::<StreamOpenRequest>(request),
                 |r| r.topic_id.clone(),
                 |engine, r, l| Box::pin(async move { engine.stream_interrupt(r, l).await }),
+            )
+            .await
+        }
+        "stream_edit" => {
+            stream(
+                &state,
+                typed::<EditMessageRequest>(request),
+                |r| r.topic_id.clone(),
+                |engine, r, l| Box::pin(async move { engine.stream_edit(r, l).await }),
             )
             .await
         }

@@ -11,8 +11,16 @@
 //! Rows written by an older or damaged version never make a read fail as a whole: a
 //! message whose JSON cannot be parsed comes back with a `data-error` part saying so.
 
+/// The columns every read of a message selects (a macro so queries stay `&'static str`).
+macro_rules! message_columns {
+    () => {
+        "id, topic_id, parent_id, turn_id, role, status, status_reason, provider_id, model_name, parts, metadata, revision, selected, created_at, updated_at"
+    };
+}
+
 mod api_error;
 pub mod assistants;
+mod branches;
 pub mod inbox;
 pub mod mcp;
 pub mod messages;
@@ -22,6 +30,7 @@ pub mod sessions;
 pub mod settings;
 pub mod tools;
 pub mod topics;
+mod tree;
 
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
@@ -58,6 +67,10 @@ pub enum StoreError {
     Database(sqlx::Error),
     #[error("database migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
+    /// The change is not possible as things stand (a reply in it is streaming); the
+    /// message says why and what to do.
+    #[error("{0}")]
+    Refused(String),
     #[error("could not encode {0}")]
     Encode(String),
     #[error("{0}")]
@@ -438,6 +451,7 @@ mod tests {
             turn_id: TurnId::new(),
             user_message_id: MessageId::new(),
             user_parts: UiMessage::user_text("", text).parts,
+            edit_of: None,
             assistants: vec![AssistantSlot {
                 message_id: MessageId::new(),
                 model: ModelRef { provider_id: ProviderId("p".into()), model: "m".into() },

@@ -9,10 +9,11 @@ use protocol::{
     ApiError, ErrorKind, MessageId, MessageRole, MessageStatus, ModelRef, TopicId, TurnId, UiMessage, UiPart,
 };
 use serde_json::{Value, json};
-use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
+use sqlx::{Row, SqliteConnection};
 
 use crate::topics::model_ref;
+use crate::tree::{self, Tip, Tree};
 use crate::{Result, Store, StoreError, now};
 
 /// One assistant reply to create when a turn is admitted.
@@ -31,6 +32,9 @@ pub struct NewTurn {
     pub user_message_id: MessageId,
     /// The user's message: its text and attachments.
     pub user_parts: Vec<UiPart>,
+    /// The user message this one is a new version of (an edit): it goes under the same
+    /// parent. `None`: it continues the topic's active path.
+    pub edit_of: Option<MessageId>,
     pub assistants: Vec<AssistantSlot>,
 }
 
@@ -43,14 +47,7 @@ pub struct Checkpoint {
     pub message: UiMessage,
 }
 
-/// The columns every read selects (a macro so queries stay `&'static str`).
-macro_rules! message_columns {
-    () => {
-        "id, topic_id, parent_id, turn_id, role, status, status_reason, provider_id, model_name, parts, metadata, revision, created_at, updated_at"
-    };
-}
-
-fn from_row(row: &SqliteRow) -> Result<StoredMessage> {
+pub(crate) fn from_row(row: &SqliteRow) -> Result<StoredMessage> {
     let id: String = row.try_get("id")?;
     let role = match row.try_get::<String, _>("role")?.as_str() {
         "user" => MessageRole::User,
@@ -81,6 +78,7 @@ fn from_row(row: &SqliteRow) -> Result<StoredMessage> {
         status_reason,
         model: model_ref(row.try_get("provider_id")?, row.try_get("model_name")?),
         message: UiMessage { id, role, parts, metadata: Some(metadata) },
+        versions: Vec::new(),
         revision: u64::try_from(row.try_get::<i64, _>("revision")?).unwrap_or(0),
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
@@ -108,7 +106,7 @@ fn truncate(text: &str, max: usize) -> &str {
     }
 }
 
-fn encode(value: &impl serde::Serialize) -> Result<String> {
+pub(crate) fn encode(value: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string(value).map_err(|e| StoreError::Encode(e.to_string()))
 }
 
@@ -134,46 +132,55 @@ impl Store {
         }
     }
 
-    /// Admission: the user's row and one pending row per model, atomically.
+    /// Admission: the user's row and one pending row per model, atomically. The user's
+    /// row continues the active path, or (an edit) sits beside the message it edits; either
+    /// way it and its replies become the active versions.
     pub async fn insert_turn(&self, turn: &NewTurn) -> Result<()> {
         let now = now();
         let mut tx = self.write().await?;
-        let parent: Option<String> =
-            sqlx::query_scalar("SELECT id FROM messages WHERE topic_id = ? ORDER BY rowid DESC LIMIT 1")
-                .bind(turn.topic_id.as_str())
-                .fetch_optional(&mut *tx)
-                .await?;
+        let nodes = tree::nodes(&mut tx, turn.topic_id.as_str()).await?;
+        let tree = Tree::new(&nodes);
+        let parent: Option<String> = match &turn.edit_of {
+            Some(edited) => {
+                let index = tree
+                    .find(edited.as_str())
+                    .filter(|&i| nodes[i].user)
+                    .ok_or_else(|| StoreError::NotFound { what: "message", id: edited.to_string() })?;
+                tree.parent_user(index).map(|p| nodes[p].id.clone())
+            }
+            None => tree
+                .path(Tip::Active)
+                .unwrap_or_default()
+                .iter()
+                .rev()
+                .find(|s| nodes[s.node].user)
+                .map(|s| nodes[s.node].id.clone()),
+        };
+        let selected = next_selected(&mut tx, &turn.topic_id).await?;
         sqlx::query(
-            "INSERT INTO messages (id, topic_id, parent_id, turn_id, role, status, parts, metadata, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, 'user', 'success', ?, '{}', ?, ?)",
+            "INSERT INTO messages (id, topic_id, parent_id, turn_id, role, status, parts, metadata, selected, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, 'user', 'success', ?, '{}', ?, ?, ?)",
         )
         .bind(turn.user_message_id.as_str())
         .bind(turn.topic_id.as_str())
         .bind(parent)
         .bind(turn.turn_id.as_str())
         .bind(encode(&turn.user_parts)?)
+        .bind(selected)
         .bind(&now)
         .bind(&now)
         .execute(&mut *tx)
         .await?;
-        for slot in &turn.assistants {
-            sqlx::query(
-                "INSERT INTO messages (id, topic_id, parent_id, turn_id, siblings_group_id, role, status, provider_id, model_name, parts, metadata, created_at, updated_at) \
-                 VALUES (?, ?, ?, ?, ?, 'assistant', 'pending', ?, ?, '[]', ?, ?, ?)",
-            )
-            .bind(slot.message_id.as_str())
-            .bind(turn.topic_id.as_str())
-            .bind(turn.user_message_id.as_str())
-            .bind(turn.turn_id.as_str())
-            .bind(turn.turn_id.as_str())
-            .bind(slot.model.provider_id.as_str())
-            .bind(&slot.model.model)
-            .bind(encode(&slot.metadata)?)
-            .bind(&now)
-            .bind(&now)
-            .execute(&mut *tx)
-            .await?;
-        }
+        insert_reply_rows(
+            &mut tx,
+            &turn.topic_id,
+            &turn.turn_id,
+            turn.user_message_id.as_str(),
+            &turn.assistants,
+            selected,
+            &now,
+        )
+        .await?;
         sqlx::query("UPDATE topics SET updated_at = ? WHERE id = ?")
             .bind(&now)
             .bind(turn.topic_id.as_str())
@@ -183,7 +190,8 @@ impl Store {
         Ok(())
     }
 
-    /// Adds reply rows to an existing turn (another model answers the same message).
+    /// Adds reply rows to an existing turn: another model answers the same message, or a
+    /// new version of a model's reply (a regeneration). They become the active versions.
     pub async fn insert_replies(&self, topic_id: &TopicId, turn_id: &TurnId, replies: &[AssistantSlot]) -> Result<()> {
         let now = now();
         let mut tx = self.write().await?;
@@ -194,42 +202,27 @@ impl Store {
                 .fetch_optional(&mut *tx)
                 .await?;
         let Some(user) = user else { return Err(StoreError::NotFound { what: "turn", id: turn_id.to_string() }) };
-        for slot in replies {
-            sqlx::query(
-                "INSERT INTO messages (id, topic_id, parent_id, turn_id, siblings_group_id, role, status, provider_id, model_name, parts, metadata, created_at, updated_at) \
-                 VALUES (?, ?, ?, ?, ?, 'assistant', 'pending', ?, ?, '[]', ?, ?, ?)",
-            )
-            .bind(slot.message_id.as_str())
-            .bind(topic_id.as_str())
-            .bind(&user)
-            .bind(turn_id.as_str())
-            .bind(turn_id.as_str())
-            .bind(slot.model.provider_id.as_str())
-            .bind(&slot.model.model)
-            .bind(encode(&slot.metadata)?)
-            .bind(&now)
-            .bind(&now)
-            .execute(&mut *tx)
-            .await?;
-        }
+        let selected = next_selected(&mut tx, topic_id).await?;
+        insert_reply_rows(&mut tx, topic_id, turn_id, &user, replies, selected, &now).await?;
         tx.commit().await?;
         Ok(())
     }
 
-    /// Makes an existing reply pending again, clearing its parts when `clear` (retry) or
-    /// keeping them (continue). `seen` is the revision the caller prepared the run from:
-    /// if the reply was written since, nothing changes and [`StoreError::Changed`] says so.
-    pub async fn reopen_reply(&self, message_id: &MessageId, clear: bool, seen: u64) -> Result<()> {
-        let query = if clear {
-            "UPDATE messages SET status = 'pending', status_reason = NULL, parts = '[]', revision = revision + 1, updated_at = ? \
-             WHERE id = ? AND role = 'assistant' AND revision = ?"
-        } else {
-            "UPDATE messages SET status = 'pending', status_reason = NULL, revision = revision + 1, updated_at = ? \
-             WHERE id = ? AND role = 'assistant' AND revision = ?"
-        };
+    /// Makes an existing reply pending again, keeping its parts (continue, resume). `seen`
+    /// is the revision the caller prepared the run from: if the reply was written since,
+    /// nothing changes and [`StoreError::Changed`] says so.
+    pub async fn reopen_reply(&self, message_id: &MessageId, seen: u64) -> Result<()> {
         let seen = i64::try_from(seen).unwrap_or(i64::MAX);
         let mut tx = self.write().await?;
-        let result = sqlx::query(query).bind(now()).bind(message_id.as_str()).bind(seen).execute(&mut *tx).await?;
+        let result = sqlx::query(
+            "UPDATE messages SET status = 'pending', status_reason = NULL, revision = revision + 1, updated_at = ? \
+             WHERE id = ? AND role = 'assistant' AND revision = ?",
+        )
+        .bind(now())
+        .bind(message_id.as_str())
+        .bind(seen)
+        .execute(&mut *tx)
+        .await?;
         if result.rows_affected() == 0 {
             let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM messages WHERE id = ? AND role = 'assistant'")
                 .bind(message_id.as_str())
@@ -338,6 +331,48 @@ impl Store {
     }
 }
 
+/// The `selected` a new or newly chosen row takes: above every row of the topic, so it
+/// is the active one among its siblings.
+pub(crate) async fn next_selected(conn: &mut SqliteConnection, topic_id: &TopicId) -> Result<i64> {
+    let highest: Option<i64> = sqlx::query_scalar("SELECT MAX(selected) FROM messages WHERE topic_id = ?")
+        .bind(topic_id.as_str())
+        .fetch_one(conn)
+        .await?;
+    Ok(highest.unwrap_or(0) + 1)
+}
+
+/// Pending reply rows under a user message.
+async fn insert_reply_rows(
+    conn: &mut SqliteConnection,
+    topic_id: &TopicId,
+    turn_id: &TurnId,
+    user: &str,
+    replies: &[AssistantSlot],
+    selected: i64,
+    now: &str,
+) -> Result<()> {
+    for slot in replies {
+        sqlx::query(
+            "INSERT INTO messages (id, topic_id, parent_id, turn_id, siblings_group_id, role, status, provider_id, model_name, parts, metadata, selected, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?, 'assistant', 'pending', ?, ?, '[]', ?, ?, ?, ?)",
+        )
+        .bind(slot.message_id.as_str())
+        .bind(topic_id.as_str())
+        .bind(user)
+        .bind(turn_id.as_str())
+        .bind(turn_id.as_str())
+        .bind(slot.model.provider_id.as_str())
+        .bind(&slot.model.model)
+        .bind(encode(&slot.metadata)?)
+        .bind(selected)
+        .bind(now)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
 /// The error a tool call whose input was still streaming when the app stopped ends with.
 pub const INTERRUPTED_TOOL_INPUT: &str =
     "the app stopped while the model was still writing this tool call; it did not run";
@@ -383,6 +418,7 @@ mod tests {
                 turn_id: TurnId::new(),
                 user_message_id: user.clone(),
                 user_parts: UiMessage::user_text("", text).parts,
+                edit_of: None,
                 assistants: vec![AssistantSlot {
                     message_id: reply.clone(),
                     model: model(),
@@ -408,11 +444,11 @@ mod tests {
         assert_eq!(rows[1].parent_id.as_ref(), Some(&user));
         assert_eq!(rows[1].model, Some(model()));
 
-        // The next turn's user row hangs under the previous reply.
+        // The next turn's user row hangs under the previous turn's user row.
         let (user2, _) = turn(&store, &topic.id, "again").await;
         let rows = store.list_messages(&topic.id).await.unwrap();
         assert_eq!(rows[2].id, user2);
-        assert_eq!(rows[2].parent_id.as_ref(), Some(&reply));
+        assert_eq!(rows[2].parent_id.as_ref(), Some(&user));
     }
 
     #[tokio::test]
@@ -540,18 +576,16 @@ mod tests {
         let seen = store.get_message(&reply).await.unwrap().revision;
         assert!(seen > before, "every write bumps the revision");
         // Prepared from the read before the checkpoint: refused, nothing changes.
-        assert!(matches!(store.reopen_reply(&reply, false, before).await, Err(StoreError::Changed { .. })));
+        assert!(matches!(store.reopen_reply(&reply, before).await, Err(StoreError::Changed { .. })));
         assert_eq!(store.get_message(&reply).await.unwrap().status, MessageStatus::Paused);
-        store.reopen_reply(&reply, false, seen).await.unwrap();
+        store.reopen_reply(&reply, seen).await.unwrap();
         let row = store.get_message(&reply).await.unwrap();
         assert_eq!(
             (row.status, row.status_reason.as_deref(), row.message.text().as_str()),
             (MessageStatus::Pending, None, "partial")
         );
-        store.reopen_reply(&reply, true, row.revision).await.unwrap();
-        assert_eq!(store.get_message(&reply).await.unwrap().message.text(), "");
         assert!(
-            matches!(store.reopen_reply(&user, true, 0).await, Err(StoreError::NotFound { .. })),
+            matches!(store.reopen_reply(&user, 0).await, Err(StoreError::NotFound { .. })),
             "user rows are not replies"
         );
         // Writes other than ours (an approval answered, recovery at start-up) bump it too.

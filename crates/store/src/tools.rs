@@ -798,6 +798,7 @@ mod tests {
                 turn_id: TurnId::new(),
                 user_message_id: MessageId::new(),
                 user_parts: UiMessage::user_text("", "go").parts,
+                edit_of: None,
                 assistants: vec![AssistantSlot {
                     message_id: reply.clone(),
                     model: ModelRef { provider_id: ProviderId("p".into()), model: "m".into() },

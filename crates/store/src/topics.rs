@@ -1,7 +1,7 @@
 //! Topics: conversations, each with an optional model of its own.
 
-use protocol::api::Topic;
-use protocol::{ModelRef, ProviderId, TopicId};
+use protocol::api::{ForkOrigin, Topic};
+use protocol::{MessageId, ModelRef, ProviderId, TopicId};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -10,7 +10,7 @@ use crate::{Result, Store, StoreError, now};
 /// The columns every read selects (a macro so queries stay `&'static str`).
 macro_rules! topic_columns {
     () => {
-        "id, title, provider_id, model_name, workspace, assistant_id, created_at, updated_at"
+        "id, title, provider_id, model_name, workspace, assistant_id, forked_from_topic_id, forked_from_message_id, created_at, updated_at"
     };
 }
 
@@ -23,6 +23,15 @@ fn from_row(row: &SqliteRow) -> Result<Topic> {
         model: model_ref(provider_id, model_name),
         workspace: row.try_get("workspace")?,
         assistant_id: row.try_get("assistant_id")?,
+        forked_from: match (
+            row.try_get::<Option<String>, _>("forked_from_topic_id")?,
+            row.try_get::<Option<String>, _>("forked_from_message_id")?,
+        ) {
+            (Some(topic_id), Some(message_id)) => {
+                Some(ForkOrigin { topic_id: TopicId(topic_id), message_id: MessageId(message_id) })
+            }
+            _ => None,
+        },
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })

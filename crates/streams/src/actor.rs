@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use protocol::{
-    AttachReply, ExecutionCursor, ExecutionSnapshot, ExecutionTerminal, MessageStatus, StreamEvent, StreamMessage,
-    TerminalStatus, TopicId, TopicStatus, TurnId, UiChunk,
+    AttachReply, ExecutionCursor, ExecutionSnapshot, ExecutionTerminal, MessageId, MessageStatus, StreamEvent,
+    StreamMessage, TerminalStatus, TopicId, TopicStatus, TurnId, UiChunk,
 };
 use store::{AssistantSlot, NewTurn, Store};
 use tokio::sync::{mpsc, oneshot};
@@ -35,6 +35,7 @@ pub(crate) enum Command {
     Abort { reply: oneshot::Sender<()> },
     Steer { reply: oneshot::Sender<bool> },
     IsStreaming { reply: oneshot::Sender<bool> },
+    Forget { message_ids: Vec<MessageId>, reply: oneshot::Sender<()> },
     Shutdown { reply: oneshot::Sender<()> },
 }
 
@@ -182,6 +183,13 @@ impl TopicActor {
             Command::IsStreaming { reply } => {
                 let _ = reply.send(self.turn.as_ref().is_some_and(LiveTurn::is_running));
             }
+            Command::Forget { message_ids, reply } => {
+                let holds = |turn: &LiveTurn| turn.executions.iter().any(|e| message_ids.contains(e.message_id()));
+                if self.turn.as_ref().is_some_and(|turn| !turn.is_running() && holds(turn)) {
+                    self.turn = None;
+                }
+                let _ = reply.send(());
+            }
             Command::Shutdown { reply } => self.begin_shutdown(Some(reply)),
         }
     }
@@ -304,23 +312,24 @@ impl TopicActor {
                 turn_id: prepared.turn_id.clone(),
                 user_message_id: user.message_id.clone(),
                 user_parts: user.parts.clone(),
+                edit_of: user.edit_of.clone(),
                 assistants: prepared.executions.iter().map(slot).collect(),
             };
             self.store.insert_turn(&new_turn).await?;
             return Ok(());
         }
-        let new: Vec<AssistantSlot> =
-            prepared.executions.iter().filter(|e| matches!(e.slot, ReplySlot::New)).map(slot).collect();
+        let new: Vec<AssistantSlot> = prepared
+            .executions
+            .iter()
+            .filter(|e| matches!(e.slot, ReplySlot::New | ReplySlot::Version))
+            .map(slot)
+            .collect();
         if !new.is_empty() {
             self.store.insert_replies(&prepared.topic_id, &prepared.turn_id, &new).await?;
         }
         for execution in &prepared.executions {
-            match &execution.slot {
-                ReplySlot::New => {}
-                ReplySlot::Restart { seen } => self.store.reopen_reply(&execution.message_id, true, *seen).await?,
-                ReplySlot::Continue { seen, .. } => {
-                    self.store.reopen_reply(&execution.message_id, false, *seen).await?
-                }
+            if let ReplySlot::Continue { seen, .. } = &execution.slot {
+                self.store.reopen_reply(&execution.message_id, *seen).await?;
             }
         }
         Ok(())
@@ -536,10 +545,15 @@ fn check_additions(turn: &LiveTurn, additions: &[PreparedExecution]) -> Result<(
             Some(existing) if !existing.is_done() => return Err(StreamError::ReplyRunning),
             Some(_) => {}
             None => {
-                if matches!(addition.slot, ReplySlot::New)
-                    && turn.executions.iter().any(|e| *e.model() == addition.model_ref)
-                {
-                    return Err(StreamError::ModelInTurn(addition.model_ref.clone()));
+                let same_model = || turn.executions.iter().filter(|e| *e.model() == addition.model_ref);
+                match addition.slot {
+                    ReplySlot::New if same_model().next().is_some() => {
+                        return Err(StreamError::ModelInTurn(addition.model_ref.clone()));
+                    }
+                    ReplySlot::Version if same_model().any(|e| !e.is_done()) => {
+                        return Err(StreamError::ReplyRunning);
+                    }
+                    _ => {}
                 }
             }
         }

@@ -95,6 +95,9 @@ pub struct UserInput {
     pub message_id: MessageId,
     /// The message's text and attachments.
     pub parts: Vec<UiPart>,
+    /// The user message this one is a new version of (an edit); `None`: it continues the
+    /// topic's active path.
+    pub edit_of: Option<MessageId>,
 }
 
 /// One model's part of a turn.
@@ -122,12 +125,15 @@ pub use execution::ChunkSender;
 /// What the reply's row holds before the execution starts.
 #[derive(Clone, Debug)]
 pub enum ReplySlot {
-    /// A new row in the turn.
+    /// A new row in the turn (a new turn, or another model added to one).
     New,
-    /// An existing row, cleared and generated again (retry). `seen` is the row's revision
-    /// when the run was prepared: admission is refused if it changed since.
-    Restart { seen: u64 },
-    /// An existing row whose parts are kept; generation continues after them.
+    /// A new row in the turn beside the model's earlier replies: a new version of its
+    /// reply (retry), which becomes the active one. Refused while another version of the
+    /// same model is still running in the live turn.
+    Version,
+    /// An existing row whose parts are kept; generation continues after them. `seen` is
+    /// the row's revision when the run was prepared: admission is refused if it changed
+    /// since.
     Continue { message: UiMessage, seen: u64 },
 }
 
@@ -295,6 +301,16 @@ impl StreamManager {
             }
         }
         self.inner.status.forget(topic_id);
+    }
+
+    /// The messages were deleted: a finished live turn holding any of them is dropped, so
+    /// a window attaching later is not given replies that no longer exist. (A running turn
+    /// cannot hold them: the store refuses to delete a reply that is being written.)
+    pub async fn forget_messages(&self, topic_id: &TopicId, message_ids: Vec<MessageId>) {
+        let (reply, rx) = oneshot::channel();
+        if self.send(topic_id, Command::Forget { message_ids, reply }, ActorMissing::Fail).await.is_ok() {
+            let _ = rx.await;
+        }
     }
 
     /// Whether the topic has a turn that is still producing output.

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use protocol::{StatusMessage, StatusSnapshot, TopicId, TopicStatus, TopicStatusEvent};
+use protocol::{PathChanged, StatusMessage, StatusSnapshot, TopicId, TopicStatus, TopicStatusEvent};
 use tokio::sync::broadcast;
 
 #[derive(Clone)]
@@ -17,7 +17,8 @@ pub struct StatusHub {
 
 struct Inner {
     latest: Mutex<HashMap<TopicId, TopicStatusEvent>>,
-    changes: broadcast::Sender<TopicStatusEvent>,
+    /// `Changed` and `PathChanged` messages (a snapshot is made per subscriber).
+    changes: broadcast::Sender<StatusMessage>,
 }
 
 impl Default for StatusHub {
@@ -61,6 +62,12 @@ impl StatusHub {
         }
     }
 
+    /// Tells every window that the topic's active path changed without a new turn (a
+    /// version was selected, a message deleted, a message edited).
+    pub fn path_changed(&self, topic_id: &TopicId) {
+        let _ = self.inner.changes.send(StatusMessage::PathChanged(PathChanged { topic_id: topic_id.clone() }));
+    }
+
     /// Forgets a deleted topic.
     pub(crate) fn forget(&self, topic_id: &TopicId) {
         if let Ok(mut latest) = self.inner.latest.lock() {
@@ -91,13 +98,13 @@ impl StatusHub {
             latest.insert(event.topic_id.clone(), event.clone());
         }
         // No receivers is fine: nobody is watching.
-        let _ = self.inner.changes.send(event);
+        let _ = self.inner.changes.send(StatusMessage::Changed(event));
     }
 }
 
 pub struct StatusFeed {
     hub: StatusHub,
-    rx: broadcast::Receiver<TopicStatusEvent>,
+    rx: broadcast::Receiver<StatusMessage>,
     snapshot_due: bool,
 }
 
@@ -112,7 +119,7 @@ impl StatusFeed {
                 return Some(StatusMessage::Snapshot(StatusSnapshot { statuses }));
             }
             match self.rx.recv().await {
-                Ok(event) => return Some(StatusMessage::Changed(event)),
+                Ok(message) => return Some(message),
                 Err(broadcast::error::RecvError::Lagged(_)) => self.snapshot_due = true,
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
@@ -138,6 +145,9 @@ mod tests {
         hub.mark_seen(&topic);
         let Some(StatusMessage::Changed(seen)) = feed.recv().await else { panic!() };
         assert_eq!((seen.status, seen.unseen), (TopicStatus::Done, false));
+        hub.path_changed(&topic);
+        let Some(StatusMessage::PathChanged(changed)) = feed.recv().await else { panic!("path changes are told") };
+        assert_eq!(changed.topic_id, topic);
     }
 
     #[tokio::test]

@@ -12,7 +12,7 @@ mod paused_clock;
 mod rules;
 
 fn user(text: &str) -> UserInput {
-    UserInput { message_id: MessageId::new(), parts: UiMessage::user_text("", text).parts }
+    UserInput { message_id: MessageId::new(), parts: UiMessage::user_text("", text).parts, edit_of: None }
 }
 
 /// What a test releases into a scripted reply, as a model's stream would bring it.
@@ -530,9 +530,10 @@ async fn a_multi_model_turn_streams_every_model_and_is_done_when_one_fails() {
         assert_eq!(mine, (1..=mine.len() as u64).collect::<Vec<_>>());
     }
 
-    // Retry the failed model on its own row; the good reply is untouched.
-    let seen = h.store.get_message(&failed_id).await.unwrap().revision;
-    let (retry_feed, retry) = gated("b", failed_id.clone(), ReplySlot::Restart { seen });
+    // Retry the failed model: a new version of its reply; the good reply and the failed
+    // version are untouched.
+    let (retry_feed, retry) = gated("b", MessageId::new(), ReplySlot::Version);
+    let version_id = retry.message_id.clone();
     let turn =
         PreparedTurn { topic_id: h.topic.clone(), turn_id: turn_id.clone(), user: None, executions: vec![retry] };
     let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
@@ -540,9 +541,12 @@ async fn a_multi_model_turn_streams_every_model_and_is_done_when_one_fails() {
     retry_feed.send(token("recovered")).unwrap();
     drop(retry_feed);
     read_until(&mut rx, is_topic_done).await;
-    let row = h.store.get_message(&failed_id).await.unwrap();
+    let row = h.store.get_message(&version_id).await.unwrap();
     assert_eq!((row.status, row.message.text().as_str()), (MessageStatus::Success, "recovered"));
-    assert_eq!(h.store.list_messages(&h.topic).await.unwrap().len(), 3, "retry reuses the row");
+    assert_eq!(h.store.get_message(&failed_id).await.unwrap().status, MessageStatus::Error, "the old version stays");
+    assert_eq!(h.store.list_messages(&h.topic).await.unwrap().len(), 4, "a version is a new row");
+    let shown: Vec<MessageId> = h.store.active_path(&h.topic).await.unwrap().into_iter().map(|m| m.id).collect();
+    assert!(shown.contains(&version_id) && !shown.contains(&failed_id), "the new version is the active one");
 
     // Adding a model that already answers is refused; a new one joins the turn.
     let (_f, same) = gated("a", MessageId::new(), ReplySlot::New);
@@ -565,8 +569,8 @@ async fn a_multi_model_turn_streams_every_model_and_is_done_when_one_fails() {
     drop(extra_feed);
     let messages = read_until(&mut rx, is_topic_done).await;
     // The joiner first sees the turn as it stands: one snapshot per existing reply.
-    assert_eq!(messages.iter().filter(|m| matches!(m, StreamMessage::Snapshot(_))).count(), 3);
-    assert_eq!(h.store.list_messages(&h.topic).await.unwrap().len(), 4);
+    assert_eq!(messages.iter().filter(|m| matches!(m, StreamMessage::Snapshot(_))).count(), 4);
+    assert_eq!(h.store.list_messages(&h.topic).await.unwrap().len(), 5);
 }
 
 #[tokio::test]
@@ -600,11 +604,11 @@ async fn a_paused_reply_continues_after_its_kept_text() {
 }
 
 #[tokio::test]
-async fn retrying_a_reply_that_is_still_streaming_is_refused() {
+async fn a_new_version_of_a_reply_that_is_still_streaming_is_refused() {
     let h = harness(StreamConfig::default()).await;
     let (_feed, _rx, message_id) = h.open("w1").await;
     let row = h.store.get_message(&message_id).await.unwrap();
-    let (_f, retry) = gated("m", message_id, ReplySlot::Restart { seen: row.revision });
+    let (_f, retry) = gated("m", MessageId::new(), ReplySlot::Version);
     let turn_id = row.turn_id.unwrap();
     let (l, _) = h.manager.listener(ListenerId("w1".into()), &h.topic);
     let result = h
@@ -615,17 +619,19 @@ async fn retrying_a_reply_that_is_still_streaming_is_refused() {
 }
 
 #[tokio::test]
-async fn a_retry_prepared_from_an_older_read_of_the_reply_is_refused_and_changes_nothing() {
+async fn a_continue_prepared_from_an_older_read_of_the_reply_is_refused_and_changes_nothing() {
     let h = harness(StreamConfig::default()).await;
     let (feed, mut rx, message_id) = h.open("w1").await;
     feed.send(token("first")).unwrap();
+    read_until(&mut rx, is_delta("first")).await;
+    h.manager.abort(&h.topic).await;
     drop(feed);
-    read_until(&mut rx, is_topic_done).await;
-    // Two windows read the finished reply and both press Retry.
+    // Two windows read the stopped reply and both press Continue.
     let read = h.store.get_message(&message_id).await.unwrap();
     let turn_id = read.turn_id.clone().unwrap();
     let retry = |feed_text: Option<&str>| {
-        let (feed, execution) = gated("m", message_id.clone(), ReplySlot::Restart { seen: read.revision });
+        let slot = ReplySlot::Continue { message: read.message.clone(), seen: read.revision };
+        let (feed, execution) = gated("m", message_id.clone(), slot);
         if let Some(text) = feed_text {
             feed.send(token(text)).unwrap();
         }
@@ -649,5 +655,5 @@ async fn a_retry_prepared_from_an_older_read_of_the_reply_is_refused_and_changes
     let (l, _rx) = h.manager.listener(ListenerId("w2".into()), &h.topic);
     assert!(matches!(h.manager.open(stale, l).await, Err(StreamError::ReplyChanged)));
     let row = h.store.get_message(&message_id).await.unwrap();
-    assert_eq!((row.status, row.message.text().as_str()), (MessageStatus::Success, "second"));
+    assert_eq!((row.status, row.message.text().as_str()), (MessageStatus::Success, "firstsecond"));
 }

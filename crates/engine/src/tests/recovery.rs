@@ -72,6 +72,7 @@ async fn audit_17_a_reply_cut_off_by_a_crash_has_no_open_part_and_continue_finis
             turn_id: protocol::TurnId::new(),
             user_message_id: protocol::MessageId::new(),
             user_parts: protocol::UiMessage::user_text("", "tell me").parts,
+            edit_of: None,
             assistants: vec![AssistantSlot {
                 message_id: reply.clone(),
                 model: protocol::ModelRef { provider_id: provider.id.clone(), model: "scripted".into() },

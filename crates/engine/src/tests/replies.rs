@@ -24,18 +24,24 @@ async fn several_models_answer_side_by_side_and_each_can_be_retried_or_continued
     drain(&mut rx).await;
     let rows = f.messages(&topic).await;
     assert_eq!(rows.len(), 3, "one user row, one reply per model");
-    let failed = rows.iter().find(|r| r.status == MessageStatus::Error).expect("one reply failed").clone();
+    let failed_at = rows.iter().position(|r| r.status == MessageStatus::Error).expect("one reply failed");
+    let failed = rows[failed_at].clone();
     assert!(rows.iter().any(|r| r.status == MessageStatus::Success && r.message.text() == "from one"));
     assert_eq!(rows[1].turn_id, rows[2].turn_id);
 
-    // Retry the failed one in place; its prompt is the conversation up to the turn.
+    // Retry the failed one: a new version in its column, shown instead of the failed one
+    // (which is kept); its prompt is the conversation up to the turn.
     server.push_script(Script { chunks: Some(vec!["second try".into()]), ..Script::default() });
     let (listener, mut rx) = f.engine.listener(ListenerId::unique(), &topic.id);
     let retry = protocol::api::ReplyRequest { topic_id: topic.id.clone(), message_id: failed.id.clone() };
     f.engine.stream_retry(retry, listener).await.unwrap();
     drain(&mut rx).await;
-    let row = f.messages(&topic).await.into_iter().find(|r| r.id == failed.id).unwrap();
+    let rows = f.messages(&topic).await;
+    assert_eq!(rows.len(), 3, "still one reply per model on screen");
+    let row = rows.iter().find(|r| r.model == failed.model).unwrap();
     assert_eq!((row.status, row.message.text().as_str()), (MessageStatus::Success, "second try"));
+    assert_eq!(row.versions, [failed.id.clone(), row.id.clone()], "the failed version is kept");
+    assert_eq!(rows[failed_at].id, row.id, "in the failed one's column");
     let prompt = server.requests().last().unwrap().body["messages"].clone();
     assert_eq!(prompt.as_array().unwrap().len(), 1, "retry sees the user message only: {prompt}");
 

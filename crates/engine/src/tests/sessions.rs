@@ -79,6 +79,7 @@ impl Agent {
             model: None,
             workspace: None,
             assistant_id: None,
+            forked_from: None,
             created_at: String::new(),
             updated_at: String::new(),
         }

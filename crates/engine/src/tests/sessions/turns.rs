@@ -334,6 +334,7 @@ async fn audit_20_a_session_without_a_model_runs_its_providers_default_model() {
         model: None,
         workspace: None,
         assistant_id: None,
+        forked_from: None,
         created_at: String::new(),
         updated_at: String::new(),
     };

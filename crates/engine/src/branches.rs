@@ -1,0 +1,57 @@
+//! The conversation tree as the user changes it: switching versions, deleting a message
+//! or a version, forking a topic. (New versions come from turns: `turns` prepares edits
+//! and regenerations.) Every change is told to the windows through the status feed.
+
+use protocol::api::{MessageRequest, StoredMessage, Topic, TopicRequest};
+use protocol::{ApiError, TopicId};
+use store::Store;
+use streams::StreamManager;
+
+pub(crate) struct Branches {
+    store: Store,
+    streams: StreamManager,
+}
+
+/// Agent sessions stay linear: the agent remembers what it was told and did.
+fn refuse_in_session(topic_id: &TopicId, what: &str) -> Result<(), ApiError> {
+    if crate::sessions::is_session(topic_id) {
+        return Err(ApiError::bad_request(
+            "topicId",
+            format!("an agent session's history cannot be {what} (the agent remembers it as it happened)"),
+        ));
+    }
+    Ok(())
+}
+
+impl Branches {
+    pub(crate) fn new(store: Store, streams: StreamManager) -> Self {
+        Self { store, streams }
+    }
+
+    /// The active path, each message with its versions.
+    pub(crate) async fn list(&self, request: TopicRequest) -> Result<Vec<StoredMessage>, ApiError> {
+        self.store.get_topic(&request.topic_id).await?;
+        Ok(self.store.active_path(&request.topic_id).await?)
+    }
+
+    pub(crate) async fn select(&self, request: MessageRequest) -> Result<(), ApiError> {
+        self.store.get_topic(&request.topic_id).await?;
+        self.store.select_message(&request.topic_id, &request.message_id).await?;
+        self.streams.status().path_changed(&request.topic_id);
+        Ok(())
+    }
+
+    pub(crate) async fn delete(&self, request: MessageRequest) -> Result<(), ApiError> {
+        refuse_in_session(&request.topic_id, "deleted from")?;
+        self.store.get_topic(&request.topic_id).await?;
+        let deleted = self.store.delete_message(&request.topic_id, &request.message_id).await?;
+        self.streams.forget_messages(&request.topic_id, deleted).await;
+        self.streams.status().path_changed(&request.topic_id);
+        Ok(())
+    }
+
+    pub(crate) async fn fork(&self, request: MessageRequest) -> Result<Topic, ApiError> {
+        refuse_in_session(&request.topic_id, "forked")?;
+        Ok(self.store.fork_topic(&request.topic_id, &request.message_id).await?)
+    }
+}
