@@ -13,6 +13,7 @@ import {
   lastAssistant,
   newTopicAndSend,
   normalize,
+  openNewTopic,
   sleep,
   topicItem,
   typeAndEnter,
@@ -106,6 +107,37 @@ e2eTest(stack, 'editing a sent message starts a new branch; Cancel sends nothing
   await page.reload();
   await waitUntil('the branch survives a reload', async () => JSON.stringify(await userTexts(page)) === JSON.stringify(['Edited question']));
   assert.equal(await userVersion(page, 0).textContent(), '2/2');
+});
+
+e2eTest(stack, "an edit keeps the message's files unless removed, and takes new ones", async () => {
+  const page = await stack.openApp();
+  await openNewTopic(page);
+  await byTestId(page, 'attach-input').setInputFiles([
+    { name: 'keep.txt', mimeType: 'text/plain', buffer: Buffer.from('Kept file: apples.') },
+    { name: 'drop.txt', mimeType: 'text/plain', buffer: Buffer.from('Dropped file: pears.') },
+  ]);
+  await waitUntil('both files are chips', async () => (await byTestId(page, 'attachment-chip').count()) === 2);
+  await stack.testkit.script({ chunks: ['Two files.'], tokenDelayMs: 5 });
+  await typeAndEnter(page, 'Read these');
+  await storedReply(page, 'Two files.');
+
+  await turn(page, 0).locator('[data-testid="message-edit"]').click();
+  const editor = byTestId(page, 'message-editor');
+  const chips = editor.locator('[data-testid="attachment-chip"]');
+  assert.deepEqual(await chips.evaluateAll((items) => items.map((item) => item.dataset.filename)), ['keep.txt', 'drop.txt']);
+  await editor.locator('[data-testid="attachment-chip"][data-filename="drop.txt"] [data-testid="attachment-remove"]').click();
+  await editor.locator('[data-testid="attach-input"]').setInputFiles({ name: 'new.txt', mimeType: 'text/plain', buffer: Buffer.from('New file: plums.') });
+  await waitUntil('kept and new files are chips', async () => JSON.stringify(await chips.evaluateAll((items) => items.map((item) => item.dataset.filename))) === JSON.stringify(['keep.txt', 'new.txt']));
+  await stack.testkit.script({ chunks: ['Kept and new.'], tokenDelayMs: 5 });
+  await byTestId(page, 'message-edit-input').fill('Read these instead');
+  await byTestId(page, 'message-edit-send').click();
+  await storedReply(page, 'Kept and new.');
+
+  const files = userMessages(page).last().locator('[data-testid="message-file"]');
+  await waitUntil('the new version shows its files', async () => JSON.stringify(await files.evaluateAll((items) => items.map((item) => item.dataset.filename))) === JSON.stringify(['keep.txt', 'new.txt']));
+  const prompt = JSON.stringify((await stack.testkit.requests()).at(-1));
+  assert.ok(prompt.includes('Kept file: apples.') && prompt.includes('New file: plums.'), 'the kept and the new file go to the model');
+  assert.ok(!prompt.includes('Dropped file: pears.'), 'the removed file does not');
 });
 
 e2eTest(stack, 'Retry keeps every version: 3/3, and ‹ › switches while the newest streams without stopping it', async () => {
