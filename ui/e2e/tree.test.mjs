@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import {
+  addNamedTestkitProvider,
   addTestkitProvider,
   assistantMessages,
   assistantText,
@@ -14,6 +15,7 @@ import {
   newTopicAndSend,
   normalize,
   openNewTopic,
+  replyText,
   sleep,
   topicItem,
   typeAndEnter,
@@ -22,7 +24,13 @@ import {
   words,
 } from './harness.mjs';
 
-const stack = useStack({ setup: ({ server, testkit }) => addTestkitProvider(server, testkit) });
+const stack = useStack({
+  setup: async ({ server, testkit }) => {
+    await addTestkitProvider(server, testkit);
+    // A second model, for turns that several models answer.
+    await addNamedTestkitProvider(server, testkit, 'Beta', 'beta');
+  },
+});
 
 const userMessages = (page) => page.locator('[data-testid="message"][data-role="user"]');
 const turn = (page, index) => page.locator('.turn').nth(index);
@@ -176,6 +184,40 @@ e2eTest(stack, 'Retry keeps every version: 3/3, and ‹ › switches while the n
   await waitUntil('it goes on streaming', async () => normalize(await assistantText(page)).length > seen.length);
   await storedReply(page, normalize(slow.join('')));
   assert.equal(await replyVersion(page, 0).textContent(), '3/3');
+});
+
+e2eTest(stack, 'several models: each column has its own versions, and switching one keeps its tab', async () => {
+  const page = await stack.openApp(undefined, { viewport: { width: 760, height: 900 } });
+  await openNewTopic(page);
+  const picker = byTestId(page, 'model-select');
+  await picker.locator('button').first().click();
+  await picker.locator('input[data-model="beta"]').check();
+  await page.keyboard.press('Escape');
+  await waitUntil('both models are chosen', async () => (await picker.innerText()).includes('scripted + beta'));
+  await stack.testkit.script([
+    { chunks: ['Same first.'], tokenDelayMs: 5 },
+    { chunks: ['Same first.'], tokenDelayMs: 5 },
+  ]);
+  await typeAndEnter(page, 'Both of you');
+  const column = (model) => page.locator(`[data-testid="model-column"][data-model="${model}"]`);
+  const tab = (model) => page.locator(`[data-testid="model-tab"][data-model="${model}"]`);
+  const done = async (model) => (await column(model).locator('[data-testid="message"]').getAttribute('data-status')) === 'success';
+  await waitUntil('both replies are stored', async () => (await done('scripted')) && (await done('beta')));
+
+  await tab('beta').click();
+  await stack.testkit.script({ chunks: ['Beta again.'], tokenDelayMs: 5 });
+  await column('beta').locator('[data-testid="reply-retry"]').click();
+  await waitUntil('beta shows its second version', async () => (await replyText(column('beta'))) === 'Beta again.' && (await done('beta')));
+  const label = (model) => column(model).locator('[data-testid="version-label"]');
+  await waitUntil('2/2 on beta', async () => (await label('beta').count()) === 1 && (await label('beta').textContent()) === '2/2');
+  assert.equal(await label('scripted').count(), 0, 'the other column has one version');
+  assert.equal(await byTestId(page, 'model-column').count(), 2);
+
+  await column('beta').locator('[data-testid="version-previous"]').click();
+  await waitUntil('beta shows its first version', async () => (await replyText(column('beta'))) === 'Same first.' && (await label('beta').textContent()) === '1/2');
+  assert.equal(await tab('beta').getAttribute('aria-selected'), 'true', 'the tab chosen stays chosen');
+  assert.ok(await column('beta').isVisible());
+  assert.equal(await replyText(column('scripted')), 'Same first.');
 });
 
 e2eTest(stack, 'Fork from here opens a new topic with the path up to that message, saying where it came from', async () => {
