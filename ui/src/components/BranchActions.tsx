@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { ConfirmDelete } from './ConfirmDelete';
 
 /** What can be done to any message of a topic's tree; each resolves once done (errors are shown by the turn). */
@@ -19,6 +19,12 @@ interface BranchActionsProps {
 export function BranchActions({ messageId, handlers, deleteQuestion }: BranchActionsProps) {
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState<'fork' | 'delete'>();
+  const deleteButton = useRef<HTMLButtonElement>(null);
+  const cancel = () => {
+    setConfirming(false);
+    // Back where the user was, for the keyboard.
+    requestAnimationFrame(() => deleteButton.current?.focus());
+  };
   const act = (which: 'fork' | 'delete', action: (messageId: string) => Promise<void>) => {
     setBusy(which);
     void action(messageId).finally(() => {
@@ -43,10 +49,11 @@ export function BranchActions({ messageId, handlers, deleteQuestion }: BranchAct
           question={deleteQuestion}
           busy={busy === 'delete'}
           onConfirm={() => act('delete', handlers.remove)}
-          onCancel={() => setConfirming(false)}
+          onCancel={cancel}
         />
       ) : (
         <button
+          ref={deleteButton}
           type="button"
           className="button ghost small"
           data-testid="message-delete"
