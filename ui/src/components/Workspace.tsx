@@ -17,7 +17,7 @@ import type {
 } from '../protocol.gen';
 import { revealMessage } from '../search/revealMessage';
 import { searchShortcut } from '../search/shortcuts';
-import { StatusFeed } from '../status/feed';
+import { pathVersion, StatusFeed } from '../status/feed';
 import { notifyApprovals } from '../status/notifications';
 import { AgentSessionList } from './AgentSessionList';
 import { AgentSessionView } from './AgentSessionView';
@@ -65,8 +65,6 @@ export function Workspace() {
   const [finding, setFinding] = useState(false);
   /** A message opened from search, to scroll to and highlight once shown. */
   const [reveal, setReveal] = useState<{ messageId: string; at: number }>();
-  /** Bumped to read an open conversation again (search switched it to another branch). */
-  const [conversationLoad, setConversationLoad] = useState(0);
 
   useEffect(() => {
     // One status subscription per window, for as long as the window lives.
@@ -239,9 +237,8 @@ export function Workspace() {
     setSearching(false);
     void run('Could not open the message', async () => {
       if (!hit.onActivePath) {
-        // Its branch becomes the one the topic shows.
+        // Its branch becomes the one the topic shows (an open topic re-reads it on `path_changed`).
         await backend.call('message_select', { topicId: hit.topicId, messageId: hit.messageId } satisfies MessageRequest);
-        if (hit.topicId === shownId) setConversationLoad((n) => n + 1);
       }
       select(hit.topicId);
       setReveal({ messageId: hit.messageId, at: Date.now() });
@@ -297,6 +294,17 @@ export function Workspace() {
       setTopics((list) => (list ?? []).filter((t) => t.id !== id));
       if (selectedId === id) setSelectedId(undefined);
     });
+
+  /** "Fork from here" made a topic: list it first and open it. */
+  const topicForked = useCallback(
+    (topic: Topic) => {
+      topicsVersion.current += 1;
+      setTopics((list) => [topic, ...(list ?? []).filter((t) => t.id !== topic.id)]);
+      select(topic.id);
+      void reloadTopics();
+    },
+    [select, reloadTopics],
+  );
 
   const onSettled = useCallback(() => void reloadTopics(), [reloadTopics]);
   const onSessionSettled = useCallback(() => void reloadSessions(), [reloadSessions]);
@@ -398,7 +406,7 @@ export function Workspace() {
             <NewAgentSessionForm providers={providers} onCreated={sessionCreated} onCancel={() => setView('chat')} />
           ) : open.kind === 'topic' ? (
             <ChatView
-              key={`${open.topic.id}:${conversationLoad}`}
+              key={open.topic.id}
               topic={open.topic}
               providers={providers}
               assistants={assistants}
@@ -406,10 +414,14 @@ export function Workspace() {
               onTopicModelChange={(model: ModelRef) => updateTopic({ id: open.topic.id, model }, 'Could not change the model')}
               onTopicChanged={topicChanged}
               onSettled={onSettled}
+              origin={topicList.find((t) => t.id === open.topic.forkedFrom?.topicId)}
+              pathVersion={pathVersion(feedState, open.topic.id)}
+              onOpenTopic={select}
+              onForked={topicForked}
             />
           ) : open.kind === 'session' ? (
             <AgentSessionView
-              key={`${open.session.topicId}:${conversationLoad}`}
+              key={open.session.topicId}
               session={open.session}
               providers={providers}
               status={selectedStatus?.status}
