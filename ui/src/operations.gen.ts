@@ -39,6 +39,8 @@ import type {
   ProviderRequest,
   ReplyDetails,
   ReplyRequest,
+  SearchRequest,
+  SearchResults,
   StoredMessage,
   StreamAttachRequest,
   StreamOpenRequest,
@@ -79,6 +81,7 @@ export interface Operations {
   inbox_release: { request: InboxItemRequest; response: InboxItem };
   messages_list: { request: TopicRequest; response: Array<StoredMessage> };
   message_select: { request: MessageRequest; response: null };
+  messages_search: { request: SearchRequest; response: SearchResults };
   message_delete: { request: MessageRequest; response: null };
   topic_fork: { request: MessageRequest; response: Topic };
   image_fetch: { request: ImageFetchRequest; response: FetchedImage };

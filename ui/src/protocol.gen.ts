@@ -200,6 +200,63 @@ export type ReplyRequest = { topicId: TopicId, messageId: MessageId, };
 
 export type MessageRequest = { topicId: TopicId, messageId: MessageId, };
 
+export type SearchRequest = { query: string, 
+/**
+ * Only this topic's messages.
+ */
+topicId?: TopicId, 
+/**
+ * Only messages of this role.
+ */
+role?: MessageRole, 
+/**
+ * Only replies of this model (its name, e.g. `gpt-4o`).
+ */
+model?: string, 
+/**
+ * Only messages written at or after this time (RFC 3339, or a date `2026-01-31`).
+ */
+from?: string, 
+/**
+ * Only messages written before this time (RFC 3339), or on or before this date.
+ */
+to?: string, 
+/**
+ * Whether agent sessions' messages are searched too (default: yes).
+ */
+includeAgentSessions?: boolean, 
+/**
+ * How many of the best results to skip (default 0).
+ */
+offset?: number, 
+/**
+ * At most this many results (default 20, at most 100).
+ */
+limit?: number, };
+
+export type SearchResults = { hits: Array<SearchHit>, 
+/**
+ * The `offset` of the next page; absent on the last page.
+ */
+nextOffset?: number, };
+
+export type SearchHit = { topicId: TopicId, topicTitle: string, messageId: MessageId, turnId?: TurnId, role: MessageRole, 
+/**
+ * The model that wrote a reply.
+ */
+model?: ModelRef, createdAt: string, 
+/**
+ * A short excerpt around the match; the pieces with `hit` are what matched.
+ */
+snippet: Array<SnippetPiece>, 
+/**
+ * Whether the topic shows this message now; if not, `message_select` switches the
+ * conversation to its branch.
+ */
+onActivePath: boolean, };
+
+export type SnippetPiece = { text: string, hit?: boolean, };
+
 export type EditMessageRequest = { topicId: TopicId, 
 /**
  * The user message being edited.

@@ -25,6 +25,11 @@ const BENCHES: &[Bench] = &[
         about: "parse + map throughput (MB/s, events/s) of each wire format on a large recorded reply (docs/benchmarks.md)",
         run: providers,
     },
+    Bench {
+        name: "search",
+        about: "full-text search: latency p50/p99 over 100,000 messages, index size, cost per chunk checkpoint (docs/benchmarks.md)",
+        run: search,
+    },
 ];
 
 pub fn run(repo: &Repo, args: &[String]) -> Result<()> {
@@ -78,4 +83,14 @@ fn providers(repo: &Repo, args: &[String]) -> Result<()> {
         .dir(repo.root())
         .run()?;
     Cmd::new(repo.binary("release", "colloquy-bench-providers")).args(args).dir(repo.root()).run()
+}
+
+/// `colloquy-bench-search`: fills a database of 100,000 messages and times searching it.
+/// `cargo xtask bench search --help` lists its options.
+fn search(repo: &Repo, args: &[String]) -> Result<()> {
+    Cmd::cargo()
+        .args(["build", "--release", "-p", "colloquy-bench", "--bin", "colloquy-bench-search"])
+        .dir(repo.root())
+        .run()?;
+    Cmd::new(repo.binary("release", "colloquy-bench-search")).args(args).dir(repo.root()).run()
 }

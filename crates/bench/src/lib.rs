@@ -3,6 +3,8 @@
 //!
 //! - `colloquy-bench-streams` (`src/main.rs`): the stream pipeline end to end.
 //! - `colloquy-bench-providers` (`src/bin/providers.rs`): wire-format decoding throughput.
+//! - `colloquy-bench-search` (`src/bin/search.rs`): full-text search latency, index size
+//!   and the index's cost per chunk checkpoint.
 
 pub mod machine;
 pub mod report;

@@ -12,6 +12,7 @@ use protocol::api::{
     UpdateToolRule, UpdateTopic,
 };
 use protocol::mcp::{McpServer, McpServerInput, UpdateMcpServer};
+use protocol::search::{SearchRequest, SearchResults};
 use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
 use protocol::usage::{
     ModelPrice, ModelPriceInput, ModelPriceRequest, ReplyDetails, TopicUsage, UsageReport, UsageReportRequest,
@@ -88,6 +89,10 @@ impl Operations for Engine {
 
     async fn message_select(&self, request: MessageRequest) -> Result<(), ApiError> {
         self.inner.branches.select(request).await
+    }
+
+    async fn messages_search(&self, request: SearchRequest) -> Result<SearchResults, ApiError> {
+        Ok(self.inner.store.search_messages(&request).await?)
     }
 
     async fn message_delete(&self, request: MessageRequest) -> Result<(), ApiError> {

@@ -7,6 +7,7 @@
 //! - [`envelope`]: what a stream subscriber receives ([`StreamEvent`], snapshots, terminals).
 //! - [`api`]: request and response bodies of the user-facing operations.
 //! - [`operations`]: the table of operations ([`for_each_operation!`]) and what is derived from it.
+//! - [`search`]: the `messages_search` request and its results.
 //! - [`error`]: [`ApiError`], the one error shape that crosses IPC and HTTP.
 //! - [`tool`]: tools, their results, approval rules, approvals and the audit log.
 //! - [`mcp`]: MCP servers: how to reach them and how they are doing.
@@ -21,6 +22,7 @@ pub mod ids;
 pub mod mcp;
 pub mod message;
 pub mod operations;
+pub mod search;
 pub mod tool;
 pub mod typescript;
 pub mod usage;

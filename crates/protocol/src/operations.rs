@@ -51,6 +51,7 @@ macro_rules! for_each_operation {
                 inbox_release($crate::api::InboxItemRequest) => $crate::api::InboxItem;
                 messages_list($crate::api::TopicRequest) => Vec<$crate::api::StoredMessage>;
                 message_select($crate::api::MessageRequest) => ();
+                messages_search($crate::search::SearchRequest) => $crate::search::SearchResults;
                 message_delete($crate::api::MessageRequest) => ();
                 topic_fork($crate::api::MessageRequest) => $crate::api::Topic;
                 image_fetch($crate::api::ImageFetchRequest) => $crate::api::FetchedImage;

@@ -12,6 +12,7 @@ use crate::error::{ApiError, ErrorKind};
 use crate::ids::*;
 use crate::mcp::*;
 use crate::message::*;
+use crate::search::*;
 use crate::tool::*;
 use crate::usage::*;
 
@@ -64,6 +65,10 @@ pub fn declarations() -> String {
         StreamOpenRequest::decl(&cfg),
         ReplyRequest::decl(&cfg),
         MessageRequest::decl(&cfg),
+        SearchRequest::decl(&cfg),
+        SearchResults::decl(&cfg),
+        SearchHit::decl(&cfg),
+        SnippetPiece::decl(&cfg),
         EditMessageRequest::decl(&cfg),
         ForkOrigin::decl(&cfg),
         AddModelRequest::decl(&cfg),

@@ -479,3 +479,64 @@ async fn audit_21_a_reader_that_falls_behind_still_gets_the_whole_reply_once() {
         expected.len()
     );
 }
+
+#[tokio::test]
+async fn search_finds_a_word_a_reply_had_written_at_its_last_checkpoint_and_refuses_bad_syntax() {
+    let r = start().await;
+    let (status, _) = r
+        .post("provider_create", json!({ "name": "Mock", "baseUrl": r.mock.base_url(), "defaultModel": "scripted" }))
+        .await;
+    assert_eq!(status, 200);
+    let (_, topic) = r.post("topic_create", json!({})).await;
+    // The word comes first, then the reply goes on for seconds: it is found while streaming.
+    let mut chunks = vec!["The xylophone ".to_owned()];
+    chunks.extend((0..60).map(|_| "keeps playing ".to_owned()));
+    r.mock.push_script(Script { chunks: Some(chunks), token_delay_ms: Some(150), ..Script::default() });
+    // The stream belongs to the backend: this window may stop listening at once.
+    let response = r
+        .client
+        .post(format!("{}/api/stream_open", r.base))
+        .bearer_auth("secret")
+        .json(&json!({ "topicId": topic["id"], "text": "tell me about an instrument" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    drop(response);
+
+    let mut found = Value::Null;
+    for _ in 0..100 {
+        let (status, results) = r.post("messages_search", json!({ "query": "xyloph" })).await;
+        assert_eq!(status, 200, "{results}");
+        if results["hits"].as_array().is_some_and(|hits| !hits.is_empty()) {
+            found = results;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let hit = &found["hits"][0];
+    assert_eq!(hit["role"], "assistant", "{found}");
+    assert_eq!(hit["topicId"], topic["id"]);
+    assert_eq!(hit["onActivePath"], true);
+    let marked: Vec<&str> = hit["snippet"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|piece| piece["hit"] == true)
+        .filter_map(|piece| piece["text"].as_str())
+        .collect();
+    assert_eq!(marked, vec!["xyloph"], "{hit}");
+    let (_, messages) = r.post("messages_list", json!({ "topicId": topic["id"] })).await;
+    let reply = messages.as_array().unwrap().iter().find(|m| m["id"] == hit["messageId"]).unwrap();
+    assert_eq!(reply["status"], "streaming", "found from a checkpoint, before the reply ended");
+
+    for bad in ["\"unterminated", "xylophone AND", "(xylophone"] {
+        let (status, body) = r.post("messages_search", json!({ "query": bad })).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert_eq!((body["kind"].as_str(), body["field"].as_str()), (Some("bad_request"), Some("query")), "{body}");
+    }
+    let (status, body) = r.post("messages_search", json!({ "query": "xylophone", "from": "last week" })).await;
+    assert_eq!((status, body["field"].as_str()), (400, Some("from")), "{body}");
+    let (status, body) = r.post("messages_search", json!({ "query": "C++ don't a:b" })).await;
+    assert_eq!(status, 200, "plain words with FTS5 punctuation are only words: {body}");
+}

@@ -6,6 +6,7 @@
 //!   ledger, approvals and the audit log; [`mcp`] the MCP servers and their cached tools;
 //!   [`sessions`] the agent sessions; [`settings`] the app-wide settings; [`usage`] the
 //!   usage ledger and the prices the user set).
+//! - `search`: the full-text index of messages and [`Store::search_messages`].
 //! - [`secrets`]: where API keys and MCP servers' variable and header values live (never in
 //!   the database).
 //!
@@ -26,6 +27,7 @@ pub mod inbox;
 pub mod mcp;
 pub mod messages;
 pub mod providers;
+mod search;
 pub mod secrets;
 pub mod sessions;
 pub mod settings;
@@ -73,6 +75,9 @@ pub enum StoreError {
     /// message says why and what to do.
     #[error("{0}")]
     Refused(String),
+    /// A search the index cannot answer as asked: the field and what is wrong with it.
+    #[error("{field}: {message}")]
+    BadQuery { field: &'static str, message: String },
     #[error("could not encode {0}")]
     Encode(String),
     #[error("{0}")]
@@ -246,7 +251,13 @@ impl Store {
             pool.close().await;
             return Err(err.into());
         }
-        Ok(Self { pool, writers: Arc::new(Mutex::new(())), page_limit })
+        let store = Self { pool, writers: Arc::new(Mutex::new(())), page_limit };
+        // Searching is not worth refusing to open for: a failed check is said, and a
+        // search that meets a damaged index rebuilds it then.
+        if let Err(err) = store.check_search_index().await {
+            tracing::warn!(error = %err, "could not check the search index");
+        }
+        Ok(store)
     }
 
     /// Fault injection for tests: caps the database file at its current size (`true`),

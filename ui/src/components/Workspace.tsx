@@ -2,7 +2,21 @@ import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from '
 import { isAgentTopic, listIsStale, openConversation, openId, sessionAsTopic } from '../agents/sessions';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { ApprovalInbox } from '../chat/approvals';
-import type { AgentSession, Assistant, CreateTopic, ModelRef, Provider, Topic, TopicRequest, TopicStatusEvent, UpdateTopic } from '../protocol.gen';
+import type {
+  AgentSession,
+  Assistant,
+  CreateTopic,
+  MessageRequest,
+  ModelRef,
+  Provider,
+  SearchHit,
+  Topic,
+  TopicRequest,
+  TopicStatusEvent,
+  UpdateTopic,
+} from '../protocol.gen';
+import { revealMessage } from '../search/revealMessage';
+import { searchShortcut } from '../search/shortcuts';
 import { pathVersion, StatusFeed } from '../status/feed';
 import { notifyApprovals } from '../status/notifications';
 import { AgentSessionList } from './AgentSessionList';
@@ -12,8 +26,10 @@ import { ApprovalsContext } from './ApprovalsContext';
 import { useBackend } from './BackendContext';
 import { ChatView } from './ChatView';
 import { ErrorNotice } from './ErrorNotice';
+import { FindInTopic } from './FindInTopic';
 import { NewAgentSessionForm } from './NewAgentSessionForm';
 import { Onboarding } from './Onboarding';
+import { SearchPalette } from './SearchPalette';
 import { SettingsView } from './SettingsView';
 import { needsAttention, TopicList } from './TopicList';
 
@@ -45,6 +61,10 @@ export function Workspace() {
   const feedState = useSyncExternalStore(feed.subscribe, feed.getSnapshot);
   const statuses = feedState.byTopic;
   const looking = useUserIsLooking();
+  const [searching, setSearching] = useState(false);
+  const [finding, setFinding] = useState(false);
+  /** A message opened from search, to scroll to and highlight once shown. */
+  const [reveal, setReveal] = useState<{ messageId: string; at: number }>();
 
   useEffect(() => {
     // One status subscription per window, for as long as the window lives.
@@ -200,6 +220,10 @@ export function Workspace() {
   useListFollowsStatuses(statuses, topics, isChatTopic, reloadTopics);
   useListFollowsStatuses(statuses, sessions, isAgentTopic, reloadSessions);
 
+  const conversationOpen = view === 'chat' && (open.kind === 'topic' || open.kind === 'session');
+  useSearchShortcuts(conversationOpen, setSearching, setFinding);
+  useEffect(() => (reveal ? revealMessage(reveal.messageId) : undefined), [reveal]);
+
   const run = async (what: string, action: () => Promise<void>) => {
     setActionError(undefined);
     try {
@@ -207,6 +231,18 @@ export function Workspace() {
     } catch (failure) {
       setActionError(toApiFailure(failure, what));
     }
+  };
+
+  const openHit = (hit: SearchHit) => {
+    setSearching(false);
+    void run('Could not open the message', async () => {
+      if (!hit.onActivePath) {
+        // Its branch becomes the one the topic shows (an open topic re-reads it on `path_changed`).
+        await backend.call('message_select', { topicId: hit.topicId, messageId: hit.messageId } satisfies MessageRequest);
+      }
+      select(hit.topicId);
+      setReveal({ messageId: hit.messageId, at: Date.now() });
+    });
   };
 
   const createTopic = () => {
@@ -304,6 +340,9 @@ export function Workspace() {
       <div className="layout">
         <aside className="sidebar">
           <div className="brand">Colloquy</div>
+          <button type="button" className="button ghost search-button" data-testid="search-button" title="Search all messages (Ctrl+K)" onClick={() => setSearching(true)}>
+            Search… <kbd className="small muted">Ctrl K</kbd>
+          </button>
           <ApprovalInboxPanel onOpenTopic={select} />
           <SidebarTabs
             section={sidebar}
@@ -354,6 +393,7 @@ export function Workspace() {
         </aside>
         <main className="main">
           {actionError && <ErrorNotice error={actionError} onDismiss={() => setActionError(undefined)} />}
+          {finding && conversationOpen && <FindInTopic onClose={() => setFinding(false)} />}
           {view === 'settings' ? (
             <SettingsView
               providers={providers}
@@ -416,8 +456,42 @@ export function Workspace() {
           )}
         </main>
       </div>
+      {searching && (
+        <SearchPalette
+          topicId={conversationOpen ? shownId : undefined}
+          topicTitle={open.kind === 'topic' ? open.topic.title : open.kind === 'session' ? sessionAsTopic(open.session).title : undefined}
+          onOpen={openHit}
+          onClose={() => setSearching(false)}
+        />
+      )}
     </ApprovalsContext.Provider>
   );
+}
+
+/** Ctrl/Cmd+K, Ctrl/Cmd+Shift+F: the search box; Ctrl/Cmd+F: find in the open conversation. */
+function useSearchShortcuts(conversationOpen: boolean, setSearching: (open: boolean) => void, setFinding: (open: boolean) => void) {
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const shortcut = searchShortcut(event);
+      if (!shortcut || (shortcut === 'find' && !conversationOpen)) return;
+      // Ours, not the web view's own find.
+      event.preventDefault();
+      event.stopPropagation();
+      if (shortcut === 'search') {
+        setFinding(false);
+        setSearching(true);
+      } else {
+        setSearching(false);
+        setFinding(true);
+        // Pressed again while open: select the text to type a new search.
+        const input = document.querySelector<HTMLInputElement>('[data-testid="find-input"]');
+        input?.focus();
+        input?.select();
+      }
+    };
+    window.addEventListener('keydown', onKey, true);
+    return () => window.removeEventListener('keydown', onKey, true);
+  }, [conversationOpen, setSearching, setFinding]);
 }
 
 /** The topic named by `#topic=<id>` (or the older `?topic=<id>`) in the address. */
