@@ -13,12 +13,17 @@ import type {
   AttachReply,
   AuditEntry,
   AuditListRequest,
+  BackupInfo,
   CreateTopic,
   EditMessageRequest,
+  ExportRequest,
+  ExportedFile,
   FeatureInfo,
   FetchedImage,
   IdRequest,
   ImageFetchRequest,
+  ImportReport,
+  ImportRequest,
   InboxAddRequest,
   InboxItem,
   InboxItemRequest,
@@ -35,6 +40,10 @@ import type {
   ProviderPresetInfo,
   ProviderRequest,
   ReplyRequest,
+  RestorePlan,
+  RestoreRequest,
+  SaveFileRequest,
+  SavedFile,
   StoredMessage,
   StreamAttachRequest,
   StreamOpenRequest,
@@ -106,7 +115,13 @@ export interface Operations {
   agent_session_update: { request: UpdateAgentSession; response: AgentSession };
   agent_session_delete: { request: IdRequest; response: null };
   agent_session_reset: { request: IdRequest; response: AgentSession };
+  topic_export: { request: ExportRequest; response: ExportedFile };
+  topics_import: { request: ImportRequest; response: ImportReport };
+  backup_create: { request: void; response: BackupInfo };
+  backups_list: { request: void; response: Array<BackupInfo> };
+  backup_restore: { request: RestoreRequest; response: RestorePlan };
   window_open: { request: WindowOpenRequest; response: null };
+  file_save: { request: SaveFileRequest; response: SavedFile };
   stream_detach: { request: TopicRequest; response: null };
   stream_abort: { request: TopicRequest; response: null };
 }

@@ -6,6 +6,7 @@
 //! - [`message`]: [`UiMessage`] and its parts, and the fold that builds a message from chunks.
 //! - [`envelope`]: what a stream subscriber receives ([`StreamEvent`], snapshots, terminals).
 //! - [`api`]: request and response bodies of the user-facing operations.
+//! - [`archive`]: the export format, and the bodies of export, import and backup.
 //! - [`operations`]: the table of operations ([`for_each_operation!`]) and what is derived from it.
 //! - [`error`]: [`ApiError`], the one error shape that crosses IPC and HTTP.
 //! - [`tool`]: tools, their results, approval rules, approvals and the audit log.
@@ -13,6 +14,7 @@
 //! - [`typescript`]: the generated TypeScript declarations the UI imports.
 
 pub mod api;
+pub mod archive;
 pub mod chunk;
 pub mod envelope;
 pub mod error;

@@ -85,9 +85,15 @@ macro_rules! for_each_operation {
                 agent_session_update($crate::api::UpdateAgentSession) => $crate::api::AgentSession;
                 agent_session_delete($crate::api::IdRequest) => ();
                 agent_session_reset($crate::api::IdRequest) => $crate::api::AgentSession;
+                topic_export($crate::archive::ExportRequest) => $crate::archive::ExportedFile;
+                topics_import($crate::archive::ImportRequest) => $crate::archive::ImportReport;
+                backup_create => $crate::archive::BackupInfo;
+                backups_list => Vec<$crate::archive::BackupInfo>;
+                backup_restore($crate::archive::RestoreRequest) => $crate::archive::RestorePlan;
             }
             desktop {
                 window_open($crate::api::WindowOpenRequest) => ();
+                file_save($crate::archive::SaveFileRequest) => $crate::archive::SavedFile;
             }
             streaming {
                 stream_open($crate::api::StreamOpenRequest) => $crate::envelope::AttachReply;

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { Provider, Topic } from '../protocol.gen';
 import { AssistantsSettings } from './AssistantsSettings';
 import { AuditLog } from './AuditLog';
+import { DataSettings } from './DataSettings';
 import { GeneralSettings } from './GeneralSettings';
 import { McpSettings } from './McpSettings';
 import { ProvidersSettings } from './ProvidersSettings';
@@ -13,10 +14,12 @@ interface SettingsViewProps {
   topics: Topic[];
   onProvidersChanged: () => void;
   onAssistantsChanged: () => void;
+  /** Topics were imported. */
+  onTopicsChanged?: () => void;
   onClose: () => void;
 }
 
-type Section = 'providers' | 'assistants' | 'tools' | 'mcp' | 'rules' | 'audit' | 'general';
+type Section = 'providers' | 'assistants' | 'tools' | 'mcp' | 'rules' | 'audit' | 'general' | 'data';
 
 const SECTIONS: readonly { id: Section; label: string }[] = [
   { id: 'providers', label: 'Providers' },
@@ -26,10 +29,11 @@ const SECTIONS: readonly { id: Section; label: string }[] = [
   { id: 'rules', label: 'Approval rules' },
   { id: 'audit', label: 'Audit log' },
   { id: 'general', label: 'General' },
+  { id: 'data', label: 'Import & export' },
 ];
 
-/** Settings, one section at a time: providers, assistants, tools, MCP servers, approval rules, the audit log and app-wide settings. */
-export function SettingsView({ providers, topics, onProvidersChanged, onAssistantsChanged, onClose }: SettingsViewProps) {
+/** Settings, one section at a time: providers, assistants, tools, MCP servers, approval rules, the audit log, app-wide settings, and import, export and backups. */
+export function SettingsView({ providers, topics, onProvidersChanged, onAssistantsChanged, onTopicsChanged, onClose }: SettingsViewProps) {
   const [section, setSection] = useState<Section>('providers');
   return (
     <section className="settings" data-testid="settings">
@@ -63,6 +67,7 @@ export function SettingsView({ providers, topics, onProvidersChanged, onAssistan
         {section === 'rules' && <RulesSettings topics={topics} />}
         {section === 'audit' && <AuditLog topics={topics} />}
         {section === 'general' && <GeneralSettings />}
+        {section === 'data' && <DataSettings onTopicsChanged={() => onTopicsChanged?.()} />}
       </div>
     </section>
   );
