@@ -84,11 +84,10 @@ pub(crate) fn tree_order(
     while let Some(index) = queue.pop_front() {
         let message = &unique[index];
         let parent_role = message.parent_id.as_deref().and_then(|p| roles.get(p)).copied();
-        let fits = match (message.role, parent_role) {
-            (MessageRole::User, None | Some(MessageRole::User)) => true,
-            (MessageRole::Assistant, Some(MessageRole::User)) => true,
-            _ => false,
-        };
+        let fits = matches!(
+            (message.role, parent_role),
+            (MessageRole::User, None | Some(MessageRole::User)) | (MessageRole::Assistant, Some(MessageRole::User))
+        );
         if !fits {
             let reason = match message.role {
                 MessageRole::Assistant => "a reply must answer a user message",
