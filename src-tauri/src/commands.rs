@@ -6,6 +6,7 @@ use protocol::api::{
     AddModelRequest, EditMessageRequest, ReplyRequest, StreamAttachRequest, StreamOpenRequest, TopicRequest,
     WindowOpenRequest,
 };
+use protocol::archive::{SaveFileRequest, SavedFile};
 use protocol::{ApiError, AttachReply, StatusMessage, StreamMessage, TopicId};
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
@@ -81,6 +82,22 @@ pub async fn window_open(app: tauri::AppHandle, request: Option<Value>) -> Reply
     let request: WindowOpenRequest = parse(request.unwrap_or_else(|| Value::Object(Default::default())))?;
     crate::desktop::open_window(&app, request.topic_id.as_ref())
         .map_err(|e| ApiError::internal(format!("could not open a window: {e}")))
+}
+
+/// Saves an exported file into the user's Downloads folder (the home folder if there is
+/// none), never over an existing file: a save dialog would block a window driven by
+/// tauri-driver under Xvfb, and a WebKitGTK `a[download]` of a blob may do nothing.
+/// Returns where the file went, for the UI to say.
+#[tauri::command]
+pub async fn file_save(app: tauri::AppHandle, request: Option<Value>) -> Reply<SavedFile> {
+    let request: SaveFileRequest = parse(request.unwrap_or_else(|| Value::Object(Default::default())))?;
+    let folder = app
+        .path()
+        .download_dir()
+        .or_else(|_| app.path().home_dir())
+        .map_err(|e| ApiError::internal(format!("cannot find the Downloads folder: {e}")))?;
+    let path = crate::saving::save_new_file(&folder, &request.file_name, request.content.as_bytes())?;
+    Ok(SavedFile { path: path.display().to_string() })
 }
 
 #[tauri::command]
@@ -189,6 +206,7 @@ macro_rules! plain_commands {
             stream_open,
             stream_interrupt,
             window_open,
+            file_save,
             stream_edit,
             stream_retry,
             stream_continue,

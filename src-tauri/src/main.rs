@@ -6,6 +6,7 @@
 mod commands;
 mod desktop;
 mod notify;
+mod saving;
 mod single_instance;
 
 use clap::{Parser, Subcommand};

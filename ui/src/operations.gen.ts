@@ -13,12 +13,17 @@ import type {
   AttachReply,
   AuditEntry,
   AuditListRequest,
+  BackupInfo,
   CreateTopic,
   EditMessageRequest,
+  ExportRequest,
+  ExportedFile,
   FeatureInfo,
   FetchedImage,
   IdRequest,
   ImageFetchRequest,
+  ImportReport,
+  ImportRequest,
   InboxAddRequest,
   InboxItem,
   InboxItemRequest,
@@ -39,6 +44,10 @@ import type {
   ProviderRequest,
   ReplyDetails,
   ReplyRequest,
+  RestorePlan,
+  RestoreRequest,
+  SaveFileRequest,
+  SavedFile,
   SearchRequest,
   SearchResults,
   StoredMessage,
@@ -122,7 +131,13 @@ export interface Operations {
   usage_prices: { request: void; response: Array<ModelPrice> };
   usage_price_set: { request: ModelPriceInput; response: Array<ModelPrice> };
   usage_price_reset: { request: ModelPriceRequest; response: Array<ModelPrice> };
+  topic_export: { request: ExportRequest; response: ExportedFile };
+  topics_import: { request: ImportRequest; response: ImportReport };
+  backup_create: { request: void; response: BackupInfo };
+  backups_list: { request: void; response: Array<BackupInfo> };
+  backup_restore: { request: RestoreRequest; response: RestorePlan };
   window_open: { request: WindowOpenRequest; response: null };
+  file_save: { request: SaveFileRequest; response: SavedFile };
   stream_detach: { request: TopicRequest; response: null };
   stream_abort: { request: TopicRequest; response: null };
 }

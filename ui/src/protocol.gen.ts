@@ -337,6 +337,56 @@ mode: string, dataDir: string,
  */
 secretStore: string, };
 
+export type ExportFormat = "markdown" | "json" | "html";
+
+export type ExportRequest = { topicId?: TopicId, format: ExportFormat, };
+
+export type ExportedFile = { 
+/**
+ * A suggested file name, safe on every file system.
+ */
+fileName: string, mediaType: string, content: string, };
+
+export type ImportRequest = { content: string, };
+
+export type ImportSource = "colloquy" | "chatgpt" | "claude";
+
+export type ImportReport = { source: ImportSource, imported: Array<ImportedTopic>, skipped: Array<ImportSkip>, };
+
+export type ImportedTopic = { topicId: TopicId, title: string, messages: number, };
+
+export type ImportSkip = { 
+/**
+ * The conversation's title (or its position in the file when it has none).
+ */
+conversation: string, 
+/**
+ * The message's id in the file; absent: the whole conversation was skipped.
+ */
+message?: string, reason: string, };
+
+export type SaveFileRequest = { fileName: string, content: string, };
+
+export type SavedFile = { path: string, };
+
+export type BackupInfo = { 
+/**
+ * The backup file, in the data folder's `backups` folder.
+ */
+path: string, bytes: number, 
+/**
+ * RFC 3339.
+ */
+createdAt: string, };
+
+export type RestoreRequest = { fileName: string, };
+
+export type RestorePlan = { 
+/**
+ * What happens at the next start, in words.
+ */
+message: string, };
+
 export type FeatureInfo = { name: string, description: string, };
 
 export type AppSettings = { 

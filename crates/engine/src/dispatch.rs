@@ -11,6 +11,9 @@ use protocol::api::{
     ToolRuleInput, Topic, TopicRequest, UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider,
     UpdateToolRule, UpdateTopic,
 };
+use protocol::archive::{
+    BackupInfo, ExportRequest, ExportedFile, ImportReport, ImportRequest, RestorePlan, RestoreRequest, SavedFile,
+};
 use protocol::mcp::{McpServer, McpServerInput, UpdateMcpServer};
 use protocol::search::{SearchRequest, SearchResults};
 use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
@@ -258,6 +261,32 @@ impl Operations for Engine {
 
     async fn usage_price_reset(&self, request: ModelPriceRequest) -> Result<Vec<ModelPrice>, ApiError> {
         self.inner.usage.reset_price(request).await
+    }
+
+    async fn topic_export(&self, request: ExportRequest) -> Result<ExportedFile, ApiError> {
+        self.inner.archive.export(request).await
+    }
+
+    async fn topics_import(&self, request: ImportRequest) -> Result<ImportReport, ApiError> {
+        let report = self.inner.archive.import(request).await?;
+        Ok(report)
+    }
+
+    async fn backup_create(&self) -> Result<BackupInfo, ApiError> {
+        self.inner.archive.backup().await
+    }
+
+    async fn backups_list(&self) -> Result<Vec<BackupInfo>, ApiError> {
+        self.inner.archive.backups()
+    }
+
+    async fn backup_restore(&self, request: RestoreRequest) -> Result<RestorePlan, ApiError> {
+        self.inner.archive.restore(request).await
+    }
+
+    /// Served by the desktop shell itself; a browser downloads the file instead.
+    async fn file_save(&self) -> Result<SavedFile, ApiError> {
+        Err(ApiError::new(ErrorKind::BadRequest, "only the desktop app saves files; a browser downloads them"))
     }
 
     /// Served by the desktop shell itself; over HTTP there is no window to open.

@@ -14,10 +14,12 @@
 //!   `topics`, `mcp`, `tools`, `assistants`: what settings and the topic list change.
 //! - `sessions` (agent sessions), `turns` (preparing a turn: model resolution, prompt,
 //!   tools, for the stream manager), `approvals`, `inbox` (queue, steer, dispatcher).
+//! - `archive`: export (Markdown, JSON, HTML), import (ours, ChatGPT, Claude.ai), backup.
 //! - `config`: [`EngineConfig`], with the environment's overrides.
 //! - [`telemetry`]: tracing setup, with OTLP export when configured.
 
 mod approvals;
+mod archive;
 mod assistants;
 mod attachments;
 mod branches;
@@ -92,6 +94,7 @@ struct Inner {
     sessions: Arc<sessions::AgentSessions>,
     turns: Arc<turns::Turns>,
     approvals: approvals::Approvals,
+    archive: archive::Archive,
     inbox: Arc<inbox::Inbox>,
     usage: usage::Usage,
     /// The engine's own background tasks (the inbox dispatcher).
@@ -113,6 +116,9 @@ impl Engine {
     /// recovers replies a crash left behind, and restarts the demo provider if one is
     /// configured.
     pub async fn open_claimed(config: EngineConfig, lock: instance::DataFolderLock) -> Result<Self, ApiError> {
+        if let Some(kept) = archive::apply_pending_restore(&config.data_dir)? {
+            tracing::info!(kept = %kept.display(), "the database before the restore is kept");
+        }
         let store = Store::open(&database_path(&config.data_dir)).await?;
         let recovered = store.recover_interrupted().await?;
         if recovered > 0 {
@@ -212,6 +218,7 @@ impl Engine {
         );
         let inbox = Arc::new(inbox::Inbox::new(store.clone(), streams.clone(), host, turns.clone()));
         let store_for_usage = store.clone();
+        let archive = archive::Archive::new(store.clone(), config.data_dir.clone());
         let engine = Self {
             inner: Arc::new(Inner {
                 config,
@@ -228,6 +235,7 @@ impl Engine {
                 sessions,
                 turns,
                 approvals,
+                archive,
                 inbox,
                 usage: usage::Usage::new(store_for_usage),
                 tasks,

@@ -11,6 +11,7 @@ use testkit::{Fault, Finish, MockConfig, MockServer, Script};
 use super::*;
 
 mod approval_recovery;
+mod archive;
 mod assistant_features;
 mod call_ids;
 mod chat;

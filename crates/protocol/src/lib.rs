@@ -6,6 +6,7 @@
 //! - [`message`]: [`UiMessage`] and its parts, and the fold that builds a message from chunks.
 //! - [`envelope`]: what a stream subscriber receives ([`StreamEvent`], snapshots, terminals).
 //! - [`api`]: request and response bodies of the user-facing operations.
+//! - [`archive`]: the export format, and the bodies of export, import and backup.
 //! - [`operations`]: the table of operations ([`for_each_operation!`]) and what is derived from it.
 //! - [`search`]: the `messages_search` request and its results.
 //! - [`error`]: [`ApiError`], the one error shape that crosses IPC and HTTP.
@@ -15,6 +16,7 @@
 //! - [`usage`]: usage and cost of replies, topics and periods; the reply inspector's timeline.
 
 pub mod api;
+pub mod archive;
 pub mod chunk;
 pub mod envelope;
 pub mod error;

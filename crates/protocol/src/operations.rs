@@ -92,9 +92,15 @@ macro_rules! for_each_operation {
                 usage_prices => Vec<$crate::usage::ModelPrice>;
                 usage_price_set($crate::usage::ModelPriceInput) => Vec<$crate::usage::ModelPrice>;
                 usage_price_reset($crate::usage::ModelPriceRequest) => Vec<$crate::usage::ModelPrice>;
+                topic_export($crate::archive::ExportRequest) => $crate::archive::ExportedFile;
+                topics_import($crate::archive::ImportRequest) => $crate::archive::ImportReport;
+                backup_create => $crate::archive::BackupInfo;
+                backups_list => Vec<$crate::archive::BackupInfo>;
+                backup_restore($crate::archive::RestoreRequest) => $crate::archive::RestorePlan;
             }
             desktop {
                 window_open($crate::api::WindowOpenRequest) => ();
+                file_save($crate::archive::SaveFileRequest) => $crate::archive::SavedFile;
             }
             streaming {
                 stream_open($crate::api::StreamOpenRequest) => $crate::envelope::AttachReply;

@@ -6,6 +6,7 @@
 use ts_rs::{Config, TS};
 
 use crate::api::*;
+use crate::archive::*;
 use crate::chunk::{DataChunk, FinishReason, UiChunk};
 use crate::envelope::*;
 use crate::error::{ApiError, ErrorKind};
@@ -84,6 +85,19 @@ pub fn declarations() -> String {
         ListModelsRequest::decl(&cfg),
         ModelList::decl(&cfg),
         AppInfo::decl(&cfg),
+        ExportFormat::decl(&cfg),
+        ExportRequest::decl(&cfg),
+        ExportedFile::decl(&cfg),
+        ImportRequest::decl(&cfg),
+        ImportSource::decl(&cfg),
+        ImportReport::decl(&cfg),
+        ImportedTopic::decl(&cfg),
+        ImportSkip::decl(&cfg),
+        SaveFileRequest::decl(&cfg),
+        SavedFile::decl(&cfg),
+        BackupInfo::decl(&cfg),
+        RestoreRequest::decl(&cfg),
+        RestorePlan::decl(&cfg),
         FeatureInfo::decl(&cfg),
         AppSettings::decl(&cfg),
         UpdateAppSettings::decl(&cfg),

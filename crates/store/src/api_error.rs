@@ -16,6 +16,7 @@ impl From<StoreError> for ApiError {
             StoreError::Changed { .. } => ApiError::conflict(format!("{err}; look at it again")),
             StoreError::Refused(message) => ApiError::conflict(message),
             StoreError::BadQuery { field, message } => ApiError::bad_request(field, message),
+            StoreError::Invalid(message) => ApiError::new(protocol::ErrorKind::BadRequest, message),
             // The file itself cannot be used: the caller may offer to move it aside.
             StoreError::Unusable { ref problem, .. } => {
                 let code = match problem {

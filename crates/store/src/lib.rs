@@ -21,6 +21,7 @@ macro_rules! message_columns {
 }
 
 mod api_error;
+pub mod archive;
 pub mod assistants;
 mod branches;
 pub mod inbox;
@@ -78,6 +79,10 @@ pub enum StoreError {
     /// A search the index cannot answer as asked: the field and what is wrong with it.
     #[error("{field}: {message}")]
     BadQuery { field: &'static str, message: String },
+    /// Data given to the store (an imported file) does not hold together; the message
+    /// says what is wrong.
+    #[error("{0}")]
+    Invalid(String),
     #[error("could not encode {0}")]
     Encode(String),
     #[error("{0}")]
@@ -153,6 +158,12 @@ fn opening_error(path: &Path, err: StoreError) -> StoreError {
 /// (and its `-wal`/`-shm`, which belong to it) get the suffix `.unusable-<UTC time>`.
 /// Returns the file's new path; a fresh database can then be created at `path`.
 pub fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
+    move_aside_as(path, "unusable")
+}
+
+/// Renames the database file (and its `-wal`/`-shm`) with the suffix `.<label>-<UTC
+/// time>`, never over an existing file. Returns the new path.
+pub fn move_aside_as(path: &Path, label: &str) -> std::io::Result<PathBuf> {
     let format = time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
     let stamp = time::OffsetDateTime::now_utc().format(&format).unwrap_or_else(|_| "old".to_owned());
     let with = |base: &Path, suffix: &str| {
@@ -160,11 +171,11 @@ pub fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
         name.push(suffix);
         PathBuf::from(name)
     };
-    let mut target = with(path, &format!(".unusable-{stamp}"));
+    let mut target = with(path, &format!(".{label}-{stamp}"));
     let mut n = 1;
     while target.exists() {
         n += 1;
-        target = with(path, &format!(".unusable-{stamp}-{n}"));
+        target = with(path, &format!(".{label}-{stamp}-{n}"));
     }
     std::fs::rename(path, &target)?;
     for suffix in ["-wal", "-shm"] {
@@ -293,6 +304,21 @@ impl Store {
     /// Rewrites the database file without the pages deleted or replaced rows left behind
     /// (SQLite keeps their old bytes until reused) and empties the WAL: after a secret was
     /// moved out of a row, no copy of it stays on disk. It writes, so it takes the turn.
+    /// A consistent copy of the whole database in a new file at `path` (`VACUUM INTO`),
+    /// made on a read connection: writers go on meanwhile (WAL). The file must not exist.
+    /// It holds no secret (keys are never in the database).
+    pub async fn backup_to(&self, path: &Path) -> Result<()> {
+        let target = path.to_str().ok_or_else(|| StoreError::Io(format!("{} is not UTF-8", path.display())))?;
+        sqlx::query("VACUUM INTO ?").bind(target).execute(self.pool()).await?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| StoreError::Io(e.to_string()))?;
+        }
+        Ok(())
+    }
+
     pub async fn compact(&self) -> Result<()> {
         let mut writer = self.writer().await?;
         sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *writer).await?;

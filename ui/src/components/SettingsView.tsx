@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { Provider, Topic } from '../protocol.gen';
 import { AssistantsSettings } from './AssistantsSettings';
 import { AuditLog } from './AuditLog';
+import { DataSettings } from './DataSettings';
 import { GeneralSettings } from './GeneralSettings';
 import { McpSettings } from './McpSettings';
 import { ProvidersSettings } from './ProvidersSettings';
@@ -14,10 +15,12 @@ interface SettingsViewProps {
   topics: Topic[];
   onProvidersChanged: () => void;
   onAssistantsChanged: () => void;
+  /** Topics were imported. */
+  onTopicsChanged?: () => void;
   onClose: () => void;
 }
 
-type Section = 'providers' | 'assistants' | 'tools' | 'mcp' | 'rules' | 'audit' | 'usage' | 'general';
+type Section = 'providers' | 'assistants' | 'tools' | 'mcp' | 'rules' | 'audit' | 'usage' | 'general' | 'data';
 
 const SECTIONS: readonly { id: Section; label: string }[] = [
   { id: 'providers', label: 'Providers' },
@@ -28,10 +31,11 @@ const SECTIONS: readonly { id: Section; label: string }[] = [
   { id: 'audit', label: 'Audit log' },
   { id: 'usage', label: 'Usage' },
   { id: 'general', label: 'General' },
+  { id: 'data', label: 'Import & export' },
 ];
 
-/** Settings, one section at a time: providers, assistants, tools, MCP servers, approval rules, the audit log, usage and app-wide settings. */
-export function SettingsView({ providers, topics, onProvidersChanged, onAssistantsChanged, onClose }: SettingsViewProps) {
+/** Settings, one section at a time: providers, assistants, tools, MCP servers, approval rules, the audit log, usage, app-wide settings, and import, export and backups. */
+export function SettingsView({ providers, topics, onProvidersChanged, onAssistantsChanged, onTopicsChanged, onClose }: SettingsViewProps) {
   const [section, setSection] = useState<Section>('providers');
   return (
     <section className="settings" data-testid="settings">
@@ -66,6 +70,7 @@ export function SettingsView({ providers, topics, onProvidersChanged, onAssistan
         {section === 'audit' && <AuditLog topics={topics} />}
         {section === 'usage' && <UsageSettings />}
         {section === 'general' && <GeneralSettings />}
+        {section === 'data' && <DataSettings onTopicsChanged={() => onTopicsChanged?.()} />}
       </div>
     </section>
   );

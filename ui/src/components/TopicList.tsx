@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import type { Topic, TopicStatus, TopicStatusEvent } from '../protocol.gen';
+import { TopicExportMenu } from './TopicExportMenu';
 
 interface TopicListProps {
   topics: Topic[];
@@ -14,7 +15,7 @@ interface TopicListProps {
   onOpenInWindow: (id: string) => void;
 }
 
-/** The sidebar's topics, newest first, with their status, New topic, rename, delete and new window. */
+/** The sidebar's topics, newest first, with their status, New topic, export, rename, delete and new window. */
 export function TopicList({ topics, statuses, selectedId, creating, onSelect, onCreate, onRename, onDelete, onOpenInWindow }: TopicListProps) {
   return (
     <nav className="topic-list" aria-label="Topics">
@@ -114,6 +115,7 @@ function TopicItem({ topic, status, selected, onSelect, onRename, onDelete, onOp
             >
               ↗
             </button>
+            <TopicExportMenu topicId={topic.id} title={topic.title} />
             <button
               type="button"
               className="icon-button"

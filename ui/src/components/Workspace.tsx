@@ -400,6 +400,7 @@ export function Workspace() {
               topics={[...topicList, ...(sessions ?? []).map(sessionAsTopic)]}
               onProvidersChanged={() => void reloadProviders()}
               onAssistantsChanged={() => setAssistantsVersion((n) => n + 1)}
+              onTopicsChanged={() => void reloadTopics()}
               onClose={() => setView('chat')}
             />
           ) : view === 'new-session' ? (
