@@ -11,7 +11,7 @@ use protocol::api::{
     ToolRuleInput, Topic, TopicRequest, UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider,
     UpdateToolRule, UpdateTopic,
 };
-use protocol::mcp::{McpServer, McpServerInput, UpdateMcpServer};
+use protocol::mcp::{McpLogLevelRequest, McpServer, McpServerInput, McpServerLog, UpdateMcpServer};
 use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
 use protocol::{ApiError, ErrorKind, Operations};
 
@@ -206,6 +206,14 @@ impl Operations for Engine {
 
     async fn mcp_server_refresh(&self, request: IdRequest) -> Result<(), ApiError> {
         self.refresh_mcp_server(&request.id).await
+    }
+
+    async fn mcp_server_log(&self, request: IdRequest) -> Result<McpServerLog, ApiError> {
+        self.inner.mcp.mcp_log(&request.id).await
+    }
+
+    async fn mcp_server_log_level(&self, request: McpLogLevelRequest) -> Result<McpServerLog, ApiError> {
+        self.inner.mcp.set_mcp_log_level(request).await
     }
 
     async fn agent_sessions_list(&self) -> Result<Vec<AgentSession>, ApiError> {
