@@ -30,8 +30,10 @@ import type {
   InboxMoveRequest,
   InboxUpdateRequest,
   ListModelsRequest,
+  McpLogLevelRequest,
   McpServer,
   McpServerInput,
+  McpServerLog,
   MessageRequest,
   ModelList,
   ModelPrice,
@@ -120,6 +122,8 @@ export interface Operations {
   mcp_server_update: { request: UpdateMcpServer; response: McpServer };
   mcp_server_delete: { request: IdRequest; response: null };
   mcp_server_refresh: { request: IdRequest; response: null };
+  mcp_server_log: { request: IdRequest; response: McpServerLog };
+  mcp_server_log_level: { request: McpLogLevelRequest; response: McpServerLog };
   agent_sessions_list: { request: void; response: Array<AgentSession> };
   agent_session_create: { request: AgentSessionInput; response: AgentSession };
   agent_session_update: { request: UpdateAgentSession; response: AgentSession };

@@ -666,7 +666,13 @@ toolCount: number,
 /**
  * Tools left out, and why (an unusable input schema, a clashing name).
  */
-problems: Array<string>, };
+problems: Array<string>, 
+/**
+ * What the server's `initialize` said about using it (`instructions`), as it said it
+ * when it last connected. The first 4 KiB go into the system prompt of turns that
+ * offer its tools.
+ */
+instructions?: string, };
 
 export type McpServer = { id: string, name: string, 
 /**
@@ -690,6 +696,36 @@ tools: Array<string>, createdAt: string, };
 export type McpServerInput = { name: string, transport: McpTransportInput, enabled?: boolean, trustReadOnly?: boolean, timeoutSecs?: number, };
 
 export type UpdateMcpServer = { id: string, server: McpServerInput, };
+
+export type McpLogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+
+export type McpLogEntry = { 
+/**
+ * When it arrived (RFC 3339, UTC).
+ */
+at: string, level: McpLogLevel, 
+/**
+ * The part of the server that logged it, if it said.
+ */
+logger?: string, 
+/**
+ * Its data (text as is, anything else as JSON), cut at 4 KiB.
+ */
+text: string, };
+
+export type McpServerLog = { 
+/**
+ * Whether the connected server offers logging (`logging` capability): only then can
+ * the level be set. False while it is not connected.
+ */
+supported: boolean, 
+/**
+ * The least severe level asked for with `logging/setLevel`, if one was; the server's
+ * own default otherwise.
+ */
+level?: McpLogLevel, entries: Array<McpLogEntry>, };
+
+export type McpLogLevelRequest = { id: string, level: McpLogLevel, };
 
 export type AgentSession = { id: string, 
 /**

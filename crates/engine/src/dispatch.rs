@@ -14,7 +14,7 @@ use protocol::api::{
 use protocol::archive::{
     BackupInfo, ExportRequest, ExportedFile, ImportReport, ImportRequest, RestorePlan, RestoreRequest, SavedFile,
 };
-use protocol::mcp::{McpServer, McpServerInput, UpdateMcpServer};
+use protocol::mcp::{McpLogLevelRequest, McpServer, McpServerInput, McpServerLog, UpdateMcpServer};
 use protocol::search::{SearchRequest, SearchResults};
 use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
 use protocol::usage::{
@@ -217,6 +217,14 @@ impl Operations for Engine {
 
     async fn mcp_server_refresh(&self, request: IdRequest) -> Result<(), ApiError> {
         self.refresh_mcp_server(&request.id).await
+    }
+
+    async fn mcp_server_log(&self, request: IdRequest) -> Result<McpServerLog, ApiError> {
+        self.inner.mcp.mcp_log(&request.id).await
+    }
+
+    async fn mcp_server_log_level(&self, request: McpLogLevelRequest) -> Result<McpServerLog, ApiError> {
+        self.inner.mcp.set_mcp_log_level(request).await
     }
 
     async fn agent_sessions_list(&self) -> Result<Vec<AgentSession>, ApiError> {

@@ -17,7 +17,8 @@ use ::tools::mcp::{CatalogSink, McpEndpoint, McpHub, McpServerConfig, McpToolSpe
 use async_trait::async_trait;
 use protocol::ApiError;
 use protocol::mcp::{
-    McpSecretName, McpServer, McpServerInput, McpState, McpStatus, McpTransport, McpTransportInput, UpdateMcpServer,
+    McpLogLevelRequest, McpSecretName, McpServer, McpServerInput, McpServerLog, McpState, McpStatus, McpTransport,
+    McpTransportInput, UpdateMcpServer,
 };
 use store::Store;
 use store::mcp::{McpServerRow, McpToolRow, PlainValues, StoredTransport};
@@ -216,6 +217,7 @@ impl Mcp {
                     stderr_tail: None,
                     tool_count: 0,
                     problems: Vec::new(),
+                    instructions: None,
                 });
                 let names =
                     tools.iter().filter(|t| t.server_id == row.id).map(|t| t.tool.definition().name.clone()).collect();
@@ -368,6 +370,18 @@ impl Mcp {
         self.hub.remove(id);
         self.forget_values(&row, None);
         Ok(())
+    }
+
+    pub(crate) async fn mcp_log(&self, id: &str) -> Result<McpServerLog, ApiError> {
+        // An unknown id is `not_found`, as for the other operations on a server.
+        self.store.get_mcp_server(id).await?;
+        Ok(self.hub.log(id).unwrap_or(McpServerLog { supported: false, level: None, entries: Vec::new() }))
+    }
+
+    pub(crate) async fn set_mcp_log_level(&self, request: McpLogLevelRequest) -> Result<McpServerLog, ApiError> {
+        self.store.get_mcp_server(&request.id).await?;
+        self.hub.set_log_level(&request.id, request.level).await.map_err(ApiError::conflict)?;
+        self.mcp_log(&request.id).await
     }
 
     pub(crate) async fn refresh_mcp_server(&self, id: &str) -> Result<(), ApiError> {

@@ -25,8 +25,11 @@ impl Drop for Telemetry {
 
 /// Installs the global subscriber. Call once, early, from a binary.
 pub fn init(service: &'static str) -> Telemetry {
+    // rmcp logs every notification it receives (progress included) and the whole
+    // `initialize` result (instructions included) at INFO: only its warnings are kept;
+    // `mcp::client` says at INFO which server connected.
     let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,hyper=warn,reqwest=warn,tao=warn,wry=warn"));
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,hyper=warn,reqwest=warn,tao=warn,wry=warn,rmcp=warn"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false).with_ansi(ansi);
     let provider = std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").and_then(|_| match otlp_provider(service) {

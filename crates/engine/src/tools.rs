@@ -32,6 +32,21 @@ pub(crate) struct CatalogTool {
 
 /// The tools turns may call: the built-in ones and those of MCP servers (from the hub's
 /// cache), each switched on or off in settings.
+/// How much of one MCP server's `instructions` goes into the system prompt.
+pub(crate) const MCP_INSTRUCTIONS_BYTES: usize = 4 * 1024;
+
+/// `text` cut to at most `max` bytes at a character boundary, saying how much was left out.
+fn cut_at(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut at = max;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    format!("{}\n[… {} more bytes of these instructions were left out]", &text[..at], text.len() - at)
+}
+
 pub(crate) struct Tools {
     store: Store,
     mcp: McpHub,
@@ -40,6 +55,29 @@ pub(crate) struct Tools {
 impl Tools {
     pub(crate) fn new(store: Store, mcp: McpHub) -> Self {
         Self { store, mcp }
+    }
+
+    /// The `instructions` of the MCP servers whose tools `offered` has, for the system
+    /// prompt: each server's cut at [`MCP_INSTRUCTIONS_BYTES`] (saying so), `None` when
+    /// no offered server gave any.
+    pub(crate) fn mcp_instructions(&self, offered: &ToolSet) -> Option<String> {
+        let parts: Vec<String> = self
+            .mcp
+            .instructions()
+            .into_iter()
+            .filter(|server| {
+                let prefix = format!("{}__", server.namespace);
+                offered.iter().any(|tool| tool.definition().name.starts_with(&prefix))
+            })
+            .map(|server| {
+                let text = cut_at(&server.text, MCP_INSTRUCTIONS_BYTES);
+                format!(
+                    "Instructions from the MCP server \"{}\" (its tools are named {}__…):\n{text}",
+                    server.server_name, server.namespace
+                )
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("\n\n"))
     }
 
     /// Every known tool (built-in first), each once.

@@ -436,6 +436,9 @@ impl Turns {
                 workspace.display()
             ));
         }
+        if let Some(instructions) = self.tools.mcp_instructions(&setup.tools) {
+            system.push(instructions);
+        }
         if !system.is_empty() {
             messages.insert(0, ChatMessage::system(system.join("\n\n")));
         }

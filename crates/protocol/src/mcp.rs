@@ -93,6 +93,12 @@ pub struct McpStatus {
     /// Tools left out, and why (an unusable input schema, a clashing name).
     #[serde(default)]
     pub problems: Vec<String>,
+    /// What the server's `initialize` said about using it (`instructions`), as it said it
+    /// when it last connected. The first 4 KiB go into the system prompt of turns that
+    /// offer its tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub instructions: Option<String>,
 }
 
 /// An MCP server in settings.
@@ -138,4 +144,56 @@ pub struct McpServerInput {
 pub struct UpdateMcpServer {
     pub id: String,
     pub server: McpServerInput,
+}
+
+/// The severity of a server's log message (MCP's, from syslog), least severe first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum McpLogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+/// One message a server sent through MCP logging (`notifications/message`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct McpLogEntry {
+    /// When it arrived (RFC 3339, UTC).
+    pub at: String,
+    pub level: McpLogLevel,
+    /// The part of the server that logged it, if it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub logger: Option<String>,
+    /// Its data (text as is, anything else as JSON), cut at 4 KiB.
+    pub text: String,
+}
+
+/// The tail of a server's log: the last 200 messages since the app started, oldest first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerLog {
+    /// Whether the connected server offers logging (`logging` capability): only then can
+    /// the level be set. False while it is not connected.
+    pub supported: bool,
+    /// The least severe level asked for with `logging/setLevel`, if one was; the server's
+    /// own default otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub level: Option<McpLogLevel>,
+    pub entries: Vec<McpLogEntry>,
+}
+
+/// Asks a server to send log messages of `level` and above.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpLogLevelRequest {
+    pub id: String,
+    pub level: McpLogLevel,
 }

@@ -81,6 +81,8 @@ macro_rules! for_each_operation {
                 mcp_server_update($crate::mcp::UpdateMcpServer) => $crate::mcp::McpServer;
                 mcp_server_delete($crate::api::IdRequest) => ();
                 mcp_server_refresh($crate::api::IdRequest) => ();
+                mcp_server_log($crate::api::IdRequest) => $crate::mcp::McpServerLog;
+                mcp_server_log_level($crate::mcp::McpLogLevelRequest) => $crate::mcp::McpServerLog;
                 agent_sessions_list => Vec<$crate::api::AgentSession>;
                 agent_session_create($crate::api::AgentSessionInput) => $crate::api::AgentSession;
                 agent_session_update($crate::api::UpdateAgentSession) => $crate::api::AgentSession;

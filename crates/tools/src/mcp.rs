@@ -11,6 +11,8 @@
 //! - [`redirects`]: [`McpHttp`], which never follows a redirect to another origin (the
 //!   server's headers would go along).
 //! - `tool`: [`crate::Tool`] for one server tool.
+//! - `logs`: what each server logs (`notifications/message`), a bounded ring per server.
+//! - `words`: the SDK's errors in words, without the Rust type names it prints.
 
 mod backoff;
 pub mod catalog;
@@ -18,15 +20,18 @@ mod client;
 pub mod environment;
 mod http;
 mod hub;
+mod logs;
 pub mod processes;
 pub mod redirects;
 mod tool;
+mod words;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub use catalog::McpToolSpec;
-pub use hub::{CatalogSink, HubOptions, McpHub, McpToolEntry};
+pub use hub::{CatalogSink, HubOptions, McpHub, McpInstructions, McpToolEntry};
+pub use logs::{LOG_ENTRIES, LOG_ENTRY_BYTES};
 pub use redirects::McpHttp;
 
 /// What the hub needs to reach one server.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use colloquy_tools::mcp::{CatalogSink, HubOptions, McpEndpoint, McpHub, McpServerConfig, McpToolSpec};
 use colloquy_tools::{Progress, Tool, ToolContext, ToolError};
-use protocol::mcp::{McpState, McpStatus};
+use protocol::mcp::{McpLogLevel, McpState, McpStatus};
 use serde_json::{Value, json};
 use testkit::outside::{free_port, received, received_until, until_listening};
 use tokio::sync::Notify;
@@ -650,5 +650,51 @@ async fn a_server_that_dies_right_after_connecting_is_retried_ever_more_slowly()
     let starts = received(&log).iter().filter(|e| e["message"]["method"] == "initialize").count();
     assert!(starts >= 3, "it was started again each time ({starts})");
     assert!(f.hub.tools().len() == 6, "the tools it listed are still offered while it is away");
+    f.hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_20_what_a_server_logs_is_kept_per_server_and_its_level_can_be_set() {
+    let f = hub(Duration::from_secs(30));
+    f.add("e", "Everything", stdio(bin("mcp-server-everything"), &["stdio"]));
+    f.ready("e").await;
+    let log = f.hub.log("e").unwrap();
+    assert!(log.supported, "server-everything offers logging");
+    assert_eq!(log.level, None);
+
+    f.tool("everything__toggle-simulated-logging").execute(json!({}), &ctx()).await.unwrap();
+    // It logs one message at once, then one every 5 s.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let entries = loop {
+        let entries = f.hub.log("e").unwrap().entries;
+        if !entries.is_empty() || tokio::time::Instant::now() > deadline {
+            break entries;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(entries[0].text.contains("message"), "{entries:?}");
+
+    f.hub.set_log_level("e", McpLogLevel::Emergency).await.unwrap();
+    assert_eq!(f.hub.log("e").unwrap().level, Some(McpLogLevel::Emergency));
+    let said = f.hub.set_log_level("nope", McpLogLevel::Info).await.unwrap_err();
+    assert!(said.contains("removed"), "{said}");
+    f.hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_20_a_call_to_an_http_server_that_went_away_fails_in_words() {
+    let port = free_port().await.unwrap();
+    let (mut server, url) = everything_over_http(port).await;
+    let f = hub_pinging(Duration::from_secs(30), Duration::from_secs(3600));
+    f.add("h", "Everything HTTP", McpEndpoint::Http { url, headers: BTreeMap::new() });
+    f.ready("h").await;
+    server.kill().await.unwrap();
+    let error = f.tool("everything_http__echo").execute(json!({"message": "x"}), &ctx()).await.unwrap_err();
+    let said = error.to_string();
+    assert!(!said.contains("rmcp::") && !said.contains("Transport ["), "{said}");
+    assert!(said.contains("could not be reached"), "{said}");
+    let status = f.status_until("h", |s| s.state == McpState::Error).await;
+    let message = status.message.unwrap();
+    assert!(!message.contains("rmcp::") && !message.contains("Transport ["), "{message}");
     f.hub.shutdown().await;
 }

@@ -5,6 +5,7 @@ import { readyWithProblems, stateLabel, toolCountText, transportInputFromServer,
 import { useBackend } from './BackendContext';
 import { ErrorNotice } from './ErrorNotice';
 import { McpServerForm } from './McpServerForm';
+import { McpServerLog } from './McpServerLog';
 
 /** Status changes are not pushed: the list is read again this often while it is shown. */
 const POLL_MS = 1500;
@@ -213,6 +214,13 @@ function McpServerItem(props: McpServerItemProps) {
             <pre>{status.stderrTail}</pre>
           </details>
         )}
+        {status.instructions && (
+          <details className="mcp-stderr" data-testid="mcp-instructions">
+            <summary className="small">Its instructions for models (the first 4 KiB join the system prompt while its tools are offered)</summary>
+            <pre>{status.instructions}</pre>
+          </details>
+        )}
+        {server.enabled && <McpServerLog server={server} />}
         {status.problems.length > 0 && (
           <div className="mcp-problems" data-testid="mcp-problems">
             <span className="small">Not offered (the rest of its tools work):</span>

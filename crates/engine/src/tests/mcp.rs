@@ -529,3 +529,74 @@ async fn a_large_mcp_result_is_cut_for_the_model_and_whole_for_the_user() {
     assert_eq!(stored.as_ref(), Some(&shown), "and so does the stored reply");
     t.f.engine.shutdown().await;
 }
+
+/// `server-everything` over streamable HTTP on a free port, and its URL, once listening.
+async fn everything_over_http() -> (tokio::process::Child, String) {
+    let port = free_port().await.unwrap();
+    let bin = servers_dir().join("node_modules/.bin/mcp-server-everything");
+    let server = tokio::process::Command::new(bin)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    until_listening(port).await;
+    (server, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+#[tokio::test]
+async fn issue_20_an_mcp_failure_is_shown_in_words_without_rust_type_names() {
+    let t = tool_fixture().await;
+    let (mut server, url) = everything_over_http().await;
+    let created = t
+        .add_server(json!({ "name": "Everything", "transport": { "kind": "http", "url": url }, "trustReadOnly": true }))
+        .await;
+    ready(&t, &created.id).await;
+    // The server goes away while connected: the next call is the first to notice.
+    server.kill().await.unwrap();
+    t.server.push_script(call("everything__get-sum", json!({ "a": 1, "b": 2 })));
+    t.server.push_script(Script::text(["It failed."]));
+    let stream = t.f.send(&t.topic, "add").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    let said = tool_messages(t.chat_requests().last().unwrap()).join("\n");
+    assert!(said.contains("could not be reached") || said.contains("not connected"), "{said}");
+
+    // Everything the API shows of it: the reply with its tool card, and the server's status.
+    let messages: Value = t.f.call("messages_list", json!({ "topicId": t.topic.id })).await;
+    let servers: Value = t.f.call("mcp_servers_list", json!({})).await;
+    for shown in [said, messages.to_string(), servers.to_string()] {
+        assert!(!shown.contains("rmcp::") && !shown.contains("Transport ["), "{shown}");
+    }
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_20_a_servers_instructions_reach_the_model_with_its_tools_and_only_then() {
+    let t = tool_fixture().await;
+    let server = t.add_server(json!({ "name": "Everything", "transport": everything() })).await;
+    let server = ready(&t, &server.id).await;
+    let instructions = server.status.instructions.clone().expect("server-everything gives instructions");
+    assert!(instructions.contains("Everything Server"), "{instructions}");
+
+    t.offered_in_a_turn().await;
+    let request = t.chat_requests().last().unwrap().clone();
+    let system = request["messages"][0].clone();
+    assert_eq!(system["role"], "system", "{request}");
+    let text = system["content"].as_str().unwrap();
+    assert!(text.contains("Instructions from the MCP server \"Everything\""), "{text}");
+    assert!(text.contains("Everything Server – Server Instructions"), "{text}");
+
+    // Its tools switched off: its instructions go too.
+    let _: McpServer =
+        t.f.call(
+            "mcp_server_update",
+            json!({ "id": server.id, "server": { "name": "Everything", "transport": everything(), "enabled": false } }),
+        )
+        .await;
+    t.offered_in_a_turn().await;
+    let request = t.chat_requests().last().unwrap().clone();
+    assert!(!request.to_string().contains("Everything Server – Server Instructions"), "{request}");
+    t.f.engine.shutdown().await;
+}

@@ -8,9 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use protocol::tool::{ToolContent, ToolOutput};
+// MCP logging is deprecated (SEP-2577) but still what servers use; the issue asks for it.
+#[allow(deprecated)]
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
-    ProgressNotificationParam, ServerResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ServerResult, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -19,6 +21,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::http::SessionAwareClient;
+use super::logs::ServerLog;
 use super::processes::ProcessRegistry;
 use super::redirects::CrossOriginRedirect;
 use super::{McpEndpoint, McpHttp, McpServerConfig};
@@ -73,12 +76,13 @@ impl StderrTail {
     }
 }
 
-/// Our side of the connection: routes progress to the calls that asked for it, and
-/// notices when the server's tool list changes.
+/// Our side of the connection: routes progress to the calls that asked for it, notices
+/// when the server's tool list changes, and keeps what it logs.
 #[derive(Clone, Default)]
 pub(crate) struct Handler {
     progress: Arc<Mutex<HashMap<String, ProgressSink>>>,
     pub(crate) list_changed: Arc<tokio::sync::Notify>,
+    log: ServerLog,
 }
 
 impl ClientHandler for Handler {
@@ -88,6 +92,16 @@ impl ClientHandler for Handler {
         if let Some(sink) = sink {
             sink(Progress { progress: params.progress, total: params.total, message: params.message });
         }
+    }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        tracing::debug!(level = ?params.level, logger = ?params.logger, "an MCP server logged a message");
+        self.log.push(params);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -137,8 +151,9 @@ impl Client {
         processes: &ProcessRegistry,
         http: &McpHttp,
         timeout: Duration,
+        log: ServerLog,
     ) -> Result<Self, ConnectError> {
-        let handler = Handler::default();
+        let handler = Handler { log, ..Handler::default() };
         let stderr = StderrTail::default();
         let failure = Failure::default();
         let error = |message: String, stderr: &StderrTail| ConnectError { message, stderr: stderr.text() };
@@ -235,6 +250,15 @@ impl Client {
             }
         };
         let peer = service.peer().clone();
+        if let Some(info) = peer.peer_info() {
+            let instructions = info.instructions.as_deref().map_or(0, str::len);
+            tracing::info!(
+                server = %config.name,
+                version = %info.server_info.as_ref().map_or("?", |i| i.version.as_str()),
+                instructions_bytes = instructions,
+                "MCP server connected"
+            );
+        }
         let closed = CancellationToken::new();
         let watch = closed.clone();
         // `closed` fires when the connection ends, whoever ends it (the SDK has no event
@@ -279,7 +303,7 @@ impl Client {
                 self.fail(reason.clone());
                 reason
             }
-            other => format!("{what} failed: {other}"),
+            other => format!("{what} failed: {}", chain(other)),
         }
     }
 
@@ -296,6 +320,29 @@ impl Client {
             // Busy, perhaps: calls have their own timeouts.
             Err(_elapsed) => tracing::debug!("an MCP server did not answer a ping in time"),
         }
+    }
+
+    /// What the server's `initialize` said about using it.
+    pub(crate) fn instructions(&self) -> Option<String> {
+        self.peer.peer_info()?.instructions.clone().filter(|text| !text.trim().is_empty())
+    }
+
+    /// Whether the server offers logging (and so takes `logging/setLevel`).
+    pub(crate) fn logs(&self) -> bool {
+        self.peer.peer_info().is_some_and(|info| info.capabilities.logging.is_some())
+    }
+
+    /// Asks the server to log at `level` and above.
+    #[allow(deprecated)]
+    pub(crate) async fn set_log_level(
+        &self,
+        level: rmcp::model::LoggingLevel,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        tokio::time::timeout(timeout, self.peer.set_level(SetLevelRequestParams::new(level)))
+            .await
+            .map_err(|_| format!("`logging/setLevel` got no answer within {} s", timeout.as_secs()))?
+            .map_err(|e| self.request_failed("`logging/setLevel`", &e))
     }
 
     /// Resolves when the connection has ended.
@@ -332,11 +379,13 @@ impl Client {
         let mut params = CallToolRequestParams::new(name.to_owned());
         params.arguments = Some(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = self
-            .peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(|e| ToolError::Failed(format!("the MCP server could not be reached: {}", chain(&e))))?;
+        let handle =
+            self.peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await.map_err(|e| {
+                ToolError::Failed(format!(
+                    "the MCP server could not be reached: {}; check the server in Settings → MCP",
+                    chain(&e)
+                ))
+            })?;
         let key = token_key(&handle.progress_token);
         if let Ok(mut sinks) = self.handler.progress.lock() {
             sinks.insert(key.clone(), progress);
@@ -345,10 +394,15 @@ impl Client {
         let outcome = tokio::select! {
             answer = rx => match answer {
                 Ok(Ok(result)) => Ok(result),
-                Ok(Err(e @ rmcp::ServiceError::McpError(_))) => {
-                    Err(ToolError::Failed(format!("the MCP server failed the call: {e}")))
-                }
-                Ok(Err(e)) => Err(ToolError::Failed(format!("the MCP call failed: {}", self.request_failed("the call", &e)))),
+                Ok(Err(rmcp::ServiceError::McpError(data))) => Err(ToolError::Failed(format!(
+                    "the MCP server refused the call (error {}): {}",
+                    data.code.0,
+                    super::words::scrub(&data.message)
+                ))),
+                Ok(Err(e)) => Err(ToolError::Failed(format!(
+                    "the MCP call failed: {}; it is tried again once the server is back (see Settings → MCP)",
+                    self.request_failed("the call", &e)
+                ))),
                 Err(_) => Err(ToolError::Failed("the MCP server closed the connection during the call".into())),
             },
             _ = cancel.cancelled() => Err(ToolError::Cancelled),
@@ -432,16 +486,9 @@ fn find_cause<'a, E: std::error::Error + 'static>(error: &'a (dyn std::error::Er
     causes(error).find_map(|error| error.downcast_ref::<E>())
 }
 
-/// An error and its causes, each once, joined with `: `.
+/// An error and its causes in words (no Rust type names), each once, joined with `: `.
 fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for error in causes(error) {
-        let text = error.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-    }
-    parts.join(": ")
+    super::words::chain(causes(error))
 }
 
 /// The HTTP status an error message reports (`HTTP 404 …`).

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use protocol::mcp::{McpState, McpStatus};
+use protocol::mcp::{McpLogLevel, McpServerLog, McpState, McpStatus};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -27,6 +27,7 @@ use super::McpServerConfig;
 use super::backoff::Backoff;
 use super::catalog::{self, McpToolSpec};
 use super::client::Client;
+use super::logs::{ServerLog, rmcp_level};
 use super::processes::ProcessRegistry;
 use super::tool::McpTool;
 use crate::tool::Tool;
@@ -62,6 +63,15 @@ pub struct McpToolEntry {
     pub trust_read_only: bool,
 }
 
+/// What a server's `initialize` said about using it.
+#[derive(Clone, Debug)]
+pub struct McpInstructions {
+    pub server_name: String,
+    /// Its tools are named `<namespace>__<tool>`.
+    pub namespace: String,
+    pub text: String,
+}
+
 /// Every configured server. Cheap to clone.
 #[derive(Clone)]
 pub struct McpHub {
@@ -89,6 +99,10 @@ struct Server {
     client: watch::Sender<Option<Arc<Client>>>,
     stop: CancellationToken,
     refresh: Arc<tokio::sync::Notify>,
+    /// What it logged, kept across reconnects and edits.
+    log: ServerLog,
+    /// The level asked for, sent again after each reconnect.
+    log_level: Arc<Mutex<Option<McpLogLevel>>>,
 }
 
 impl McpHub {
@@ -136,8 +150,18 @@ impl McpHub {
                 (Some(why), true) => (McpState::Error, Some(why.clone())),
                 (None, true) => (McpState::Connecting, None),
             };
-            let status =
-                McpStatus { state, message, stderr_tail: None, tool_count: tools.len() as u32, problems: Vec::new() };
+            let status = McpStatus {
+                state,
+                message,
+                stderr_tail: None,
+                tool_count: tools.len() as u32,
+                problems: Vec::new(),
+                instructions: previous.as_ref().and_then(|old| old.status.instructions.clone()),
+            };
+            let (log, log_level) = match &previous {
+                Some(old) => (old.log.clone(), old.log_level.clone()),
+                None => (ServerLog::default(), Arc::default()),
+            };
             let server = Server {
                 config: config.clone(),
                 enabled,
@@ -146,6 +170,8 @@ impl McpHub {
                 client: watch::channel(None).0,
                 stop: CancellationToken::new(),
                 refresh: Arc::new(tokio::sync::Notify::new()),
+                log: log.clone(),
+                log_level: log_level.clone(),
             };
             let (stop, refresh) = (server.stop.clone(), server.refresh.clone());
             servers.insert(id.clone(), server);
@@ -155,7 +181,8 @@ impl McpHub {
                 order.push(id.clone());
             }
             if enabled {
-                self.inner.tracker.spawn(supervise(self.inner.clone(), config, stop, refresh));
+                let logging = Logging { log, level: log_level };
+                self.inner.tracker.spawn(supervise(self.inner.clone(), config, stop, refresh, logging));
             }
             previous
         };
@@ -203,6 +230,58 @@ impl McpHub {
     /// connecting, ready, failed), so a waiter reads them again instead of polling.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.inner.changes.subscribe()
+    }
+
+    /// The tail of what the server logged. `None` when there is no such server.
+    pub fn log(&self, id: &str) -> Option<McpServerLog> {
+        let (entries, level, client) = {
+            let servers = self.inner.servers.lock().ok()?;
+            let server = servers.get(id)?;
+            let level = server.log_level.lock().ok().and_then(|l| *l);
+            (server.log.entries(), level, server.client.borrow().clone())
+        };
+        let supported = client.is_some_and(|c| !c.is_closed() && c.logs());
+        Some(McpServerLog { supported, level, entries })
+    }
+
+    /// Asks the server to log at `level` and above (`logging/setLevel`), now and after
+    /// each reconnect. An error in words when it is not connected or does not log.
+    pub async fn set_log_level(&self, id: &str, level: McpLogLevel) -> Result<(), String> {
+        let (client, name, slot) = {
+            let servers = self.inner.servers.lock().map_err(|_| "the MCP hub is broken".to_owned())?;
+            let server = servers.get(id).ok_or_else(|| "this MCP server was removed".to_owned())?;
+            (server.client.borrow().clone(), server.config.name.clone(), server.log_level.clone())
+        };
+        let client = client
+            .filter(|c| !c.is_closed())
+            .ok_or_else(|| format!("{name} is not connected; its log level can be set once it is (see its status)"))?;
+        if !client.logs() {
+            return Err(format!("{name} does not offer logging, so it has no level to set"));
+        }
+        client.set_log_level(rmcp_level(level), self.inner.options.connect_timeout).await?;
+        if let Ok(mut slot) = slot.lock() {
+            *slot = Some(level);
+        }
+        Ok(())
+    }
+
+    /// The `instructions` of every enabled server that gave any, with the namespace of its
+    /// tools, in the order servers were added.
+    pub fn instructions(&self) -> Vec<McpInstructions> {
+        let order: Vec<String> = self.inner.order.lock().map(|o| o.clone()).unwrap_or_default();
+        let Ok(servers) = self.inner.servers.lock() else { return Vec::new() };
+        order
+            .iter()
+            .filter_map(|id| servers.get(id).filter(|s| s.enabled))
+            .filter_map(|server| {
+                let text = server.status.instructions.as_deref()?.trim();
+                (!text.is_empty()).then(|| McpInstructions {
+                    server_name: server.config.name.clone(),
+                    namespace: server.config.namespace.clone(),
+                    text: text.to_owned(),
+                })
+            })
+            .collect()
     }
 
     pub fn status(&self, id: &str) -> Option<McpStatus> {
@@ -299,12 +378,19 @@ impl Inner {
     }
 }
 
+/// A server's log and the level asked of it.
+struct Logging {
+    log: ServerLog,
+    level: Arc<Mutex<Option<McpLogLevel>>>,
+}
+
 /// Keeps one server connected until `stop`.
 async fn supervise(
     inner: Arc<Inner>,
     config: McpServerConfig,
     stop: CancellationToken,
     refresh: Arc<tokio::sync::Notify>,
+    logging: Logging,
 ) {
     let id = config.id.clone();
     if let Some(why) = &config.blocked {
@@ -323,7 +409,7 @@ async fn supervise(
         });
         let connected = tokio::select! {
             _ = stop.cancelled() => return,
-            connected = Client::connect(&config, &inner.processes, &inner.options.http, timeout) => connected,
+            connected = Client::connect(&config, &inner.processes, &inner.options.http, timeout, logging.log.clone()) => connected,
         };
         let (problem, stderr_tail, delay) = match connected {
             Err(error) => (error.message, error.stderr, backoff.failed()),
@@ -341,7 +427,12 @@ async fn supervise(
                         inner.update(&id, |s| {
                             s.client.send_replace(Some(client.clone()));
                         });
-                        tracing::info!(server = %config.name, "MCP server connected");
+                        let level = logging.level.lock().ok().and_then(|l| *l);
+                        if let Some(level) = level.filter(|_| client.logs())
+                            && let Err(error) = client.set_log_level(rmcp_level(level), timeout).await
+                        {
+                            tracing::debug!(server = %config.name, %error, "the MCP log level could not be set again");
+                        }
                         let every = inner.options.ping_interval;
                         let mut pings = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
                         pings.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -417,6 +508,7 @@ async fn list(inner: &Inner, config: &McpServerConfig, client: &Client, timeout:
                     stderr_tail: None,
                     tool_count: tools.len() as u32,
                     problems,
+                    instructions: client.instructions(),
                 };
                 s.tools = tools;
             });
