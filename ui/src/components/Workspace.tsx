@@ -12,9 +12,7 @@ import { ApprovalsContext } from './ApprovalsContext';
 import { useBackend } from './BackendContext';
 import { ChatView } from './ChatView';
 import { ErrorNotice } from './ErrorNotice';
-import { NewAgentSessionForm } from './NewAgentSessionForm';
-import { Onboarding } from './Onboarding';
-import { SettingsView } from './SettingsView';
+import { NewAgentSessionForm, Onboarding, SettingsView } from './LazyViews';
 import { needsAttention, TopicList } from './TopicList';
 
 type SidebarSection = 'topics' | 'agents';
