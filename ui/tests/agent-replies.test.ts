@@ -109,10 +109,11 @@ describe('what an agent session offers', () => {
   const stopped = reply([{ type: 'text', text: 'Half' }], { status: 'paused', statusReason: 'user_stop' });
   const finished = reply([{ type: 'text', text: 'All' }]);
 
-  it('has no Retry, no Add model, no files and no model choice; Continue stays', () => {
+  it('has no Retry, no Add model, no files, no model choice and no versions, edit, fork or delete; Continue stays', () => {
     expect(featuresFor('agent-session:s1')).toBe(AGENT_FEATURES);
     expect(featuresFor('topic-1')).toBe(CHAT_FEATURES);
-    expect(AGENT_FEATURES).toEqual({ retry: false, addModel: false, attachments: false, pickModels: false });
+    expect(AGENT_FEATURES).toEqual({ retry: false, addModel: false, attachments: false, pickModels: false, tree: false });
+    expect(CHAT_FEATURES.tree).toBe(true);
     expect(replyActions(stopped, false, AGENT_FEATURES)).toEqual({ continue: true, retry: false });
     expect(replyActions(finished, false, AGENT_FEATURES)).toEqual({ continue: false, retry: false });
     expect(replyActions(finished, false, CHAT_FEATURES)).toEqual({ continue: false, retry: true });

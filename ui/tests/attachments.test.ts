@@ -8,6 +8,7 @@ import {
   dataUrlBytes,
   encodeAttachment,
   formatSize,
+  storedFile,
 } from '../src/chat/attachments';
 
 const MB = 1024 * 1024;
@@ -78,5 +79,15 @@ describe('encoding', () => {
     expect(formatSize(512)).toBe('512 B');
     expect(formatSize(1536)).toBe('1.5 KB');
     expect(formatSize(4 * MB)).toBe('4.0 MB');
+  });
+
+  it('rebuilds a stored file as the same attachment when an edited message keeps it', async () => {
+    const data = Buffer.from([0, 1, 2, 250, 255]).toString('base64');
+    const [part] = attachmentParts([{ mediaType: 'image/png', filename: 'dot.png', data }]);
+    const file = part?.type === 'file' ? storedFile(part) : undefined;
+    expect(file).toMatchObject({ name: 'dot.png', type: 'image/png', size: 5 });
+    expect(file && (await encodeAttachment({ file, mediaType: file.type }))).toEqual({ mediaType: 'image/png', filename: 'dot.png', data });
+    // A file stored elsewhere than in a data: URL cannot be sent again from the browser.
+    expect(storedFile({ type: 'file', mediaType: 'image/png', url: 'https://example.com/a.png' })).toBeUndefined();
   });
 });

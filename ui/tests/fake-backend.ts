@@ -8,7 +8,7 @@ import type {
   StreamOperation,
   Subscription,
 } from '../src/backend/backend';
-import type { AttachReply, StatusMessage, StoredMessage, StreamMessage } from '../src/protocol.gen';
+import type { AttachReply, MessageRequest, StatusMessage, StoredMessage, StreamMessage, Topic } from '../src/protocol.gen';
 
 export interface ScriptedStream {
   reply: AttachReply;
@@ -71,7 +71,12 @@ export class FakeBackend implements Backend {
   readonly feeds: FakeFeed[] = [];
   readonly windows: string[] = [];
   stored: StoredMessage[] = [];
-  /** Answers for plain calls by name (messages_list answers `stored` unless set here). */
+  /**
+   * The topic's active path after `message_select` or `message_delete` of a message id:
+   * the call makes it `stored`. An id without an entry changes nothing.
+   */
+  readonly pathAfter = new Map<string, StoredMessage[]>();
+  /** Answers for plain calls by name (messages_list answers `stored` unless set here); see {@link answer}. */
   readonly answers = new Map<string, (request: unknown) => unknown>();
   /** Makes the next subscribe (or the next call of that name) reject. */
   failNext: ApiFailure | undefined;
@@ -87,8 +92,28 @@ export class FakeBackend implements Backend {
     }
     const answer = this.answers.get(name);
     if (answer) return (await answer(request)) as OperationResponse<K>;
-    if (name === 'messages_list') return structuredClone(this.stored) as OperationResponse<K>;
-    return null as OperationResponse<K>;
+    switch (name) {
+      case 'messages_list':
+        return structuredClone(this.stored) as OperationResponse<K>;
+      case 'message_select':
+      case 'message_delete': {
+        const path = this.pathAfter.get((request as MessageRequest).messageId);
+        if (path) this.stored = path;
+        return null as OperationResponse<K>;
+      }
+      case 'topic_fork': {
+        const { topicId, messageId } = request as MessageRequest;
+        const topic: Topic = { id: `fork-of-${topicId}`, title: 'Forked', forkedFrom: { topicId, messageId }, createdAt: '', updatedAt: '' };
+        return topic as OperationResponse<K>;
+      }
+      default:
+        return null as OperationResponse<K>;
+    }
+  }
+
+  /** Answers every later call of `name` with `answer` (typed by the operations table). */
+  answer<K extends Operation>(name: K, answer: (...request: OperationRequest<K>) => OperationResponse<K> | Promise<OperationResponse<K>>): void {
+    this.answers.set(name, (request) => (answer as (request: unknown) => unknown)(request));
   }
 
   async subscribe(

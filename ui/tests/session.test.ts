@@ -274,3 +274,118 @@ describe('TopicSession', () => {
     expect(backend.names()).not.toContain('stream_abort');
   });
 });
+
+describe('TopicSession and the conversation tree', () => {
+  const A2: Execution = { executionId: 'exec-a2', messageId: 'msg-a2', model: ALPHA };
+  const versions = (state: SessionState) => state.turns.map((turn) => turn.replies.map((reply) => reply.versions ?? [reply.messageId]));
+
+  it('Retry shows the new version live in its column; switching to the old one keeps the stream, switching back shows it live', async () => {
+    const backend = new FakeBackend();
+    const first = row('msg-a', text('first answer'), 'success', { model: ALPHA });
+    backend.stored = [userRow, first];
+    const { session } = newSession(backend);
+    session.open();
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-a': 'first answer' }));
+
+    const retried = textReply(['second ', 'answer'], A2);
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1' }, messages: retried.slice(0, 4) });
+    // The history read the new row causes already lists both versions.
+    const second = row('msg-a2', text(''), 'streaming', { model: ALPHA, versions: ['msg-a', 'msg-a2'] });
+    backend.stored = [userRow, second];
+    expect(await session.retry('msg-a')).toBeUndefined();
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-a2': 'second ' }));
+    expect(versions(session.getState())).toEqual([[['msg-a', 'msg-a2']]]);
+    expect(session.getState().turns[0]?.replies[0]?.live).toBe(true);
+
+    // ‹: the first version, while the second goes on streaming.
+    backend.pathAfter.set('msg-a', [userRow, { ...first, versions: ['msg-a', 'msg-a2'] }]);
+    expect(await session.selectVersion('msg-a')).toBeUndefined();
+    expect(backend.requestsOf('message_select')).toEqual([{ topicId: 'topic-1', messageId: 'msg-a' }]);
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-a': 'first answer' }));
+    backend.live().push(retried[4] as StreamMessage);
+    expect(backend.live().closed).toBe(false);
+    expect(session.getState().running).toBe(true);
+
+    // ›: the second again, live, with what it wrote meanwhile.
+    backend.pathAfter.set('msg-a2', [userRow, second]);
+    expect(await session.selectVersion('msg-a2')).toBeUndefined();
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-a2': 'second answer' }));
+    expect(session.getState().turns[0]?.replies[0]).toMatchObject({ live: true, executionId: 'exec-a2' });
+    expect(backend.names()).not.toContain('stream_abort');
+  });
+
+  it('an edit replaces the edited message and its branch at once, sent with stream_edit and exactly the files kept', async () => {
+    const backend = new FakeBackend();
+    const later = row('user-2', { role: 'user', parts: [{ type: 'text', text: 'Later' }] }, 'success', { turnId: 'turn-2' });
+    backend.stored = [userRow, row('msg-a', text('A'), 'success', { model: ALPHA }), later, row('msg-l', text('L'), 'success', { model: ALPHA, turnId: 'turn-2' })];
+    const { session } = newSession(backend);
+    session.open();
+    await vi.waitFor(() => expect(session.getState().turns).toHaveLength(2));
+
+    backend.streams.push({ reply: { live: true, turnId: 'turn-1b' }, messages: [] });
+    const png = { mediaType: 'image/png', filename: 'dot.png', data: 'iVBORw0KGgo=' };
+    const sent = session.edit('user-1', 'Compare again', [png]);
+    const pending = session.getState().turns;
+    expect(pending.map((turn) => turn.user && messageText(turn.user))).toEqual(['Compare again']);
+    expect(pending[0]?.userVersions).toEqual(['user-1', expect.any(String)]);
+    expect(await sent).toEqual({});
+    const request = backend.requestsOf('stream_edit')[0] as { newMessageId: string };
+    expect(request).toEqual({ topicId: 'topic-1', messageId: 'user-1', text: 'Compare again', newMessageId: expect.any(String), attachments: [png] });
+    expect(pending[0]?.user?.id).toBe(request.newMessageId);
+
+    // The new branch's reply streams under it; the history then holds the new branch.
+    const edited = row(request.newMessageId, { role: 'user', parts: [{ type: 'text', text: 'Compare again' }] }, 'success', {
+      turnId: 'turn-1b',
+      versions: ['user-1', request.newMessageId],
+    });
+    backend.stored = [edited, row('msg-e', text(''), 'streaming', { model: ALPHA, turnId: 'turn-1b' })];
+    backend.live().push(...textReply(['new'], { executionId: 'exec-e', messageId: 'msg-e', model: ALPHA, turnId: 'turn-1b' }).slice(0, 4));
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-e': 'new' }));
+    expect(session.getState().turns).toHaveLength(1);
+    expect(session.getState().turns[0]?.userVersions).toEqual(['user-1', request.newMessageId]);
+  });
+
+  it('a refused edit gives the text back and leaves the conversation as it was', async () => {
+    const backend = new FakeBackend();
+    backend.stored = [userRow, row('msg-a', text('A'), 'success', { model: ALPHA })];
+    const { session } = newSession(backend);
+    session.open();
+    await vi.waitFor(() => expect(session.getState().turns).toHaveLength(1));
+    backend.failNext = new ApiFailure({ kind: 'conflict', message: 'a reply is still streaming in this topic', retryable: true });
+    expect(await session.edit('user-1', 'Other', [])).toEqual({ unsent: 'Other' });
+    expect(session.getState().error?.kind).toBe('conflict');
+    expect(session.getState().turns[0]?.user?.id).toBe('user-1');
+    expect(shown(session.getState())).toEqual({ 'msg-a': 'A' });
+  });
+
+  it('delete reads the path again; a refused delete reports why and changes nothing', async () => {
+    const backend = new FakeBackend();
+    const kept = row('msg-a', text('A'), 'success', { model: ALPHA });
+    backend.stored = [userRow, { ...kept, versions: ['msg-a', 'msg-a2'] }];
+    const { session } = newSession(backend);
+    session.open();
+    await vi.waitFor(() => expect(versions(session.getState())).toEqual([[['msg-a', 'msg-a2']]]));
+
+    backend.failCall.set('message_delete', new ApiFailure({ kind: 'conflict', message: 'a reply in it is streaming', retryable: true }));
+    expect((await session.deleteMessage('msg-a'))?.kind).toBe('conflict');
+    expect(backend.names().filter((name) => name === 'messages_list')).toHaveLength(1);
+
+    backend.pathAfter.set('msg-a', [userRow, row('msg-a2', text('A2'), 'success', { model: ALPHA })]);
+    expect(await session.deleteMessage('msg-a')).toBeUndefined();
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-a2': 'A2' }));
+    expect(versions(session.getState())).toEqual([[['msg-a2']]]);
+  });
+
+  it('fork answers the new topic; refresh reads the path another window changed', async () => {
+    const backend = new FakeBackend();
+    backend.stored = [userRow, row('msg-a', text('A'), 'success', { model: ALPHA })];
+    const { session } = newSession(backend);
+    session.open();
+    await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
+    expect(await session.fork('msg-a')).toEqual({ topic: expect.objectContaining({ forkedFrom: { topicId: 'topic-1', messageId: 'msg-a' } }) });
+
+    backend.stored = [userRow, row('msg-b', text('B'), 'success', { model: ALPHA, versions: ['msg-a', 'msg-b'] })];
+    session.refresh();
+    await vi.waitFor(() => expect(shown(session.getState())).toEqual({ 'msg-b': 'B' }));
+  });
+});

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiFailure } from '../src/backend/backend';
-import { StatusFeed } from '../src/status/feed';
+import { pathVersion, StatusFeed } from '../src/status/feed';
 import { FakeBackend } from './fake-backend';
 
 const lost = new ApiFailure({ kind: 'internal', message: 'connection reset', retryable: true });
@@ -36,6 +36,29 @@ describe('StatusFeed', () => {
     expect(feed.getSnapshot().connected).toBe(true);
     expect(renders).toBe(3);
     expect(backend.names()).toEqual(['status_subscribe']);
+  });
+
+  it('counts path changes per topic without touching the statuses; a snapshot counts for every topic', async () => {
+    const backend = new FakeBackend();
+    const feed = new StatusFeed(backend);
+    feed.start();
+    await vi.waitFor(() => expect(backend.feeds).toHaveLength(1));
+    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [{ topicId: 't1', status: 'done', unseen: false }] });
+    const statuses = feed.getSnapshot().byTopic;
+    const t1 = pathVersion(feed.getSnapshot(), 't1');
+    const t2 = pathVersion(feed.getSnapshot(), 't2');
+
+    backend.feeds[0]?.push({ kind: 'path_changed', topicId: 't1' });
+    expect(pathVersion(feed.getSnapshot(), 't1')).not.toBe(t1);
+    expect(pathVersion(feed.getSnapshot(), 't2')).toBe(t2);
+    // Lists that follow the statuses are not read again for a switch of versions.
+    expect(feed.getSnapshot().byTopic).toBe(statuses);
+    expect(statusOf(feed, 't1')).toEqual({ topicId: 't1', status: 'done', unseen: false });
+
+    // A fresh snapshot (e.g. after a reconnect) may follow missed changes: every topic reads again.
+    const before = pathVersion(feed.getSnapshot(), 't2');
+    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [] });
+    expect(pathVersion(feed.getSnapshot(), 't2')).not.toBe(before);
   });
 
   it('reconnects with growing delays when the feed drops, and the new snapshot replaces what was known', async () => {

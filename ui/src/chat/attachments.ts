@@ -147,6 +147,23 @@ export function dataUrlBytes(url: string): number | undefined {
   return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }
 
+/**
+ * A stored message's file as a file to send again (editing the message keeps it unless
+ * removed). Undefined when the part holds no `data:` URL to rebuild the bytes from.
+ */
+export function storedFile(part: Extract<UiPart, { type: 'file' }>): File | undefined {
+  const comma = part.url.indexOf(',');
+  if (!part.url.startsWith('data:') || comma === -1 || !part.url.slice(0, comma).endsWith(';base64')) return undefined;
+  let binary: string;
+  try {
+    binary = atob(part.url.slice(comma + 1));
+  } catch {
+    return undefined;
+  }
+  const bytes = Uint8Array.from(binary, (char) => char.charCodeAt(0));
+  return new File([bytes], part.filename ?? 'attachment', { type: part.mediaType });
+}
+
 /** A file picked, pasted or dropped into the composer, not sent yet. */
 export interface PendingFile {
   id: string;

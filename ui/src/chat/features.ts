@@ -4,7 +4,8 @@ import { canContinue, messageStatus, type ChatMessage } from './messages';
 /**
  * What a conversation offers besides sending, stopping, steering and continuing. Chat
  * topics offer everything; an agent session's agent keeps its own model, context and
- * files, so the backend refuses retrying a reply, adding a model and attachments there.
+ * files, and its history stays one line, so the backend refuses retrying a reply, adding
+ * a model, attachments and every change to the history's tree there.
  */
 export interface ConversationFeatures {
   retry: boolean;
@@ -12,10 +13,12 @@ export interface ConversationFeatures {
   attachments: boolean;
   /** Picking the models of the next message in the composer. */
   pickModels: boolean;
+  /** Versions (`‹ n/m ›`), editing a sent message, forking and deleting messages. */
+  tree: boolean;
 }
 
-export const CHAT_FEATURES: ConversationFeatures = { retry: true, addModel: true, attachments: true, pickModels: true };
-export const AGENT_FEATURES: ConversationFeatures = { retry: false, addModel: false, attachments: false, pickModels: false };
+export const CHAT_FEATURES: ConversationFeatures = { retry: true, addModel: true, attachments: true, pickModels: true, tree: true };
+export const AGENT_FEATURES: ConversationFeatures = { retry: false, addModel: false, attachments: false, pickModels: false, tree: false };
 
 export function featuresFor(topicId: string): ConversationFeatures {
   return isAgentTopic(topicId) ? AGENT_FEATURES : CHAT_FEATURES;

@@ -4,17 +4,20 @@ import type {
   AddModelRequest,
   AttachReply,
   Attachment,
+  EditMessageRequest,
+  MessageRequest,
   ModelRef,
   ReplyRequest,
   StoredMessage,
   StreamAttachRequest,
   StreamMessage,
   StreamOpenRequest,
+  Topic,
   TopicRequest,
   TopicStatus,
 } from '../protocol.gen';
 import { attachmentParts } from './attachments';
-import { buildConversation, type TurnView } from './conversation';
+import { buildConversation, type PendingEdit, type TurnView } from './conversation';
 import type { ChatMessage } from './messages';
 import { LiveReplies, type ExecutionFollower } from './replies';
 import type { ExecutionSource } from './transport';
@@ -63,6 +66,10 @@ export class TopicSession implements ExecutionSource {
   private stored: StoredMessage[] | undefined;
   private readonly replies = new LiveReplies();
   private pendingUser: ChatMessage | undefined;
+  /** Set while `pendingUser` is a new version of a stored message (an edit). */
+  private pendingEdit: PendingEdit | undefined;
+  /** Every turn a read of the history held: live replies of those it lacks now are off the path. */
+  private readonly knownTurns = new Set<string>();
   private subscription: Subscription | undefined;
   /** Bumped whenever the listener is replaced or dropped; older callbacks are ignored. */
   private generation = 0;
@@ -183,7 +190,10 @@ export class TopicSession implements ExecutionSource {
     this.render();
   }
 
-  /** Generates a reply again, in place. Resolves with the error to show beside it, if any. */
+  /**
+   * Generates a reply again as a new version of it (the old one stays, one `‹ ›` away).
+   * Resolves with the error to show beside it, if any.
+   */
   retry(messageId: string): Promise<ApiFailure | undefined> {
     const request: ReplyRequest = { topicId: this.topicId, messageId };
     return this.replyOperation('stream_retry', request, 'Could not retry this reply');
@@ -193,6 +203,55 @@ export class TopicSession implements ExecutionSource {
   continueReply(messageId: string): Promise<ApiFailure | undefined> {
     const request: ReplyRequest = { topicId: this.topicId, messageId };
     return this.replyOperation('stream_continue', request, 'Could not continue this reply');
+  }
+
+  /**
+   * Sends a new version of a user message (its text and exactly these files), answered by
+   * the models that answered it; it becomes the active branch. Resolves as `send` does.
+   */
+  edit(messageId: string, text: string, attachments: readonly Attachment[] = []): Promise<{ unsent?: string }> {
+    return this.startTurn('stream_edit', text, [], attachments, messageId);
+  }
+
+  /**
+   * Shows another version of a message (for a user message, its whole branch). A reply
+   * streaming in the version left goes on, hidden. Resolves with the error to show, if any.
+   */
+  selectVersion(messageId: string): Promise<ApiFailure | undefined> {
+    return this.changePath('message_select', messageId, 'Could not show that version');
+  }
+
+  /** Deletes a message (or reply version) with everything after it on its branch. */
+  deleteMessage(messageId: string): Promise<ApiFailure | undefined> {
+    return this.changePath('message_delete', messageId, 'Could not delete the message');
+  }
+
+  /** A new topic whose history is the active path up to this message. */
+  async fork(messageId: string): Promise<{ topic: Topic } | { error: ApiFailure }> {
+    try {
+      const topic = await this.backend.call('topic_fork', { topicId: this.topicId, messageId } satisfies MessageRequest);
+      return { topic };
+    } catch (error) {
+      return { error: toApiFailure(error, 'Could not fork the topic here') };
+    }
+  }
+
+  /**
+   * The active path changed elsewhere (another window, or the status feed reconnected):
+   * read it again. The live stream stays attached.
+   */
+  refresh(): void {
+    if (this.active) this.readHistory();
+  }
+
+  private async changePath(operation: 'message_select' | 'message_delete', messageId: string, what: string) {
+    try {
+      await this.backend.call(operation, { topicId: this.topicId, messageId } satisfies MessageRequest);
+    } catch (error) {
+      return toApiFailure(error, what);
+    }
+    this.readHistory();
+    return undefined;
   }
 
   /** Asks one more model to answer a turn. */
@@ -230,10 +289,11 @@ export class TopicSession implements ExecutionSource {
   }
 
   private async startTurn(
-    operation: 'stream_open' | 'stream_interrupt',
+    operation: 'stream_open' | 'stream_interrupt' | 'stream_edit',
     text: string,
     models: readonly ModelRef[],
     attachments: readonly Attachment[],
+    editedId?: string,
   ) {
     const messageId = newMessageId();
     this.pendingUser = {
@@ -243,20 +303,28 @@ export class TopicSession implements ExecutionSource {
       parts: [...(text === '' ? [] : [{ type: 'text' as const, text }]), ...attachmentParts(attachments)],
       metadata: { status: 'success' },
     };
+    this.pendingEdit = editedId !== undefined ? { editedId } : undefined;
     this.error = undefined;
     this.sendingTurn = true;
     this.render();
-    const request: StreamOpenRequest = { topicId: this.topicId, text, messageId };
-    if (models.length > 1) request.models = [...models];
-    else if (models[0]) request.model = models[0];
-    if (attachments.length > 0) request.attachments = [...attachments];
     const wasListening = this.subscription !== undefined;
     try {
-      await this.listen(operation, request);
+      if (operation === 'stream_edit' && editedId !== undefined) {
+        const request: EditMessageRequest = { topicId: this.topicId, messageId: editedId, text, newMessageId: messageId };
+        if (attachments.length > 0) request.attachments = [...attachments];
+        await this.listen(operation, request);
+      } else if (operation !== 'stream_edit') {
+        const request: StreamOpenRequest = { topicId: this.topicId, text, messageId };
+        if (models.length > 1) request.models = [...models];
+        else if (models[0]) request.model = models[0];
+        if (attachments.length > 0) request.attachments = [...attachments];
+        await this.listen(operation, request);
+      }
       return {};
     } catch (error) {
       this.pendingUser = undefined;
-      this.error = toApiFailure(error, 'Your message was not sent');
+      this.pendingEdit = undefined;
+      this.error = toApiFailure(error, editedId !== undefined ? 'Your edit was not sent' : 'Your message was not sent');
       if (wasListening || isRunningStatus(this.topicStatus)) void this.attach();
       return { unsent: text };
     } finally {
@@ -417,8 +485,12 @@ export class TopicSession implements ExecutionSource {
           const stored = await this.backend.call('messages_list', { topicId: this.topicId } satisfies TopicRequest);
           this.stored = stored;
           this.loadError = undefined;
+          for (const row of stored) if (row.turnId !== undefined) this.knownTurns.add(row.turnId);
           this.replies.prune(settled);
-          if (this.pendingUser && stored.some((row) => row.id === this.pendingUser?.id)) this.pendingUser = undefined;
+          if (this.pendingUser && stored.some((row) => row.id === this.pendingUser?.id)) {
+            this.pendingUser = undefined;
+            this.pendingEdit = undefined;
+          }
           this.render();
           this.options.onSettled?.();
         } catch (error) {
@@ -442,7 +514,9 @@ export class TopicSession implements ExecutionSource {
             live: this.replies.replies(),
             liveTurnId: this.replies.turnId,
             pendingUser: this.pendingUser,
+            pendingEdit: this.pendingEdit,
             executionIds: this.replies.executionIds,
+            knownTurns: this.knownTurns,
           },
           previous?.turns,
         )

@@ -37,6 +37,21 @@ export function AttachmentChips({ files, onRemove, disabled }: AttachmentChipsPr
   );
 }
 
+/** Why picked files were left out (too large, too many, not a kind models read). */
+export function AttachmentProblems({ problems, onDismiss }: { problems: readonly string[]; onDismiss: () => void }) {
+  if (problems.length === 0) return null;
+  return (
+    <div className="attachment-problems" data-testid="attachment-error" role="alert">
+      {problems.map((problem, index) => (
+        <div key={index}>{problem}</div>
+      ))}
+      <button type="button" className="button ghost small" onClick={onDismiss}>
+        Dismiss
+      </button>
+    </div>
+  );
+}
+
 function Thumbnail({ file }: { file: File }) {
   const url = useMemo(() => URL.createObjectURL(file), [file]);
   useEffect(() => () => URL.revokeObjectURL(url), [url]);

@@ -17,10 +17,17 @@ interface ChatViewProps {
   onTopicChanged: (topic: Topic) => void;
   /** A reply ended and stored state was re-read: the topic list may have changed. */
   onSettled: () => void;
+  /** The topic this one was forked from, when it still exists. */
+  origin: Topic | undefined;
+  /** See `ConversationView`. */
+  pathVersion: number;
+  onOpenTopic: (topicId: string) => void;
+  onForked: (topic: Topic) => void;
 }
 
 /** One open chat topic: its header (title, assistant, folder, settings, model) over the conversation. */
-export function ChatView({ topic, providers, assistants, status, onTopicModelChange, onTopicChanged, onSettled }: ChatViewProps) {
+export function ChatView(props: ChatViewProps) {
+  const { topic, providers, assistants, status, onTopicModelChange, onTopicChanged, onSettled, origin, pathVersion, onOpenTopic, onForked } = props;
   const assistant = assistants.find((candidate) => candidate.id === topic.assistantId);
   const models = useTurnModels(topic, providers, assistant);
 
@@ -28,8 +35,9 @@ export function ChatView({ topic, providers, assistants, status, onTopicModelCha
     <header className="chat-header">
       <div className="chat-title">
         <h2 title={topic.title}>{topic.title || 'Untitled'}</h2>
-        {(assistant || topic.workspace) && (
+        {(assistant || topic.workspace || topic.forkedFrom) && (
           <div className="chat-subtitle small muted">
+            {topic.forkedFrom && <ForkedFrom origin={origin} onOpen={onOpenTopic} />}
             {assistant && <span data-testid="topic-assistant-name">{assistant.name}</span>}
             {topic.workspace && (
               <span className="topic-workspace" data-testid="topic-workspace" title={`Workspace folder: ${topic.workspace}`}>
@@ -56,7 +64,28 @@ export function ChatView({ topic, providers, assistants, status, onTopicModelCha
       models={models.value}
       onModelsChange={models.set}
       onSettled={onSettled}
+      pathVersion={pathVersion}
+      onForked={onForked}
     />
+  );
+}
+
+/** Where a forked topic came from: its origin (a link to it), or that it was deleted since. */
+function ForkedFrom({ origin, onOpen }: { origin: Topic | undefined; onOpen: (topicId: string) => void }) {
+  if (!origin) {
+    return (
+      <span className="topic-forked-from" data-testid="topic-forked-from" data-origin="deleted">
+        Forked from a deleted topic
+      </span>
+    );
+  }
+  return (
+    <span className="topic-forked-from" data-testid="topic-forked-from" data-origin={origin.id}>
+      Forked from{' '}
+      <button type="button" className="link-button" data-testid="topic-forked-from-link" title="Open the topic this one was forked from" onClick={() => onOpen(origin.id)}>
+        {origin.title || 'Untitled'}
+      </button>
+    </span>
   );
 }
 

@@ -1,9 +1,10 @@
-import { useRef, useState, type ClipboardEvent, type DragEvent, type KeyboardEvent } from 'react';
-import { checkAttachments, type PendingFile } from '../chat/attachments';
+import { useState, type ClipboardEvent, type DragEvent, type KeyboardEvent } from 'react';
+import type { PendingFile } from '../chat/attachments';
 import type { ModelRef, Provider } from '../protocol.gen';
-import { AttachmentChips } from './AttachmentChips';
-import { PaperclipIcon } from './Icons';
+import { AttachButton } from './AttachButton';
+import { AttachmentChips, AttachmentProblems } from './AttachmentChips';
 import { ModelSelect } from './ModelSelect';
+import { usePendingFiles } from './usePendingFiles';
 
 /** A message as the composer hands it over: text and the files picked for it. */
 export interface OutgoingMessage {
@@ -35,8 +36,6 @@ interface ComposerProps {
   onStop: () => void;
 }
 
-let fileCounter = 0;
-
 /**
  * The message box. Idle: Enter sends. While a reply is written: Enter queues the
  * message to run next; Steer makes the reply yield to it at its next step; Interrupt
@@ -48,11 +47,9 @@ export function Composer(props: ComposerProps) {
   const attachments = props.attachments ?? true;
   const addressee = props.addressee ?? 'Colloquy';
   const [text, setText] = useState('');
-  const [files, setFiles] = useState<PendingFile[]>([]);
-  const [problems, setProblems] = useState<string[]>([]);
+  const { files, setFiles, problems, setProblems, addFiles, remove } = usePendingFiles();
   const [dragging, setDragging] = useState(false);
   const [shownRestore, setShownRestore] = useState(restored);
-  const picker = useRef<HTMLInputElement>(null);
   if (restored !== shownRestore) {
     // Adjusting state to a changed prop during render, as React recommends over an effect.
     setShownRestore(restored);
@@ -61,14 +58,6 @@ export function Composer(props: ComposerProps) {
       setFiles(restored.files);
     }
   }
-
-  const addFiles = (incoming: File[]) => {
-    if (incoming.length === 0) return;
-    const checked = checkAttachments(files.map((pending) => pending.file), incoming);
-    setProblems(checked.problems);
-    if (checked.accepted.length === 0) return;
-    setFiles([...files, ...checked.accepted.map(({ file, mediaType }) => ({ id: `file-${++fileCounter}`, file, mediaType }))]);
-  };
 
   const hasFiles = files.length > 0;
   const empty = text.trim() === '' && !hasFiles;
@@ -132,17 +121,8 @@ export function Composer(props: ComposerProps) {
           you queue now is sent after the reply.
         </p>
       )}
-      <AttachmentChips files={files} disabled={disabled} onRemove={(id) => setFiles(files.filter((pending) => pending.id !== id))} />
-      {problems.length > 0 && (
-        <div className="attachment-problems" data-testid="attachment-error" role="alert">
-          {problems.map((problem, index) => (
-            <div key={index}>{problem}</div>
-          ))}
-          <button type="button" className="button ghost small" onClick={() => setProblems([])}>
-            Dismiss
-          </button>
-        </div>
-      )}
+      <AttachmentChips files={files} disabled={disabled} onRemove={remove} />
+      <AttachmentProblems problems={problems} onDismiss={() => setProblems([])} />
       <textarea
         data-testid="composer-input"
         value={text}
@@ -162,33 +142,7 @@ export function Composer(props: ComposerProps) {
       />
       <div className="composer-bar">
         <div className="composer-tools">
-          {attachments && (
-            <>
-              <button
-                type="button"
-                className="icon-button attach-button"
-                data-testid="attach-button"
-                aria-label="Attach files"
-                title="Attach images, PDFs or text files (up to 10, 20 MB each)"
-                disabled={disabled}
-                onClick={() => picker.current?.click()}
-              >
-                <PaperclipIcon />
-              </button>
-              <input
-                ref={picker}
-                type="file"
-                multiple
-                hidden
-                data-testid="attach-input"
-                accept="image/*,application/pdf,text/*,application/json,.md,.csv,.json,.txt,.log,.yaml,.yml,.toml"
-                onChange={(event) => {
-                  addFiles(Array.from(event.target.files ?? []));
-                  event.target.value = '';
-                }}
-              />
-            </>
-          )}
+          {attachments && <AttachButton disabled={disabled} onFiles={addFiles} />}
           {onModelsChange && <ModelSelect providers={providers} value={models} onChange={onModelsChange} disabled={disabled} />}
         </div>
         <div className="composer-actions">

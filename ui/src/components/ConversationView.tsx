@@ -1,17 +1,17 @@
-import { useEffect, useMemo, useState, useSyncExternalStore, type ReactNode } from 'react';
+import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { encodeAttachment } from '../chat/attachments';
 import type { ConversationFeatures } from '../chat/features';
 import { InboxStore } from '../chat/inbox';
 import { TopicSession } from '../chat/session';
-import type { ModelRef, Provider, TopicStatus } from '../protocol.gen';
+import type { ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
 import { useBackend } from './BackendContext';
 import { Composer, type OutgoingMessage } from './Composer';
 import { ErrorNotice } from './ErrorNotice';
 import { ExecutionSourceContext } from './ExecutionSourceContext';
 import { InboxList } from './InboxList';
 import { MessageList } from './MessageList';
-import type { ReplyCommands } from './Turn';
+import type { ReplyCommands, TreeCommands } from './Turn';
 
 interface ConversationViewProps {
   /** A chat topic's id, or an agent session's `agent-session:<id>`. */
@@ -29,6 +29,13 @@ interface ConversationViewProps {
   addressee?: string | undefined;
   /** A reply ended and stored state was re-read: the lists may have changed. */
   onSettled: () => void;
+  /**
+   * Changes whenever the active path may have changed elsewhere (the status feed's
+   * `path_changed`, or a fresh snapshot): the history is read again.
+   */
+  pathVersion?: number | undefined;
+  /** "Fork from here" made this topic: open it. */
+  onForked?: ((topic: Topic) => void) | undefined;
 }
 
 /**
@@ -36,7 +43,7 @@ interface ConversationViewProps {
  * its messages, live replies, inbox and composer. Keyed by topic id by its parent.
  */
 export function ConversationView(props: ConversationViewProps) {
-  const { topicId, header, providers, status, features, models, onModelsChange, addressee, onSettled } = props;
+  const { topicId, header, providers, status, features, models, onModelsChange, addressee, onSettled, pathVersion, onForked } = props;
   const backend = useBackend();
   // `onSettled` is stable in the parent; the session keeps the first one.
   const [session] = useState(() => new TopicSession(backend, topicId, { onSettled }));
@@ -58,14 +65,43 @@ export function ConversationView(props: ConversationViewProps) {
     void inbox.followStatus(status);
   }, [session, inbox, status]);
 
-  const commands = useMemo<ReplyCommands>(
-    () => ({
+  const firstPath = useRef(pathVersion);
+  useEffect(() => {
+    // The version open counts from here; every later change was made elsewhere (or here: harmless).
+    if (pathVersion !== firstPath.current) session.refresh();
+  }, [session, pathVersion]);
+
+  const commands = useMemo<ReplyCommands>(() => {
+    const tree: TreeCommands = {
+      selectVersion: (messageId) => session.selectVersion(messageId),
+      deleteMessage: (messageId) => session.deleteMessage(messageId),
+      fork: async (messageId) => {
+        const forked = await session.fork(messageId);
+        if ('error' in forked) return forked.error;
+        onForked?.(forked.topic);
+        return undefined;
+      },
+      edit: async (messageId, message) => {
+        setFileError(undefined);
+        let attachments;
+        try {
+          attachments = await Promise.all(message.files.map(encodeAttachment));
+        } catch (error) {
+          setFileError(toApiFailure(error, 'A file could not be read'));
+          return false;
+        }
+        const { unsent } = await session.edit(messageId, message.text, attachments);
+        return unsent === undefined;
+      },
+    };
+    return {
       retry: features.retry ? (messageId) => session.retry(messageId) : undefined,
       continueReply: (messageId) => session.continueReply(messageId),
       addModel: features.addModel ? (turnId, model) => session.addModel(turnId, model) : undefined,
-    }),
-    [session, features],
-  );
+      tree: features.tree ? tree : undefined,
+      attachments: features.attachments,
+    };
+  }, [session, features, onForked]);
 
   const toInbox = (mode: 'queue' | 'steer') => (text: string) => {
     void inbox.add(text, mode).then((added) => {

@@ -1,4 +1,5 @@
 import type { ReplyView } from '../chat/conversation';
+import type { BranchHandlers } from './BranchActions';
 import { messageStatus } from '../chat/messages';
 import type { MessageStatus, Provider } from '../protocol.gen';
 import { ReplyMessage } from './ReplyMessage';
@@ -13,10 +14,11 @@ interface ModelColumnProps {
   selected: boolean;
   onRetry?: ((messageId: string) => Promise<void>) | undefined;
   onContinue: (messageId: string) => Promise<void>;
+  branch?: BranchHandlers | undefined;
 }
 
 /** One model's reply to a message that several models answer. */
-export function ModelColumn({ reply, providers, id, tabId, selected, onRetry, onContinue }: ModelColumnProps) {
+export function ModelColumn({ reply, providers, id, tabId, selected, onRetry, onContinue, branch }: ModelColumnProps) {
   const model = replyModelName(reply);
   const provider =
     reply.message.metadata?.providerName ?? providers.find((candidate) => candidate.id === reply.model?.providerId)?.name;
@@ -38,7 +40,7 @@ export function ModelColumn({ reply, providers, id, tabId, selected, onRetry, on
         <ReplyStatusMark status={status} />
       </header>
       <ReplyMessage reply={reply} />
-      <ReplyActions reply={reply} onRetry={onRetry} onContinue={onContinue} />
+      <ReplyActions reply={reply} onRetry={onRetry} onContinue={onContinue} branch={branch} />
     </section>
   );
 }

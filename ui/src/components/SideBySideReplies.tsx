@@ -1,7 +1,9 @@
 import { useId, useState, type KeyboardEvent } from 'react';
 import type { ReplyView } from '../chat/conversation';
+import type { BranchHandlers } from './BranchActions';
 import type { Provider } from '../protocol.gen';
 import { ModelColumn } from './ModelColumn';
+import { modelKey } from './ModelPicker';
 import { ModelTab } from './ModelTab';
 
 interface SideBySideRepliesProps {
@@ -9,6 +11,12 @@ interface SideBySideRepliesProps {
   providers: Provider[];
   onRetry?: ((messageId: string) => Promise<void>) | undefined;
   onContinue: (messageId: string) => Promise<void>;
+  branch?: BranchHandlers | undefined;
+}
+
+/** A column stands for a model: switching its reply's version keeps the column (and the tab chosen). */
+function columnKey(reply: ReplyView): string {
+  return reply.model ? modelKey(reply.model) : reply.messageId;
 }
 
 /**
@@ -16,21 +24,23 @@ interface SideBySideRepliesProps {
  * on a narrow one (the stylesheet decides). Every column stays mounted, so a reply in a
  * tab that is not selected goes on streaming and is complete when the user switches.
  */
-export function SideBySideReplies({ replies, providers, onRetry, onContinue }: SideBySideRepliesProps) {
+export function SideBySideReplies({ replies, providers, onRetry, onContinue, branch }: SideBySideRepliesProps) {
   const [chosen, setChosen] = useState<string>();
-  const selected = replies.some((reply) => reply.messageId === chosen) ? chosen : replies[0]?.messageId;
+  const keys = replies.map(columnKey);
+  const selected = chosen !== undefined && keys.includes(chosen) ? chosen : keys[0];
   const baseId = useId();
   const tabId = (index: number) => `${baseId}-tab-${index}`;
   const panelId = (index: number) => `${baseId}-panel-${index}`;
 
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
     if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
-    const index = replies.findIndex((reply) => reply.messageId === selected);
-    const next = replies[(index + (event.key === 'ArrowRight' ? 1 : replies.length - 1)) % replies.length];
-    if (!next) return;
+    const index = keys.findIndex((key) => key === selected);
+    const nextIndex = (index + (event.key === 'ArrowRight' ? 1 : replies.length - 1)) % replies.length;
+    const next = keys[nextIndex];
+    if (next === undefined) return;
     event.preventDefault();
-    setChosen(next.messageId);
-    document.getElementById(tabId(replies.indexOf(next)))?.focus();
+    setChosen(next);
+    document.getElementById(tabId(nextIndex))?.focus();
   };
 
   return (
@@ -38,26 +48,27 @@ export function SideBySideReplies({ replies, providers, onRetry, onContinue }: S
       <div className="model-tabs" role="tablist" aria-label="Replies by model" onKeyDown={onKeyDown}>
         {replies.map((reply, index) => (
           <ModelTab
-            key={reply.messageId}
+            key={keys[index]}
             reply={reply}
             id={tabId(index)}
             panelId={panelId(index)}
-            selected={reply.messageId === selected}
-            onSelect={() => setChosen(reply.messageId)}
+            selected={keys[index] === selected}
+            onSelect={() => setChosen(keys[index])}
           />
         ))}
       </div>
       <div className="model-columns">
         {replies.map((reply, index) => (
           <ModelColumn
-            key={reply.messageId}
+            key={keys[index]}
             reply={reply}
             providers={providers}
             id={panelId(index)}
             tabId={tabId(index)}
-            selected={reply.messageId === selected}
+            selected={keys[index] === selected}
             onRetry={onRetry}
             onContinue={onContinue}
+            branch={branch}
           />
         ))}
       </div>

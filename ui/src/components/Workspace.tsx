@@ -3,7 +3,7 @@ import { isAgentTopic, listIsStale, openConversation, openId, sessionAsTopic } f
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { ApprovalInbox } from '../chat/approvals';
 import type { AgentSession, Assistant, CreateTopic, ModelRef, Provider, Topic, TopicRequest, TopicStatusEvent, UpdateTopic } from '../protocol.gen';
-import { StatusFeed } from '../status/feed';
+import { pathVersion, StatusFeed } from '../status/feed';
 import { notifyApprovals } from '../status/notifications';
 import { AgentSessionList } from './AgentSessionList';
 import { AgentSessionView } from './AgentSessionView';
@@ -257,6 +257,17 @@ export function Workspace() {
       if (selectedId === id) setSelectedId(undefined);
     });
 
+  /** "Fork from here" made a topic: list it first and open it. */
+  const topicForked = useCallback(
+    (topic: Topic) => {
+      topicsVersion.current += 1;
+      setTopics((list) => [topic, ...(list ?? []).filter((t) => t.id !== topic.id)]);
+      select(topic.id);
+      void reloadTopics();
+    },
+    [select, reloadTopics],
+  );
+
   const onSettled = useCallback(() => void reloadTopics(), [reloadTopics]);
   const onSessionSettled = useCallback(() => void reloadSessions(), [reloadSessions]);
 
@@ -361,6 +372,10 @@ export function Workspace() {
               onTopicModelChange={(model: ModelRef) => updateTopic({ id: open.topic.id, model }, 'Could not change the model')}
               onTopicChanged={topicChanged}
               onSettled={onSettled}
+              origin={topicList.find((t) => t.id === open.topic.forkedFrom?.topicId)}
+              pathVersion={pathVersion(feedState, open.topic.id)}
+              onOpenTopic={select}
+              onForked={topicForked}
             />
           ) : open.kind === 'session' ? (
             <AgentSessionView

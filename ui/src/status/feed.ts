@@ -8,6 +8,19 @@ export interface TopicStatuses {
   connected: boolean;
   /** Why the last connection attempt failed, while reconnecting. */
   error: ApiFailure | undefined;
+  /**
+   * How often each topic's active path changed (a version switched, a message edited or
+   * deleted, here or in another window), plus every snapshot since the feed started (it
+   * may have missed changes while disconnected). An open topic reads its history again
+   * whenever {@link pathVersion} of it changes.
+   */
+  pathChanges: ReadonlyMap<string, number>;
+  snapshots: number;
+}
+
+/** Changes whenever the topic's active path may have changed (see `TopicStatuses.pathChanges`). */
+export function pathVersion(statuses: TopicStatuses, topicId: string): number {
+  return statuses.snapshots + (statuses.pathChanges.get(topicId) ?? 0);
 }
 
 export interface StatusFeedOptions {
@@ -23,7 +36,7 @@ const RECONNECT_DELAYS_MS = [500, 1000, 2000, 4000, 8000, 15000];
  * it reconnects with backoff, and the fresh snapshot replaces what was known.
  */
 export class StatusFeed {
-  private state: TopicStatuses = { byTopic: new Map(), connected: false, error: undefined };
+  private state: TopicStatuses = { byTopic: new Map(), connected: false, error: undefined, pathChanges: new Map(), snapshots: 0 };
   private readonly listeners = new Set<() => void>();
   private subscription: FeedSubscription | undefined;
   private running = false;
@@ -85,17 +98,28 @@ export class StatusFeed {
 
   private onMessage(message: StatusMessage): void {
     this.attempts = 0;
-    // A switched version changes no status.
-    if (message.kind === 'path_changed') return;
-    let byTopic: Map<string, TopicStatusEvent>;
-    if (message.kind === 'snapshot') {
-      byTopic = new Map(message.statuses.map((event) => [event.topicId, event]));
-    } else {
-      const event: TopicStatusEvent = { topicId: message.topicId, status: message.status, unseen: message.unseen };
-      byTopic = new Map(this.state.byTopic);
-      byTopic.set(event.topicId, event);
+    const { pathChanges, snapshots } = this.state;
+    switch (message.kind) {
+      case 'snapshot': {
+        const byTopic = new Map(message.statuses.map((event) => [event.topicId, event]));
+        this.publish({ byTopic, connected: true, error: undefined, pathChanges, snapshots: snapshots + 1 });
+        break;
+      }
+      case 'changed': {
+        const event: TopicStatusEvent = { topicId: message.topicId, status: message.status, unseen: message.unseen };
+        const byTopic = new Map(this.state.byTopic);
+        byTopic.set(event.topicId, event);
+        this.publish({ byTopic, connected: true, error: undefined, pathChanges, snapshots });
+        break;
+      }
+      case 'path_changed': {
+        // The statuses stay the same objects: lists that follow them are not re-read.
+        const changed = new Map(pathChanges);
+        changed.set(message.topicId, (pathChanges.get(message.topicId) ?? 0) + 1);
+        this.publish({ ...this.state, connected: true, error: undefined, pathChanges: changed });
+        break;
+      }
     }
-    this.publish({ byTopic, connected: true, error: undefined });
   }
 
   private dropped(error: ApiFailure | undefined): void {

@@ -40,16 +40,21 @@ impl ProcessRegistry {
     }
 
     /// Kills the groups a previous run left behind (it crashed or was killed) and empties
-    /// the file. Returns how many groups were still alive.
+    /// the file. Returns how many groups were still alive. Waits (up to two seconds) until
+    /// what it killed is gone: SIGKILL takes effect when the process next runs, which on a
+    /// busy machine may be a while, and no new server should start beside an old one.
     pub fn reap_orphans(&self) -> usize {
         let recorded: BTreeMap<u32, Recorded> =
             std::fs::read_to_string(&self.path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
         let mut reaped = 0;
+        let mut killed_groups = Vec::new();
+        let mut killed_members = Vec::new();
         for (pid, entry) in recorded {
             match start_time(pid) {
                 Some(started) if started == entry.start_time => {
                     tracing::warn!(pid, process = %entry.server, "stopping a child process left running by the last run");
                     kill_group(pid, libc::SIGKILL);
+                    killed_groups.push(pid);
                     reaped += 1;
                 }
                 // The id is someone else's now: so is any group of that id.
@@ -65,11 +70,20 @@ impl ProcessRegistry {
                         );
                         for member in members {
                             kill_process(member, libc::SIGKILL);
+                            killed_members.push(member);
                         }
                         reaped += 1;
                     }
                 }
             }
+        }
+        for _ in 0..80 {
+            let alive = killed_groups.iter().any(|&pid| group_alive(pid))
+                || killed_members.iter().any(|&pid| start_time(pid).is_some());
+            if !alive {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
         }
         if let Ok(mut groups) = self.groups.lock() {
             groups.clear();
