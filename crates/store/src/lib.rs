@@ -24,6 +24,7 @@ mod branches;
 pub mod inbox;
 pub mod mcp;
 pub mod messages;
+mod pages;
 pub mod providers;
 pub mod secrets;
 pub mod sessions;
@@ -48,6 +49,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 
 pub use api_error::{DATABASE_DAMAGED, DATABASE_NEWER};
 pub use messages::{AssistantSlot, Checkpoint, NewTurn};
+pub use pages::PathPage;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 
