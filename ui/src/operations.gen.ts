@@ -28,6 +28,8 @@ import type {
   McpServer,
   McpServerInput,
   MessageRequest,
+  MessagesPage,
+  MessagesPageRequest,
   ModelList,
   PolicyRule,
   Provider,
@@ -71,6 +73,7 @@ export interface Operations {
   inbox_cancel: { request: InboxItemRequest; response: null };
   inbox_release: { request: InboxItemRequest; response: InboxItem };
   messages_list: { request: TopicRequest; response: Array<StoredMessage> };
+  messages_page: { request: MessagesPageRequest; response: MessagesPage };
   message_select: { request: MessageRequest; response: null };
   message_delete: { request: MessageRequest; response: null };
   topic_fork: { request: MessageRequest; response: Topic };

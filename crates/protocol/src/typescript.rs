@@ -63,6 +63,8 @@ pub fn declarations() -> String {
         StreamOpenRequest::decl(&cfg),
         ReplyRequest::decl(&cfg),
         MessageRequest::decl(&cfg),
+        MessagesPageRequest::decl(&cfg),
+        MessagesPage::decl(&cfg),
         EditMessageRequest::decl(&cfg),
         ForkOrigin::decl(&cfg),
         AddModelRequest::decl(&cfg),
