@@ -152,23 +152,23 @@ async function send(page, text) {
   await input.press('Enter');
 }
 
-/** Sends `text` in the open topic and waits until its reply is stored as success. */
+/**
+ * Sends `text` in the open topic and waits until its reply is stored as success: the
+ * last assistant message after the user message with that text (a virtualized list holds
+ * only the messages near the window, so nothing is counted).
+ */
 async function sendAndWait(page, text) {
-  // The reply is the newest assistant message once the user message is in the list.
-  const users = await page.locator('[data-testid="message"][data-role="user"]').count();
   await send(page, text);
   await page.waitForFunction(
-    (n) => document.querySelectorAll('[data-testid="message"][data-role="user"]').length > n,
-    users,
-    { timeout: 60_000, polling: 50 },
-  );
-  await page.waitForFunction(
-    () => {
-      const replies = document.querySelectorAll('[data-testid="message"][data-role="assistant"]');
-      const last = replies[replies.length - 1];
-      return last && last.getAttribute('data-status') === 'success';
+    (sent) => {
+      const users = [...document.querySelectorAll('[data-testid="message"][data-role="user"]')];
+      const mine = users.reverse().find((user) => user.textContent.includes(sent));
+      if (!mine) return false;
+      const replies = [...document.querySelectorAll('[data-testid="message"][data-role="assistant"]')];
+      const reply = replies.reverse().find((r) => mine.compareDocumentPosition(r) & Node.DOCUMENT_POSITION_FOLLOWING);
+      return reply?.getAttribute('data-status') === 'success';
     },
-    undefined,
+    text,
     { timeout: 300_000, polling: 100 },
   );
 }
@@ -290,7 +290,7 @@ async function streamShortInLong(stack, page) {
   await stack.testkit.script({ chunks: Array.from({ length: 200 }, (_, i) => `word${i} `), tokenDelayMs: 5 });
   const from = await now(page);
   await startFrames(page);
-  await sendAndWait(page, 'A short question');
+  await sendAndWait(page, `A short question (${Date.now()})`);
   const frames = await stopFrames(page);
   return streamStats(await longTasksSince(page, from), frames);
 }
@@ -303,7 +303,7 @@ async function manyReplies(stack, browser, replies) {
   let after5 = null;
   for (let i = 0; i < replies; i += 1) {
     await stack.testkit.script({ chunks: reply, tokenDelayMs: 2 });
-    await sendAndWait(page, `Question number ${i}`);
+    await sendAndWait(page, `Question number ${i}.`);
     if (i === Math.min(4, replies - 1)) after5 = await metrics(page);
   }
   const end = await metrics(page);
