@@ -20,4 +20,10 @@ export default tseslint.config(
     extends: [js.configs.recommended],
     languageOptions: { globals: globals.node, sourceType: 'module' },
   },
+  {
+    // Node scripts with functions that run in the page (page.evaluate).
+    files: ['bench/**/*.mjs'],
+    extends: [js.configs.recommended],
+    languageOptions: { globals: { ...globals.node, ...globals.browser }, sourceType: 'module' },
+  },
 );

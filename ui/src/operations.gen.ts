@@ -35,6 +35,8 @@ import type {
   McpServerInput,
   McpServerLog,
   MessageRequest,
+  MessagesPage,
+  MessagesPageRequest,
   ModelList,
   ModelPrice,
   ModelPriceInput,
@@ -91,6 +93,7 @@ export interface Operations {
   inbox_cancel: { request: InboxItemRequest; response: null };
   inbox_release: { request: InboxItemRequest; response: InboxItem };
   messages_list: { request: TopicRequest; response: Array<StoredMessage> };
+  messages_page: { request: MessagesPageRequest; response: MessagesPage };
   message_select: { request: MessageRequest; response: null };
   messages_search: { request: SearchRequest; response: SearchResults };
   message_delete: { request: MessageRequest; response: null };

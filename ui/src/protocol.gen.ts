@@ -257,6 +257,23 @@ onActivePath: boolean, };
 
 export type SnippetPiece = { text: string, hit?: boolean, };
 
+export type MessagesPageRequest = { topicId: TopicId, 
+/**
+ * The cursor a previous page returned as `older`: a user message of the topic.
+ */
+before?: MessageId, 
+/**
+ * How many turns, 1 to [`MAX_PAGE_TURNS`] (default [`DEFAULT_PAGE_TURNS`]).
+ */
+turns?: number, };
+
+export type MessagesPage = { messages: Array<StoredMessage>, 
+/**
+ * Pass as `before` for the turns above this page; `null` when this page starts at the
+ * conversation's first turn.
+ */
+older: MessageId | null, };
+
 export type EditMessageRequest = { topicId: TopicId, 
 /**
  * The user message being edited.

@@ -8,7 +8,7 @@ import type {
   StreamOperation,
   Subscription,
 } from '../src/backend/backend';
-import type { AttachReply, MessageRequest, StatusMessage, StoredMessage, StreamMessage, Topic } from '../src/protocol.gen';
+import type { AttachReply, MessageRequest, MessagesPage, MessagesPageRequest, StatusMessage, StoredMessage, StreamMessage, Topic } from '../src/protocol.gen';
 
 export interface ScriptedStream {
   reply: AttachReply;
@@ -95,6 +95,8 @@ export class FakeBackend implements Backend {
     switch (name) {
       case 'messages_list':
         return structuredClone(this.stored) as OperationResponse<K>;
+      case 'messages_page':
+        return pageOf(this.stored, request as MessagesPageRequest) as OperationResponse<K>;
       case 'message_select':
       case 'message_delete': {
         const path = this.pathAfter.get((request as MessageRequest).messageId);
@@ -171,4 +173,15 @@ export class FakeBackend implements Backend {
     if (!stream) throw new Error('no open stream');
     return stream;
   }
+}
+
+/** `messages_page` over `stored` (the active path), as the backend pages it: whole turns, newest first. */
+export function pageOf(stored: readonly StoredMessage[], request: MessagesPageRequest): MessagesPage {
+  const end = request.before === undefined ? stored.length : stored.findIndex((row) => row.id === request.before);
+  if (end < 0) throw Object.assign(new Error('message not found'), { kind: 'not_found', message: 'message not found', retryable: false });
+  const starts = stored.slice(0, end).flatMap((row, index) => (row.message.role === 'user' ? [index] : []));
+  const turns = request.turns ?? 50;
+  if (starts.length <= turns) return { messages: structuredClone(stored.slice(0, end)), older: null };
+  const start = starts[starts.length - turns];
+  return { messages: structuredClone(stored.slice(start, end)), older: stored[start].id };
 }

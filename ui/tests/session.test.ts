@@ -63,7 +63,7 @@ describe('TopicSession', () => {
     backend.stored = [userRow, row('msg-a', text('a1 a2 a3 a4'), 'success', { model: ALPHA }), row('msg-b', text('b1 b2 b3'), 'success', { model: BETA })];
     backend.live().push(...interleave(a.slice(3), b.slice(2)), terminal('success', A, false), terminal('success', B, true));
     await vi.waitFor(() => expect(session.getState().running).toBe(false));
-    await vi.waitFor(() => expect(backend.names().filter((n) => n === 'messages_list')).toHaveLength(2));
+    await vi.waitFor(() => expect(backend.names().filter((n) => n === 'messages_page')).toHaveLength(2));
     expect(shown(session.getState())).toEqual({ 'msg-a': 'a1 a2 a3 a4', 'msg-b': 'b1 b2 b3' });
 
     for (const state of seen) {
@@ -100,7 +100,7 @@ describe('TopicSession', () => {
     const { session } = newSession(backend);
     session.open();
     await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
-    expect(backend.names()).toEqual(['messages_list', 'stream_attach']);
+    expect(backend.names()).toEqual(['messages_page', 'stream_attach']);
 
     // Another window sent "Compare": its rows exist by the time the status says pending.
     backend.stored = [userRow, row('msg-a', text(''), 'pending')];
@@ -368,7 +368,7 @@ describe('TopicSession and the conversation tree', () => {
 
     backend.failCall.set('message_delete', new ApiFailure({ kind: 'conflict', message: 'a reply in it is streaming', retryable: true }));
     expect((await session.deleteMessage('msg-a'))?.kind).toBe('conflict');
-    expect(backend.names().filter((name) => name === 'messages_list')).toHaveLength(1);
+    expect(backend.names().filter((name) => name === 'messages_page')).toHaveLength(1);
 
     backend.pathAfter.set('msg-a', [userRow, row('msg-a2', text('A2'), 'success', { model: ALPHA })]);
     expect(await session.deleteMessage('msg-a')).toBeUndefined();

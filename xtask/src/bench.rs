@@ -30,6 +30,11 @@ const BENCHES: &[Bench] = &[
         about: "full-text search: latency p50/p99 over 100,000 messages, index size, cost per chunk checkpoint (docs/benchmarks.md)",
         run: search,
     },
+    Bench {
+        name: "ui",
+        about: "the UI in headless Chromium: streaming, a 10,000-message topic, scrolling, heap/DOM, bundle (docs/benchmarks.md)",
+        run: ui_bench,
+    },
 ];
 
 pub fn run(repo: &Repo, args: &[String]) -> Result<()> {
@@ -93,4 +98,21 @@ fn search(repo: &Repo, args: &[String]) -> Result<()> {
         .dir(repo.root())
         .run()?;
     Cmd::new(repo.binary("release", "colloquy-bench-search")).args(args).dir(repo.root()).run()
+}
+
+/// `ui/bench/ui-bench.mjs`: the built UI in headless Chromium against `colloquy serve` and
+/// the testkit (debug builds, as the browser e2e tests use; the server's share of the
+/// measured work is small). `cargo xtask bench ui --help` lists its options.
+fn ui_bench(repo: &Repo, args: &[String]) -> Result<()> {
+    setup::run(repo)?;
+    // Always rebuilt: the benchmark measures the UI as it is in the working tree.
+    ui::build(repo)?;
+    Cmd::cargo().args(["build", "-p", "colloquy", "-p", "colloquy-testkit"]).dir(repo.root()).run()?;
+    Cmd::new("node")
+        .arg("bench/ui-bench.mjs")
+        .args(args)
+        .env("COLLOQUY_BIN", repo.binary("debug", "colloquy"))
+        .env("COLLOQUY_TESTKIT_BIN", repo.binary("debug", "colloquy-testkit"))
+        .dir(repo.ui())
+        .run()
 }

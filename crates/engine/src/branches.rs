@@ -2,7 +2,10 @@
 //! or a version, forking a topic. (New versions come from turns: `turns` prepares edits
 //! and regenerations.) Every change is told to the windows through the status feed.
 
-use protocol::api::{MessageRequest, StoredMessage, Topic, TopicRequest};
+use protocol::api::{
+    DEFAULT_PAGE_TURNS, MAX_PAGE_TURNS, MessageRequest, MessagesPage, MessagesPageRequest, StoredMessage, Topic,
+    TopicRequest,
+};
 use protocol::{ApiError, TopicId};
 use store::Store;
 use streams::StreamManager;
@@ -32,6 +35,20 @@ impl Branches {
     pub(crate) async fn list(&self, request: TopicRequest) -> Result<Vec<StoredMessage>, ApiError> {
         self.store.get_topic(&request.topic_id).await?;
         Ok(self.store.active_path(&request.topic_id).await?)
+    }
+
+    /// A page of the active path, newest pages first (see `MessagesPageRequest`).
+    pub(crate) async fn page(&self, request: MessagesPageRequest) -> Result<MessagesPage, ApiError> {
+        let turns = request.turns.unwrap_or(DEFAULT_PAGE_TURNS);
+        if !(1..=MAX_PAGE_TURNS).contains(&turns) {
+            return Err(ApiError::bad_request(
+                "turns",
+                format!("a page holds 1 to {MAX_PAGE_TURNS} turns (got {turns})"),
+            ));
+        }
+        self.store.get_topic(&request.topic_id).await?;
+        let page = self.store.path_page(&request.topic_id, request.before.as_ref(), turns as usize).await?;
+        Ok(MessagesPage { messages: page.messages, older: page.older })
     }
 
     pub(crate) async fn select(&self, request: MessageRequest) -> Result<(), ApiError> {

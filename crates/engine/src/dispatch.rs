@@ -6,10 +6,10 @@
 use protocol::api::{
     AgentSession, AgentSessionInput, AppInfo, AppSettings, ApprovalsListRequest, Assistant, AssistantInput,
     AuditListRequest, CreateTopic, FetchedImage, IdRequest, ImageFetchRequest, InboxAddRequest, InboxItem,
-    InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, ListModelsRequest, MessageRequest, ModelList, Provider,
-    ProviderInput, ProviderPresetInfo, ProviderRequest, StoredMessage, ToolApprovalRespond, ToolEnableRequest,
-    ToolRuleInput, Topic, TopicRequest, UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider,
-    UpdateToolRule, UpdateTopic,
+    InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, ListModelsRequest, MessageRequest, MessagesPage,
+    MessagesPageRequest, ModelList, Provider, ProviderInput, ProviderPresetInfo, ProviderRequest, StoredMessage,
+    ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic, TopicRequest, UpdateAgentSession, UpdateAppSettings,
+    UpdateAssistant, UpdateProvider, UpdateToolRule, UpdateTopic,
 };
 use protocol::archive::{
     BackupInfo, ExportRequest, ExportedFile, ImportReport, ImportRequest, RestorePlan, RestoreRequest, SavedFile,
@@ -88,6 +88,10 @@ impl Operations for Engine {
 
     async fn messages_list(&self, request: TopicRequest) -> Result<Vec<StoredMessage>, ApiError> {
         self.inner.branches.list(request).await
+    }
+
+    async fn messages_page(&self, request: MessagesPageRequest) -> Result<MessagesPage, ApiError> {
+        self.inner.branches.page(request).await
     }
 
     async fn message_select(&self, request: MessageRequest) -> Result<(), ApiError> {

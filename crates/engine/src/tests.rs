@@ -20,6 +20,7 @@ mod disk_full;
 mod limits;
 mod mcp;
 mod models;
+mod pages;
 mod queue;
 mod recovery;
 mod replies;

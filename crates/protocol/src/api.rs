@@ -159,6 +159,39 @@ pub struct ReplyRequest {
     pub message_id: MessageId,
 }
 
+/// One page of a topic's conversation as shown (its active path), newest pages first:
+/// without `before`, the last turns; with it, the turns just above that message. A page
+/// holds whole turns (a user message with its replies), never part of one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MessagesPageRequest {
+    pub topic_id: TopicId,
+    /// The cursor a previous page returned as `older`: a user message of the topic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub before: Option<MessageId>,
+    /// How many turns, 1 to [`MAX_PAGE_TURNS`] (default [`DEFAULT_PAGE_TURNS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub turns: Option<u32>,
+}
+
+/// Turns in a page when the request does not say.
+pub const DEFAULT_PAGE_TURNS: u32 = 50;
+/// The most turns one page may ask for.
+pub const MAX_PAGE_TURNS: u32 = 500;
+
+/// A page of the active path: its messages oldest first (each with its versions, as
+/// `messages_list` gives them), and the cursor for the page above it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MessagesPage {
+    pub messages: Vec<StoredMessage>,
+    /// Pass as `before` for the turns above this page; `null` when this page starts at the
+    /// conversation's first turn.
+    pub older: Option<MessageId>,
+}
+
 /// Names one message of a topic: switch to it (`message_select`), delete it
 /// (`message_delete`) or fork the topic there (`topic_fork`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]

@@ -70,6 +70,8 @@ pub fn declarations() -> String {
         SearchResults::decl(&cfg),
         SearchHit::decl(&cfg),
         SnippetPiece::decl(&cfg),
+        MessagesPageRequest::decl(&cfg),
+        MessagesPage::decl(&cfg),
         EditMessageRequest::decl(&cfg),
         ForkOrigin::decl(&cfg),
         AddModelRequest::decl(&cfg),

@@ -29,6 +29,8 @@ async fn start_with(configure: impl FnOnce(&mut EngineConfig)) -> Running {
     let ui = dir.path().join("ui");
     std::fs::create_dir_all(&ui).unwrap();
     std::fs::write(ui.join("index.html"), "<!doctype html><title>Colloquy</title>").unwrap();
+    std::fs::create_dir_all(ui.join("assets")).unwrap();
+    std::fs::write(ui.join("assets/index-abc123.js"), BUNDLE.repeat(200)).unwrap();
     let app = router(state, &ui);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -94,6 +96,49 @@ async fn api_routes_require_the_bearer_token_but_the_ui_does_not() {
     let page = r.client.get(format!("{}/some/deep/link", r.base)).send().await.unwrap();
     assert_eq!(page.status().as_u16(), 200);
     assert!(page.text().await.unwrap().contains("Colloquy"));
+}
+
+const BUNDLE: &str = "export function render(message) { return message.parts.map((p) => p.text).join(''); }\n";
+
+#[tokio::test]
+async fn the_ui_is_compressed_as_the_browser_asks_and_hashed_assets_are_cached_for_good() {
+    let r = start().await;
+    let url = format!("{}/assets/index-abc123.js", r.base);
+    let full = BUNDLE.repeat(200);
+    for (accept, encoding) in
+        [("br", Some("br")), ("gzip", Some("gzip")), ("gzip, deflate, br", Some("br")), ("identity", None)]
+    {
+        let response = r.client.get(&url).header("accept-encoding", accept).send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{accept}");
+        let headers = response.headers().clone();
+        assert_eq!(headers.get("content-encoding").map(|v| v.to_str().unwrap()), encoding, "{accept}");
+        assert!(headers["vary"].to_str().unwrap().to_ascii_lowercase().contains("accept-encoding"), "{accept}");
+        assert_eq!(headers["cache-control"], "public, max-age=31536000, immutable");
+        let body = response.bytes().await.unwrap();
+        match encoding {
+            // The client here decodes nothing: compressed bytes are much smaller.
+            Some(_) => assert!(body.len() < full.len() / 10, "{accept}: {} bytes", body.len()),
+            None => assert_eq!(body, full.as_bytes()),
+        }
+    }
+    // The page itself is compressed too, but never kept: a new build must be picked up.
+    let page = r.client.get(format!("{}/", r.base)).header("accept-encoding", "gzip").send().await.unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    assert!(page.headers().get("cache-control").is_none());
+    // A missing asset is not the page (a stale tab must not run HTML as a script).
+    let missing = r.client.get(format!("{}/assets/gone-000.js", r.base)).send().await.unwrap();
+    assert_eq!(missing.status().as_u16(), 404);
+    // The API is left alone.
+    let api = r
+        .client
+        .post(format!("{}/api/topics_list", r.base))
+        .bearer_auth("secret")
+        .header("accept-encoding", "gzip, br")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert!(api.headers().get("content-encoding").is_none());
 }
 
 #[tokio::test]

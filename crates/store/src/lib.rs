@@ -27,6 +27,7 @@ mod branches;
 pub mod inbox;
 pub mod mcp;
 pub mod messages;
+mod pages;
 pub mod providers;
 mod search;
 pub mod secrets;
@@ -53,6 +54,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 
 pub use api_error::{DATABASE_DAMAGED, DATABASE_NEWER};
 pub use messages::{AssistantSlot, Checkpoint, NewTurn};
+pub use pages::PathPage;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 

@@ -11,6 +11,7 @@ import type {
   StoredMessage,
   StreamAttachRequest,
   StreamMessage,
+  MessagesPageRequest,
   StreamOpenRequest,
   Topic,
   TopicRequest,
@@ -18,6 +19,7 @@ import type {
 } from '../protocol.gen';
 import { attachmentParts } from './attachments';
 import { buildConversation, type PendingEdit, type TurnView } from './conversation';
+import { joinNewest, loadedTurns, MAX_PAGE_TURNS, PAGE_TURNS, prependOlder } from './history';
 import type { ChatMessage } from './messages';
 import { LiveReplies, type ExecutionFollower } from './replies';
 import type { ExecutionSource } from './transport';
@@ -29,6 +31,10 @@ export interface SessionState {
   /** Reading the history failed before anything could be shown. */
   loadError: ApiFailure | undefined;
   turns: TurnView[];
+  /** Turns above the first one shown can be read with `loadOlder`. */
+  hasOlder: boolean;
+  /** `loadOlder` is reading. */
+  loadingOlder: boolean;
   /** A turn is live in this topic (this window's stream, or the status feed, says so). */
   running: boolean;
   /** A message was sent and its turn has not started streaming yet. */
@@ -63,7 +69,13 @@ export function isRunningStatus(status: TopicStatus | undefined): boolean {
  * stream's copies of finished replies are dropped. Leaving the topic only detaches.
  */
 export class TopicSession implements ExecutionSource {
+  /** The loaded part of the active path (the newest page, and older ones as the user scrolls up). */
   private stored: StoredMessage[] | undefined;
+  /** The `before` cursor of the page above `stored`; `null` when it starts at the first turn. */
+  private older: string | null = null;
+  private loadingOlder = false;
+  /** The next read replaces what is loaded (the path changed) instead of joining it. */
+  private rereadAll = false;
   private readonly replies = new LiveReplies();
   private pendingUser: ChatMessage | undefined;
   /** Set while `pendingUser` is a new version of a stored message (an edit). */
@@ -159,6 +171,36 @@ export class TopicSession implements ExecutionSource {
     this.render();
   }
 
+  /** Reads the page of turns above the loaded ones (the user scrolled up to them). */
+  loadOlder = async (): Promise<void> => {
+    const before = this.older;
+    if (!this.active || this.loadingOlder || before === null || !this.stored) return;
+    this.loadingOlder = true;
+    this.render();
+    try {
+      const request: MessagesPageRequest = { topicId: this.topicId, before, turns: PAGE_TURNS };
+      const page = await this.backend.call('messages_page', request);
+      // A read of the newest page meanwhile may have replaced what this page joins.
+      if (this.stored && this.older === before) {
+        const joined = prependOlder({ rows: this.stored, older: before }, page);
+        this.stored = joined.rows;
+        this.older = joined.older;
+      }
+    } catch (error) {
+      const failure = toApiFailure(error, 'Could not load earlier messages');
+      if (failure.kind === 'not_found') {
+        // That message is gone (deleted in another window): read the path again.
+        this.rereadAll = true;
+        this.readHistory();
+      } else {
+        this.error = failure;
+      }
+    } finally {
+      this.loadingOlder = false;
+      this.render();
+    }
+  };
+
   // ---- What the user does ----
 
   /**
@@ -241,7 +283,9 @@ export class TopicSession implements ExecutionSource {
    * read it again. The live stream stays attached.
    */
   refresh(): void {
-    if (this.active) this.readHistory();
+    if (!this.active) return;
+    this.rereadAll = true;
+    this.readHistory();
   }
 
   private async changePath(operation: 'message_select' | 'message_delete', messageId: string, what: string) {
@@ -250,6 +294,8 @@ export class TopicSession implements ExecutionSource {
     } catch (error) {
       return toApiFailure(error, what);
     }
+    // The path may have changed anywhere in what is loaded: read all of it again.
+    this.rereadAll = true;
     this.readHistory();
     return undefined;
   }
@@ -482,8 +528,18 @@ export class TopicSession implements ExecutionSource {
         this.readAgain = false;
         const settled = this.replies.settled();
         try {
-          const stored = await this.backend.call('messages_list', { topicId: this.topicId } satisfies TopicRequest);
+          // The newest page, joined onto the older pages the user scrolled to; after a
+          // change of path, as many turns as are loaded, in place of them.
+          const whole = this.rereadAll;
+          this.rereadAll = false;
+          const loaded = this.stored ? loadedTurns(this.stored) : 0;
+          const turns = whole ? Math.min(MAX_PAGE_TURNS, Math.max(PAGE_TURNS, loaded)) : PAGE_TURNS;
+          const request: MessagesPageRequest = { topicId: this.topicId, turns };
+          const page = await this.backend.call('messages_page', request);
+          const joined = joinNewest(whole || !this.stored ? undefined : { rows: this.stored, older: this.older }, page);
+          const stored = joined.rows;
           this.stored = stored;
+          this.older = joined.older;
           this.loadError = undefined;
           for (const row of stored) if (row.turnId !== undefined) this.knownTurns.add(row.turnId);
           this.replies.prune(settled);
@@ -525,6 +581,8 @@ export class TopicSession implements ExecutionSource {
       loaded: this.stored !== undefined,
       loadError: this.loadError,
       turns,
+      hasOlder: this.stored !== undefined && this.older !== null,
+      loadingOlder: this.loadingOlder,
       running: this.sendingTurn || this.replies.running() || isRunningStatus(this.topicStatus),
       sending: this.sendingTurn,
       stopping: this.stopping,

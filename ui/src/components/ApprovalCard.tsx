@@ -4,7 +4,7 @@ import { isUnifiedDiff } from '../chat/diff';
 import { alwaysCovers, parseEditedArguments, prettyJson, type ToolPart } from '../chat/tools';
 import type { Approval } from '../protocol.gen';
 import { useApprovals, useApprovalsState } from './ApprovalsContext';
-import { DiffView } from './DiffView';
+import { DiffView } from './LazyViews';
 import { ErrorNotice } from './ErrorNotice';
 import { fieldErrorsFrom } from '../settings/fieldErrors';
 

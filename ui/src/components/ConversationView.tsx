@@ -131,7 +131,15 @@ export function ConversationView(props: ConversationViewProps) {
       {header}
       {state.loaded ? (
         <ExecutionSourceContext.Provider value={session}>
-          <MessageList turns={state.turns} waiting={state.sending} providers={providers} commands={commands} />
+          <MessageList
+            turns={state.turns}
+            waiting={state.sending}
+            providers={providers}
+            commands={commands}
+            hasOlder={state.hasOlder}
+            loadingOlder={state.loadingOlder}
+            onLoadOlder={session.loadOlder}
+          />
         </ExecutionSourceContext.Provider>
       ) : state.loadError ? (
         <div className="chat-status">

@@ -1,4 +1,5 @@
-import { useLayoutEffect, useRef } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Virtuoso, type VirtuosoHandle } from 'react-virtuoso';
 import type { TurnView } from '../chat/conversation';
 import type { Provider } from '../protocol.gen';
 import { Turn, type ReplyCommands } from './Turn';
@@ -9,41 +10,193 @@ interface MessageListProps {
   waiting: boolean;
   providers: Provider[];
   commands: ReplyCommands;
+  /** Turns above the first one shown can be read (`onLoadOlder`). */
+  hasOlder?: boolean;
+  loadingOlder?: boolean;
+  onLoadOlder?: () => void;
 }
 
-/** The conversation, oldest first; keeps to the bottom while the user has not scrolled up. */
-export function MessageList({ turns, waiting, providers, commands }: MessageListProps) {
-  const scroller = useRef<HTMLDivElement>(null);
-  const pinned = useRef(true);
+/** Within this many pixels of the end counts as "at the bottom" (following). */
+const AT_BOTTOM_PX = 48;
+/** Virtuoso's index of the first item: room to prepend older pages below it. */
+const FIRST_INDEX = 1_000_000_000;
+/** Rendered beyond the window, above and below, so a wheel scroll shows no blank. */
+const OVERSCAN = { top: 800, bottom: 400 };
 
-  useLayoutEffect(() => {
-    const element = scroller.current;
-    if (element && pinned.current) element.scrollTop = element.scrollHeight;
-  });
+/**
+ * The conversation, oldest first, virtualized: only the turns near the window are in the
+ * DOM, whatever the topic's length. It opens at the bottom and follows new text while
+ * the user is there; scrolling up stops that, and "Jump to latest" (with the number of
+ * messages that arrived meanwhile) goes back. Sending scrolls to the new message.
+ * Older pages load as the top comes near, without moving what is on screen.
+ */
+export function MessageList({ turns, waiting, providers, commands, hasOlder = false, loadingOlder = false, onLoadOlder }: MessageListProps) {
+  const list = useRef<VirtuosoHandle>(null);
+  const { following, follow, scrollerRef } = useFollowing();
+  const firstItemIndex = usePrependAnchor(turns);
+  const unread = useUnread(turns, following);
 
   const last = turns[turns.length - 1];
   const showWaiting = waiting && (!last || last.replies.length === 0);
 
+  const toLatest = useCallback(() => {
+    follow();
+    list.current?.scrollToIndex({ index: 'LAST', align: 'end', behavior: 'auto' });
+  }, [follow]);
+
+  // Sending (or an edit) always shows the new message, wherever the view was.
+  const wasWaiting = useRef(waiting);
+  useEffect(() => {
+    if (waiting && !wasWaiting.current) toLatest();
+    wasWaiting.current = waiting;
+  }, [waiting, toLatest]);
+
+  const startReached = useCallback(() => {
+    if (hasOlder && !loadingOlder) onLoadOlder?.();
+  }, [hasOlder, loadingOlder, onLoadOlder]);
+
+  const components = useMemo(
+    () => ({
+      Header: () => <ListHeader hasOlder={hasOlder} loadingOlder={loadingOlder} />,
+      Footer: () => (showWaiting ? <WaitingNotice /> : <div className="message-list-end" />),
+    }),
+    [hasOlder, loadingOlder, showWaiting],
+  );
+
+  if (turns.length === 0 && !waiting) {
+    return (
+      <div className="message-list">
+        <div className="message-column">
+          <p className="muted empty-chat">Send a message to start the conversation.</p>
+        </div>
+      </div>
+    );
+  }
+
   return (
-    <div
-      className="message-list"
-      ref={scroller}
-      onScroll={(event) => {
-        const element = event.currentTarget;
-        pinned.current = element.scrollHeight - element.scrollTop - element.clientHeight < 48;
-      }}
-    >
-      <div className="message-column">
-        {turns.length === 0 && !waiting && <p className="muted empty-chat">Send a message to start the conversation.</p>}
-        {turns.map((turn) => (
-          <Turn key={turn.key} turn={turn} providers={providers} commands={commands} />
-        ))}
-        {showWaiting && (
-          <div className="waiting muted small" role="status">
-            Waiting for the model…
+    <div className="message-list-frame">
+      <Virtuoso
+        ref={list}
+        scrollerRef={scrollerRef}
+        className="message-list"
+        data={turns}
+        firstItemIndex={firstItemIndex}
+        initialTopMostItemIndex={{ index: 'LAST', align: 'end' }}
+        computeItemKey={(_, turn) => turn.key}
+        itemContent={(_, turn) => (
+          <div className="message-row">
+            <Turn turn={turn} providers={providers} commands={commands} />
           </div>
         )}
+        // New turns, and a reply growing at the end, keep the end in view while following.
+        followOutput={() => (following ? 'auto' : false)}
+        totalListHeightChanged={() => {
+          if (following) list.current?.scrollToIndex({ index: 'LAST', align: 'end', behavior: 'auto' });
+        }}
+        atBottomThreshold={AT_BOTTOM_PX}
+        atBottomStateChange={(atBottom) => {
+          // Back at the end (scrolled there, or jumped): follow again.
+          if (atBottom) follow();
+        }}
+        startReached={startReached}
+        increaseViewportBy={OVERSCAN}
+        components={components}
+      />
+      {!following && (
+        <button type="button" className="button jump-to-latest" data-testid="jump-to-latest" onClick={toLatest}>
+          ↓ Jump to latest
+          {unread > 0 && (
+            <span className="unread-count" data-testid="unread-count" aria-label={`${unread} new`}>
+              {unread}
+            </span>
+          )}
+        </button>
+      )}
+    </div>
+  );
+}
+
+/**
+ * Whether the list follows its end. Only the user stops it, by scrolling up (wheel, keys,
+ * touch, the scrollbar, the browser's find): content growing below never moves the view
+ * up, and a correction above it while at the end leaves the end in view.
+ */
+function useFollowing() {
+  const [following, setFollowing] = useState(true);
+  const [scroller, setScroller] = useState<HTMLElement | null>(null);
+  const follow = useCallback(() => setFollowing(true), []);
+  useEffect(() => {
+    if (!scroller) return;
+    let lastTop = scroller.scrollTop;
+    const onScroll = () => {
+      const top = scroller.scrollTop;
+      const fromEnd = scroller.scrollHeight - top - scroller.clientHeight;
+      if (top < lastTop - 4 && fromEnd > AT_BOTTOM_PX) setFollowing(false);
+      lastTop = top;
+    };
+    scroller.addEventListener('scroll', onScroll, { passive: true });
+    return () => scroller.removeEventListener('scroll', onScroll);
+  }, [scroller]);
+  const scrollerRef = useCallback((element: HTMLElement | Window | null) => setScroller(element instanceof HTMLElement ? element : null), []);
+  return { following, follow, scrollerRef };
+}
+
+function ListHeader({ hasOlder, loadingOlder }: { hasOlder: boolean; loadingOlder: boolean }) {
+  if (loadingOlder) {
+    return (
+      <div className="message-list-start muted small" role="status" data-testid="loading-older">
+        Loading earlier messages…
+      </div>
+    );
+  }
+  return <div className={hasOlder ? 'message-list-start more' : 'message-list-start'} />;
+}
+
+function WaitingNotice() {
+  return (
+    <div className="message-row">
+      <div className="waiting muted small" role="status">
+        Waiting for the model…
       </div>
     </div>
   );
+}
+
+/**
+ * Virtuoso's `firstItemIndex`: lowered by the number of turns that appeared above the
+ * first one, in the same render, so prepending an older page keeps the view still.
+ */
+function usePrependAnchor(turns: readonly TurnView[]): number {
+  const key = turns[0]?.key;
+  const [anchor, setAnchor] = useState({ key, index: FIRST_INDEX });
+  if (key === anchor.key) return anchor.index;
+  // Adjusted while rendering (React's pattern for state from the previous render).
+  const at = anchor.key === undefined ? -1 : turns.findIndex((turn) => turn.key === anchor.key);
+  const index = at > 0 ? anchor.index - at : anchor.index;
+  setAnchor({ key, index });
+  return index;
+}
+
+const messageIds = (turn: TurnView) => [...(turn.user ? [turn.user.id] : []), ...turn.replies.map((reply) => reply.messageId)];
+
+/** Messages that arrived at the end since the user last was at the bottom. */
+function useUnread(turns: readonly TurnView[], atBottom: boolean): number {
+  // `atBottom`: following the end; what arrives then is seen.
+  const last = turns[turns.length - 1];
+  const tail = last ? `${turns.length}:${last.key}:${last.replies.length}` : '';
+  const [seen, setSeen] = useState({ tail: '', ids: new Set<string>() });
+  if (atBottom) {
+    if (seen.tail !== tail) {
+      // Only the end changes while at the bottom: the last turns are enough to remember.
+      setSeen({ tail, ids: new Set(turns.slice(-20).flatMap(messageIds)) });
+    }
+    return 0;
+  }
+  let count = 0;
+  for (let i = turns.length - 1; i >= 0; i -= 1) {
+    const fresh = messageIds(turns[i]).filter((id) => !seen.ids.has(id));
+    if (fresh.length === 0) break;
+    count += fresh.length;
+  }
+  return count;
 }

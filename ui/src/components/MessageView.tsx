@@ -1,4 +1,3 @@
-import { code } from '@streamdown/code';
 import { memo, useEffect, useState } from 'react';
 import { Streamdown } from 'streamdown';
 import { isApiError } from '../backend/backend';
@@ -24,8 +23,8 @@ import { MessageFiles } from './MessageFiles';
 import { PendingApprovals } from './PendingApprovals';
 import { ReplyUsageFooter } from './ReplyUsageFooter';
 import { ToolCard } from './ToolCard';
+import { useMarkdownPlugins } from './codeHighlighting';
 
-const PLUGINS = { code };
 // Copy buttons on code blocks only: the other controls and the link-confirmation modal
 // need Tailwind styles we do not ship.
 const CONTROLS = { code: true, table: false, mermaid: false, image: false };
@@ -150,6 +149,7 @@ interface ReplyBlockViewProps {
 }
 
 function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
+  const plugins = useMarkdownPlugins();
   switch (block.kind) {
     case 'reasoning':
       return <ThinkingBlock text={block.part.text} streaming={isLive && block.part.state === 'streaming'} />;
@@ -173,7 +173,7 @@ function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
               key={index}
               mode={isLive ? 'streaming' : 'static'}
               isAnimating={isLive && part.state === 'streaming'}
-              plugins={PLUGINS}
+              plugins={plugins}
               controls={CONTROLS}
               linkSafety={LINK_SAFETY}
               components={COMPONENTS}

@@ -27,10 +27,8 @@ import { useBackend } from './BackendContext';
 import { ChatView } from './ChatView';
 import { ErrorNotice } from './ErrorNotice';
 import { FindInTopic } from './FindInTopic';
-import { NewAgentSessionForm } from './NewAgentSessionForm';
-import { Onboarding } from './Onboarding';
+import { NewAgentSessionForm, Onboarding, SettingsView } from './LazyViews';
 import { SearchPalette } from './SearchPalette';
-import { SettingsView } from './SettingsView';
 import { needsAttention, TopicList } from './TopicList';
 
 type SidebarSection = 'topics' | 'agents';

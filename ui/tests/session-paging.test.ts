@@ -1,0 +1,65 @@
+import { describe, expect, it, vi } from 'vitest';
+import { TopicSession } from '../src/chat/session';
+import type { StoredMessage } from '../src/protocol.gen';
+import { FakeBackend } from './fake-backend';
+
+function turnRows(n: number): StoredMessage[] {
+  const rows: StoredMessage[] = [];
+  for (let i = 0; i < n; i += 1) {
+    for (const role of ['user', 'assistant'] as const) {
+      const id = `${role === 'user' ? 'u' : 'a'}${i}`;
+      rows.push({ id, topicId: 'topic-1', turnId: `turn-${i}`, status: 'success', message: { id, role, parts: [{ type: 'text', text: id }] }, revision: 1, createdAt: '', updatedAt: '' });
+    }
+  }
+  return rows;
+}
+
+const firstUser = (session: TopicSession) => session.getState().turns[0]?.user?.id;
+
+describe('TopicSession paging', () => {
+  it('opens with one page, reads older pages on demand, and keeps them when the newest page is read again', async () => {
+    const backend = new FakeBackend();
+    backend.stored = turnRows(120);
+    const session = new TopicSession(backend, 'topic-1', { throttleMs: 0 });
+    session.open();
+    await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
+    // One page of 50 turns: the last ones.
+    expect(session.getState().turns).toHaveLength(50);
+    expect(firstUser(session)).toBe('u70');
+    expect(session.getState().hasOlder).toBe(true);
+    expect(backend.requestsOf('messages_page')).toEqual([{ topicId: 'topic-1', turns: 50 }]);
+
+    await session.loadOlder();
+    expect(backend.requestsOf('messages_page')[1]).toEqual({ topicId: 'topic-1', before: 'u70', turns: 50 });
+    expect(firstUser(session)).toBe('u20');
+    await session.loadOlder();
+    expect(firstUser(session)).toBe('u0');
+    expect(session.getState().turns).toHaveLength(120);
+    expect(session.getState().hasOlder).toBe(false);
+    await session.loadOlder();
+    expect(backend.requestsOf('messages_page')).toHaveLength(3);
+
+    // A new turn, then the newest page is read again (as when a reply ends): all stay.
+    backend.stored = turnRows(121);
+    session.reload();
+    await vi.waitFor(() => expect(session.getState().turns).toHaveLength(121));
+    expect(firstUser(session)).toBe('u0');
+    const ids = session.getState().turns.map((turn) => turn.user?.id);
+    expect(new Set(ids).size).toBe(121);
+  });
+
+  it('a cursor that is gone (deleted elsewhere) reads the path again instead of failing', async () => {
+    const backend = new FakeBackend();
+    backend.stored = turnRows(60);
+    const session = new TopicSession(backend, 'topic-1', { throttleMs: 0 });
+    session.open();
+    await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
+    expect(firstUser(session)).toBe('u10');
+    // Another window deleted from u5 on: the path is five turns long now.
+    backend.stored = turnRows(5);
+    await session.loadOlder();
+    await vi.waitFor(() => expect(session.getState().turns).toHaveLength(5));
+    expect(session.getState().error).toBeUndefined();
+    expect(session.getState().hasOlder).toBe(false);
+  });
+});
