@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { Virtuoso, type VirtuosoHandle } from 'react-virtuoso';
 import type { TurnView } from '../chat/conversation';
 import type { Provider } from '../protocol.gen';
+import { REVEAL_EVENT, pendingReveal, revealDone } from '../search/revealMessage';
 import { Turn, type ReplyCommands } from './Turn';
 
 interface MessageListProps {
@@ -32,7 +33,7 @@ const OVERSCAN = { top: 800, bottom: 400 };
  */
 export function MessageList({ turns, waiting, providers, commands, hasOlder = false, loadingOlder = false, onLoadOlder }: MessageListProps) {
   const list = useRef<VirtuosoHandle>(null);
-  const { following, follow, scrollerRef } = useFollowing();
+  const { following, follow, unfollow, scrollerRef } = useFollowing();
   const firstItemIndex = usePrependAnchor(turns);
   const unread = useUnread(turns, following);
 
@@ -50,6 +51,40 @@ export function MessageList({ turns, waiting, providers, commands, hasOlder = fa
     if (waiting && !wasWaiting.current) toLatest();
     wasWaiting.current = waiting;
   }, [waiting, toLatest]);
+
+  // A message asked for (a search result): scroll its turn into the DOM, loading older
+  // pages until it is there.
+  const revealId = useRef(pendingReveal());
+  const [revealAsked, setRevealAsked] = useState(0);
+  useEffect(() => {
+    const onReveal = (event: Event) => {
+      revealId.current = (event as CustomEvent<string>).detail;
+      setRevealAsked((n) => n + 1);
+    };
+    window.addEventListener(REVEAL_EVENT, onReveal);
+    return () => window.removeEventListener(REVEAL_EVENT, onReveal);
+  }, []);
+  useEffect(() => {
+    const wanted = revealId.current;
+    if (wanted === undefined) return;
+    if (pendingReveal() !== wanted) {
+      revealId.current = undefined;
+      return;
+    }
+    const at = turns.findIndex((turn) => messageIds(turn).includes(wanted));
+    if (at >= 0) {
+      revealId.current = undefined;
+      revealDone(wanted);
+      if (at < turns.length - 1) unfollow();
+      // After the list's own first positioning (it opens at the end), and once more when
+      // the heights of the turns around it are measured.
+      const scroll = () => list.current?.scrollToIndex({ index: at, align: 'center', behavior: 'auto' });
+      window.setTimeout(scroll, 0);
+      window.setTimeout(scroll, 250);
+    } else if (hasOlder && !loadingOlder) {
+      onLoadOlder?.();
+    }
+  }, [revealAsked, turns, hasOlder, loadingOlder, onLoadOlder, unfollow]);
 
   const startReached = useCallback(() => {
     if (hasOlder && !loadingOlder) onLoadOlder?.();
@@ -125,6 +160,7 @@ function useFollowing() {
   const [following, setFollowing] = useState(true);
   const [scroller, setScroller] = useState<HTMLElement | null>(null);
   const follow = useCallback(() => setFollowing(true), []);
+  const unfollow = useCallback(() => setFollowing(false), []);
   useEffect(() => {
     if (!scroller) return;
     let lastTop = scroller.scrollTop;
@@ -138,7 +174,7 @@ function useFollowing() {
     return () => scroller.removeEventListener('scroll', onScroll);
   }, [scroller]);
   const scrollerRef = useCallback((element: HTMLElement | Window | null) => setScroller(element instanceof HTMLElement ? element : null), []);
-  return { following, follow, scrollerRef };
+  return { following, follow, unfollow, scrollerRef };
 }
 
 function ListHeader({ hasOlder, loadingOlder }: { hasOlder: boolean; loadingOlder: boolean }) {
