@@ -122,5 +122,6 @@ e2eTest(stack, 'files can be dropped on the composer or pasted into it, and remo
   await byTestId(page, 'send-button').click();
   await waitUntil('the reply is stored', async () => (await lastAssistant(page).getAttribute('data-status')) === 'success');
   const user = page.locator('[data-testid="message"][data-role="user"]').last();
-  assert.match(await user.locator('[data-testid="message-file"]').innerText(), /pasted\.json[\s\S]*application\/json/);
+  // The list may re-render the row as the reply settles: wait for the file to be shown.
+  await waitUntil('the sent file is shown', async () => /pasted\.json[\s\S]*application\/json/.test(await user.locator('[data-testid="message-file"]').innerText()));
 });

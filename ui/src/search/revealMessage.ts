@@ -34,22 +34,33 @@ export function revealMessage(messageId: string): () => void {
   let clearTimer: number | undefined;
   const selector = `.main [data-message-id="${CSS.escape(messageId)}"]`;
   const started = performance.now();
+  let highlightedSince: number | undefined;
   const look = () => {
     if (stopped) return;
     const element = document.querySelector<HTMLElement>(selector);
-    if (!element) {
-      if (performance.now() - started < WAIT_MS) window.setTimeout(look, 50);
+    if (highlightedSince === undefined) {
+      if (!element) {
+        if (performance.now() - started < WAIT_MS) window.setTimeout(look, 50);
+        return;
+      }
+      document.querySelectorAll('[data-search-hit]').forEach((other) => other.removeAttribute('data-search-hit'));
+      element.scrollIntoView({ block: 'center' });
+      highlightedSince = performance.now();
+    }
+    // The list is virtualized: its row may be rendered again (a new element), which
+    // must stay highlighted for the whole while.
+    if (performance.now() - highlightedSince >= HIGHLIGHT_MS) {
+      element?.removeAttribute('data-search-hit');
       return;
     }
-    document.querySelectorAll('[data-search-hit]').forEach((other) => other.removeAttribute('data-search-hit'));
-    element.setAttribute('data-search-hit', 'true');
-    element.scrollIntoView({ block: 'center' });
-    clearTimer = window.setTimeout(() => element.removeAttribute('data-search-hit'), HIGHLIGHT_MS);
+    if (element && element.getAttribute('data-search-hit') !== 'true') element.setAttribute('data-search-hit', 'true');
+    clearTimer = window.setTimeout(look, 100);
   };
   look();
   return () => {
     stopped = true;
     revealDone(messageId);
     window.clearTimeout(clearTimer);
+    document.querySelector(selector)?.removeAttribute('data-search-hit');
   };
 }
