@@ -27,7 +27,8 @@ function live(messageId: string, turnId: string, text: string, terminal?: LiveRe
     turnId,
     model: { providerId: 'p1', model },
     seq: 3,
-    base: 0,
+    retrying: undefined,
+    progress: new Map(),
     message: { id: messageId, role: 'assistant', parts: [{ type: 'text', text }] },
   };
   if (terminal) reply.terminal = terminal;

@@ -1,7 +1,10 @@
+import type { UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { messageText } from '../src/chat/messages';
 import { LiveReplies } from '../src/chat/replies';
-import type { StreamMessage, UiMessage } from '../src/protocol.gen';
+import { waitingApprovalIds } from '../src/chat/tools';
+import type { StreamMessage, UiChunk, UiMessage } from '../src/protocol.gen';
+import { fold } from './helpers';
 import { chunk, lagged, snapshot, terminal, textReply, type Execution } from './stream-messages';
 
 const A: Execution = { executionId: 'exec-a', messageId: 'msg-a', model: { providerId: 'p1', model: 'alpha' } };
@@ -120,5 +123,77 @@ describe('LiveReplies', () => {
     expect(reader.cursors()).toEqual([{ executionId: 'exec-c', seq: 1 }]);
     expect(reader.prune(reader.settled())).toBe(true);
     expect(reader.replies().map((reply) => reply.messageId)).toEqual(['msg-c']);
+  });
+
+  it("folds each execution of an interleaved stream into the message a stock AI SDK client folds from its chunks", async () => {
+    const reader = new LiveReplies();
+    const a = textReply(['a1 ', 'a2 ', 'a3'], A);
+    const b = textReply(['b1 ', 'b2'], B);
+    for (const message of [...interleave(a, b), terminal('success', A, false), terminal('success', B, true)]) reader.read(message);
+    const chunksOf = (messages: StreamMessage[]) =>
+      messages.flatMap((message) => (message.kind === 'chunk' ? [message.chunk as UIMessageChunk] : []));
+    const folded = new Map(reader.replies().map((reply) => [reply.messageId, reply.message]));
+    expect(folded.get('msg-a')).toEqual(await fold(chunksOf(a)));
+    expect(folded.get('msg-b')).toEqual(await fold(chunksOf(b)));
+  });
+
+  it('keeps the answers a snapshot holds while later chunks continue the reply', () => {
+    const reader = new LiveReplies();
+    const call = (toolCallId: string, state: 'approval-responded' | 'approval-requested', approval: { id: string; approved?: boolean; reason?: string }) =>
+      ({ type: 'dynamic-tool', toolName: 'write_file', toolCallId, state, input: { path: 'x' }, approval }) as const;
+    const answered: UiMessage = {
+      id: 'msg-a',
+      role: 'assistant',
+      metadata: { status: 'streaming' },
+      parts: [
+        { type: 'step-start' },
+        call('call-1', 'approval-responded', { id: 'a1', approved: false, reason: 'not that file' }),
+        call('call-2', 'approval-requested', { id: 'a2' }),
+      ],
+    };
+    reader.read(snapshot(6, answered, A));
+    reader.read(chunk(7, { type: 'tool-output-denied', toolCallId: 'call-1' }, A));
+    const [reply] = reader.replies();
+    const first = reply?.message.parts[1];
+    expect(first).toMatchObject({ state: 'output-denied', approval: { id: 'a1', approved: false, reason: 'not that file' } });
+    expect(waitingApprovalIds(reply?.message as UiMessage)).toEqual(['a2']);
+  });
+
+  it('shows retrying and tool progress beside the message, from the same chunks, until content, output or the end', () => {
+    const reader = new LiveReplies();
+    const reply = () => reader.replies()[0];
+    const retrying: UiChunk = { type: 'data-retrying', data: { attempt: 2, delayMs: 4000, reason: 'overloaded' }, transient: true };
+    const progress = (done: number): UiChunk => ({ type: 'data-tool-progress', id: 'call-1', data: { toolCallId: 'call-1', progress: done, total: 4 }, transient: true });
+    reader.read(chunk(1, { type: 'start', messageId: 'msg-a' }, A));
+    const message = reply()?.message;
+    // A transient chunk changes what is shown, but not the message.
+    expect(reader.read(chunk(2, retrying, A))).toMatchObject({ changed: true });
+    expect(reply()?.retrying).toMatchObject({ attempt: 2, delayMs: 4000, reason: 'overloaded' });
+    expect(reply()?.message).toBe(message);
+    reader.read(chunk(3, { type: 'start-step' }, A));
+    expect(reply()?.retrying).toBeDefined();
+    reader.read(chunk(4, { type: 'tool-input-start', toolCallId: 'call-1', toolName: 'slow', dynamic: true }, A));
+    expect(reply()?.retrying).toBeUndefined();
+    reader.read(chunk(5, { type: 'tool-input-available', toolCallId: 'call-1', toolName: 'slow', input: {}, dynamic: true }, A));
+    reader.read(chunk(6, progress(1), A));
+    reader.read(chunk(7, progress(3), A));
+    expect(reply()?.progress.get('call-1')).toEqual({ progress: 3, total: 4 });
+    expect(reply()?.message.parts.some((part) => part.type.startsWith('data-'))).toBe(false);
+    reader.read(chunk(8, { type: 'tool-output-available', toolCallId: 'call-1', output: { content: [] }, dynamic: true }, A));
+    expect(reply()?.progress.size).toBe(0);
+    reader.read(chunk(9, progress(1), A));
+    reader.read(chunk(10, retrying, A));
+    reader.read(terminal('error', A));
+    expect(reply()).toMatchObject({ retrying: undefined, terminal: 'error' });
+    expect(reply()?.progress.size).toBe(0);
+  });
+
+  it('starts the notices over from a snapshot', () => {
+    const reader = new LiveReplies();
+    reader.read(chunk(1, { type: 'start', messageId: 'msg-a' }, A));
+    reader.read(chunk(2, { type: 'data-retrying', data: { attempt: 1, delayMs: 1000, reason: 'x' }, transient: true }, A));
+    reader.read(snapshot(5, partial('msg-a', 'so far'), A));
+    expect(reader.replies()[0]).toMatchObject({ retrying: undefined, seq: 5 });
+    expect(messageText(reader.replies()[0]?.message as UiMessage)).toBe('so far');
   });
 });

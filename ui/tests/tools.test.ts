@@ -1,10 +1,7 @@
-import type { UIMessageChunk } from 'ai';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { snapshotToChunks } from '../src/chat/snapshot';
 import {
-  answeredApprovals,
   argumentsSummary,
   alwaysCovers,
   parseEditedArguments,
@@ -12,15 +9,11 @@ import {
   progressText,
   toolOutput,
   toolPhase,
-  waitingApprovalIds,
-  withAnsweredApprovals,
   type ToolPart,
   type ToolProgressByCall,
 } from '../src/chat/tools';
 import { ToolCard } from '../src/components/ToolCard';
 import { ToolOutputView } from '../src/components/ToolOutputView';
-import type { UiMessage } from '../src/protocol.gen';
-import { fold } from './helpers';
 
 const call = (state: ToolPart['state'], extra: Partial<ToolPart> = {}): ToolPart => ({
   type: 'dynamic-tool',
@@ -107,35 +100,6 @@ describe('argumentsSummary', () => {
     expect(long).toHaveLength(20);
     expect(long.endsWith('…')).toBe(true);
     expect(argumentsSummary(undefined)).toBe('');
-  });
-});
-
-describe('approval answers on a live reply', () => {
-  const answered: UiMessage = {
-    id: 'm',
-    role: 'assistant',
-    parts: [
-      { type: 'step-start' },
-      call('approval-responded', { approval: { id: 'a1', approved: false, reason: 'not that file' } }),
-      call('approval-requested', { toolCallId: 'call-2', approval: { id: 'a2' } }),
-    ],
-  };
-
-  it('a snapshot replayed through the AI SDK loses the answer; the overlay puts it back', async () => {
-    const rebuilt = (await fold(snapshotToChunks(answered) as UIMessageChunk[])) as UiMessage;
-    const replayed = rebuilt.parts.find((part) => part.type === 'dynamic-tool' && part.toolCallId === 'call-1');
-    expect(replayed).toMatchObject({ state: 'approval-requested' });
-
-    const shown = withAnsweredApprovals(rebuilt, answeredApprovals(answered));
-    const first = shown.parts.find((part) => part.type === 'dynamic-tool' && part.toolCallId === 'call-1');
-    expect(first).toMatchObject({ state: 'approval-responded', approval: { id: 'a1', approved: false, reason: 'not that file' } });
-    expect(waitingApprovalIds(shown)).toEqual(['a2']);
-  });
-
-  it('leaves a message without answers untouched (the same object)', () => {
-    const message: UiMessage = { id: 'm', role: 'assistant', parts: [call('approval-requested', { approval: { id: 'a' } })] };
-    expect(withAnsweredApprovals(message, answeredApprovals(message))).toBe(message);
-    expect(withAnsweredApprovals(message, new Map([['other-call', { id: 'x', approved: true }]]))).toBe(message);
   });
 });
 

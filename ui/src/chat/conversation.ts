@@ -1,6 +1,8 @@
 import type { ModelRef, StoredMessage } from '../protocol.gen';
 import { storedToChat, type ChatMessage } from './messages';
 import type { LiveReply } from './replies';
+import type { Retrying } from './retrying';
+import type { ToolProgressByCall } from './tools';
 
 /** One model's reply as shown: the stored row, or the live stream's version of it. */
 export interface ReplyView {
@@ -11,8 +13,10 @@ export interface ReplyView {
   message: ChatMessage;
   /** Being written right now. */
   live: boolean;
-  /** For a live reply: the `seq` of the snapshot its stream starts from (0: its first chunk). */
-  base?: number;
+  /** A live reply's "retrying" notice (the backend retries the provider). */
+  retrying?: Retrying;
+  /** A live reply's running tool calls' progress. */
+  progress?: ToolProgressByCall;
   /** Every version of this reply (this model's replies to the turn), oldest first; absent: only one. */
   versions?: readonly string[];
 }
@@ -163,7 +167,10 @@ function replyView(
       message: live.message,
       live: live.terminal === undefined && live.turnId === liveTurnId,
     };
-    if (view.live) view.base = live.base;
+    if (view.live) {
+      if (live.retrying) view.retrying = live.retrying;
+      if (live.progress.size > 0) view.progress = live.progress;
+    }
     if (row?.versions && row.versions.length > 1) view.versions = row.versions;
     return view;
   }
@@ -212,7 +219,8 @@ function sameReply(a: ReplyView, b: ReplyView): boolean {
   return (
     a.message === b.message &&
     a.live === b.live &&
-    a.base === b.base &&
+    a.retrying === b.retrying &&
+    a.progress === b.progress &&
     a.executionId === b.executionId &&
     sameIds(a.versions, b.versions) &&
     a.model?.providerId === b.model?.providerId &&

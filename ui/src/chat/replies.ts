@@ -1,7 +1,13 @@
 import type { ExecutionCursor, ModelRef, StreamMessage, TerminalStatus, UiChunk, UiMessage } from '../protocol.gen';
 import { MessageFold } from './fold';
+import { retryingAfter, type Retrying } from './retrying';
+import { progressAfter, type ToolProgressByCall } from './tools';
 
-/** One model's reply as the live stream has built it so far. */
+/**
+ * One model's reply as the live stream has built it so far: the one state a live reply is
+ * shown from. Its message (the AI SDK's parts), the transient "retrying" notice and tool
+ * progress all come from the same fold of the execution's chunks, in `seq` order.
+ */
 export interface LiveReply {
   executionId: string;
   /** The reply's row: a retry or continue runs a new execution on the same row. */
@@ -10,12 +16,16 @@ export interface LiveReply {
   model: ModelRef;
   /** The last `seq` folded in. */
   seq: number;
-  /** The `seq` of the snapshot the message was rebuilt from (0: from its first chunk). */
-  base: number;
   message: UiMessage;
+  /** The backend is retrying the provider (a transient `data-retrying` chunk); cleared by content. */
+  retrying: Retrying | undefined;
+  /** Running tool calls' progress (transient `data-tool-progress` chunks), until each call's output. */
+  progress: ToolProgressByCall;
   /** Set once the execution's terminal arrived. */
   terminal?: TerminalStatus;
 }
+
+const NO_PROGRESS: ToolProgressByCall = new Map();
 
 /** What reading one message means for the listener. */
 export interface ReadEffect {
@@ -31,22 +41,9 @@ export interface ReadEffect {
 
 const NOTHING: ReadEffect = { changed: false, reattach: false, topicDone: false, discovered: false };
 
-/** Someone reading one execution's chunks (an `ExecutionTransport`'s stream). */
-export interface ExecutionFollower {
-  /** What the chunks continue: the snapshot, or an empty message of the reply's row. */
-  begin(message: UiMessage): void;
-  chunk(chunk: UiChunk): void;
-  /** The execution ended (its terminal), or was replaced or dropped: no more chunks. */
-  end(): void;
-}
-
 interface Execution {
   reply: LiveReply;
   fold: MessageFold;
-  /** The message the chunks below continue, and the chunks folded in since, in order. */
-  base: UiMessage;
-  chunks: UiChunk[];
-  followers: Set<ExecutionFollower>;
 }
 
 /**
@@ -79,23 +76,21 @@ export class LiveReplies {
       case 'snapshot': {
         const discovered = this.enterTurn(message.turnId) || !this.knowsRow(message.messageId);
         this.replaceRow(message.messageId, message.executionId);
-        const reply: LiveReply = {
-          executionId: message.executionId,
-          messageId: message.messageId,
-          turnId: message.turnId,
-          model: message.model,
-          seq: message.seq,
-          base: message.seq,
-          message: message.message,
-        };
-        // Whoever followed the execution starts over from the snapshot.
-        this.endFollowers(this.executions.get(message.executionId));
+        // The snapshot replaces whatever this reader had of the execution: its message holds
+        // every part (answered approvals included), and transient notices start over.
+        const fold = MessageFold.fromSnapshot(message.message);
         this.executions.set(message.executionId, {
-          reply,
-          fold: MessageFold.fromSnapshot(message.message),
-          base: message.message,
-          chunks: [],
-          followers: new Set(),
+          fold,
+          reply: {
+            executionId: message.executionId,
+            messageId: message.messageId,
+            turnId: message.turnId,
+            model: message.model,
+            seq: message.seq,
+            message: fold.message,
+            retrying: undefined,
+            progress: NO_PROGRESS,
+          },
         });
         this.dirty = true;
         return { ...NOTHING, changed: true, discovered };
@@ -118,12 +113,10 @@ export class LiveReplies {
               turnId: message.turnId,
               model: message.model,
               seq: 0,
-              base: 0,
               message: fold.message,
+              retrying: undefined,
+              progress: NO_PROGRESS,
             },
-            base: fold.message,
-            chunks: [],
-            followers: new Set(),
           };
           this.executions.set(message.executionId, execution);
         }
@@ -131,41 +124,22 @@ export class LiveReplies {
         if (message.seq <= reply.seq) return NOTHING;
         if (message.seq > reply.seq + 1) return { ...NOTHING, reattach: true };
         execution.fold.apply(message.chunk);
-        execution.chunks.push(message.chunk);
-        for (const follower of execution.followers) follower.chunk(message.chunk);
-        const changed = execution.fold.message !== reply.message;
-        execution.reply = { ...reply, seq: message.seq, message: execution.fold.message };
+        const next = afterChunk(reply, message.chunk, Date.now());
+        const changed = execution.fold.message !== reply.message || next.retrying !== reply.retrying || next.progress !== reply.progress;
+        execution.reply = { ...next, seq: message.seq, message: execution.fold.message };
         this.dirty = true;
         return { ...NOTHING, changed: changed || discovered, discovered };
       }
       case 'terminal': {
         const execution = this.executions.get(message.executionId);
         if (execution && execution.reply.terminal !== message.status) {
-          execution.reply = { ...execution.reply, terminal: message.status };
+          // Nothing is retried or in progress after the end.
+          execution.reply = { ...execution.reply, retrying: undefined, progress: NO_PROGRESS, terminal: message.status };
           this.dirty = true;
         }
-        this.endFollowers(execution);
         return { ...NOTHING, changed: execution !== undefined, topicDone: message.isTopicDone };
       }
     }
-  }
-
-  /**
-   * Follows one execution: `begin` and every chunk folded in so far at once, then each
-   * new chunk as it is read, until `end`. Undefined when this reader does not know the
-   * execution (any more); otherwise a function to stop following.
-   */
-  follow(executionId: string, follower: ExecutionFollower): (() => void) | undefined {
-    const execution = this.executions.get(executionId);
-    if (!execution) return undefined;
-    follower.begin(execution.base);
-    for (const chunk of execution.chunks) follower.chunk(chunk);
-    if (execution.reply.terminal !== undefined) {
-      follower.end();
-      return () => {};
-    }
-    execution.followers.add(follower);
-    return () => execution.followers.delete(follower);
   }
 
   /** Where this listener is, per execution of the live turn: what `stream_attach` takes as `after`. */
@@ -210,10 +184,7 @@ export class LiveReplies {
   /** Forgets these executions: the stored rows, re-read meanwhile, show them now. */
   prune(executionIds: readonly string[]): boolean {
     let removed = false;
-    for (const id of executionIds) {
-      this.endFollowers(this.executions.get(id));
-      removed = this.executions.delete(id) || removed;
-    }
+    for (const id of executionIds) removed = this.executions.delete(id) || removed;
     if (removed) this.dirty = true;
     return removed;
   }
@@ -239,17 +210,15 @@ export class LiveReplies {
   private replaceRow(messageId: string, executionId: string): void {
     this.lastExecution.set(messageId, executionId);
     for (const [id, execution] of this.executions) {
-      if (execution.reply.messageId === messageId && id !== executionId) {
-        this.endFollowers(execution);
-        this.executions.delete(id);
-      }
+      if (execution.reply.messageId === messageId && id !== executionId) this.executions.delete(id);
     }
   }
+}
 
-  private endFollowers(execution: Execution | undefined): void {
-    if (!execution) return;
-    const followers = [...execution.followers];
-    execution.followers.clear();
-    for (const follower of followers) follower.end();
-  }
+/** The notices beside the message after `chunk` (the message itself is the fold's). */
+function afterChunk(reply: LiveReply, chunk: UiChunk, now: number): LiveReply {
+  const retrying = retryingAfter(reply.retrying, chunk, now);
+  const progress = progressAfter(reply.progress, chunk);
+  if (retrying === reply.retrying && progress === reply.progress) return reply;
+  return { ...reply, retrying, progress };
 }

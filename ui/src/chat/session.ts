@@ -21,8 +21,7 @@ import { attachmentParts } from './attachments';
 import { buildConversation, type PendingEdit, type TurnView } from './conversation';
 import { joinNewest, loadedTurns, MAX_PAGE_TURNS, PAGE_TURNS, prependOlder } from './history';
 import type { ChatMessage } from './messages';
-import { LiveReplies, type ExecutionFollower } from './replies';
-import type { ExecutionSource } from './transport';
+import { LiveReplies } from './replies';
 
 /** What the chat view renders; a new object whenever something visible changed. */
 export interface SessionState {
@@ -68,7 +67,7 @@ export function isRunningStatus(status: TopicStatus | undefined): boolean {
  * The backend is the truth: when a reply ends, the history is read again and the
  * stream's copies of finished replies are dropped. Leaving the topic only detaches.
  */
-export class TopicSession implements ExecutionSource {
+export class TopicSession {
   /** The loaded part of the active path (the newest page, and older ones as the user scrolls up). */
   private stored: StoredMessage[] | undefined;
   /** The `before` cursor of the page above `stored`; `null` when it starts at the first turn. */
@@ -99,8 +98,6 @@ export class TopicSession implements ExecutionSource {
   /** The finished turn after which this window last looked for a next one. */
   private lookedAfter: string | undefined;
   private readAgain = false;
-  /** `nextExecution` calls waiting for a reply row's next execution to show up. */
-  private readonly executionWaiters = new Set<{ messageId: string; after: string; resolve: (executionId: string) => void }>();
 
   private state: SessionState;
   private readonly listeners = new Set<() => void>();
@@ -306,28 +303,6 @@ export class TopicSession implements ExecutionSource {
     return this.replyOperation('stream_add_model', request, 'Could not ask another model');
   }
 
-  // ---- Live replies, one AI SDK `Chat` each (see ExecutionTransport) ----
-
-  /** Follows one execution of this topic's stream, as {@link LiveReplies} demultiplexed it. */
-  follow(executionId: string, follower: ExecutionFollower): (() => void) | undefined {
-    return this.replies.follow(executionId, follower);
-  }
-
-  nextExecution(messageId: string, after: string): Promise<string> {
-    const current = this.replies.executionIds.get(messageId);
-    if (current !== undefined && current !== after) return Promise.resolve(current);
-    return new Promise((resolve) => this.executionWaiters.add({ messageId, after, resolve }));
-  }
-
-  private wakeExecutionWaiters(): void {
-    for (const waiter of this.executionWaiters) {
-      const current = this.replies.executionIds.get(waiter.messageId);
-      if (current === undefined || current === waiter.after) continue;
-      this.executionWaiters.delete(waiter);
-      waiter.resolve(current);
-    }
-  }
-
   // ---- Listening ----
 
   private listening(): boolean {
@@ -455,7 +430,6 @@ export class TopicSession implements ExecutionSource {
 
   private onMessage(message: StreamMessage): void {
     const effect = this.replies.read(message);
-    if (this.executionWaiters.size > 0) this.wakeExecutionWaiters();
     if (message.kind === 'chunk' || message.kind === 'snapshot') this.reconnectAttempts = 0;
     if (effect.reattach) {
       // Lagged, or a chunk is missing: attach again from our cursors right away.

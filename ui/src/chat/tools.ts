@@ -1,4 +1,4 @@
-import type { ToolApproval, ToolContent, ToolOutput, UiChunk, UiMessage, UiPart } from '../protocol.gen';
+import type { ToolContent, ToolOutput, UiChunk, UiMessage, UiPart } from '../protocol.gen';
 
 /** A tool call as a reply holds it. */
 export type ToolPart = Extract<UiPart, { type: 'dynamic-tool' }>;
@@ -99,34 +99,6 @@ export function argumentsSummary(input: unknown, max = 80): string {
   }
   text = text.replace(/\s+/g, ' ');
   return text.length > max ? `${text.slice(0, Math.max(0, max - 1))}…` : text;
-}
-
-/**
- * The answers a message's calls already have, by tool call id. A live reply is rebuilt
- * from chunks, and no chunk says "approval answered": the snapshot it starts from does.
- */
-export function answeredApprovals(message: UiMessage): ReadonlyMap<string, ToolApproval> {
-  const answers = new Map<string, ToolApproval>();
-  for (const part of message.parts) {
-    if (part.type === 'dynamic-tool' && part.approval && part.approval.approved !== undefined) {
-      answers.set(part.toolCallId, part.approval);
-    }
-  }
-  return answers;
-}
-
-/** The message with calls still shown as asking marked answered, where `answers` knows better. */
-export function withAnsweredApprovals<M extends UiMessage>(message: M, answers: ReadonlyMap<string, ToolApproval>): M {
-  if (answers.size === 0) return message;
-  let changed = false;
-  const parts = message.parts.map((part) => {
-    if (part.type !== 'dynamic-tool' || part.state !== 'approval-requested') return part;
-    const approval = answers.get(part.toolCallId);
-    if (!approval) return part;
-    changed = true;
-    return { ...part, state: 'approval-responded', approval } satisfies ToolPart;
-  });
-  return changed ? { ...message, parts } : message;
 }
 
 /** The approvals a message's calls are waiting on, in order. */

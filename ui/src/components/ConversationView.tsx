@@ -8,7 +8,6 @@ import type { ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
 import { useBackend } from './BackendContext';
 import { Composer, type OutgoingMessage } from './Composer';
 import { ErrorNotice } from './ErrorNotice';
-import { ExecutionSourceContext } from './ExecutionSourceContext';
 import { InboxList } from './InboxList';
 import { MessageList } from './MessageList';
 import type { ReplyCommands, TreeCommands } from './Turn';
@@ -130,17 +129,15 @@ export function ConversationView(props: ConversationViewProps) {
     <section className="chat">
       {header}
       {state.loaded ? (
-        <ExecutionSourceContext.Provider value={session}>
-          <MessageList
-            turns={state.turns}
-            waiting={state.sending}
-            providers={providers}
-            commands={commands}
-            hasOlder={state.hasOlder}
-            loadingOlder={state.loadingOlder}
-            onLoadOlder={session.loadOlder}
-          />
-        </ExecutionSourceContext.Provider>
+        <MessageList
+          turns={state.turns}
+          waiting={state.sending}
+          providers={providers}
+          commands={commands}
+          hasOlder={state.hasOlder}
+          loadingOlder={state.loadingOlder}
+          onLoadOlder={session.loadOlder}
+        />
       ) : state.loadError ? (
         <div className="chat-status">
           <ErrorNotice error={state.loadError} onRetry={() => session.reload()} />
