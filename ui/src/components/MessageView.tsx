@@ -1,5 +1,4 @@
 import { memo, useEffect, useState } from 'react';
-import { Streamdown } from 'streamdown';
 import { isApiError } from '../backend/backend';
 import { errorHint, errorTitle } from '../backend/describe';
 import {
@@ -18,19 +17,11 @@ import { secondsLeft, type Retrying } from '../chat/retrying';
 import { waitingApprovalIds, type ToolProgressByCall } from '../chat/tools';
 import type { ApiError, MessageStatus, StatusReason } from '../protocol.gen';
 import { useAgentSession } from './AgentSessionContext';
-import { MarkdownImage } from './MarkdownImage';
+import { Markdown } from './Markdown';
 import { MessageFiles } from './MessageFiles';
 import { PendingApprovals } from './PendingApprovals';
 import { ReplyUsageFooter } from './ReplyUsageFooter';
 import { ToolCard } from './ToolCard';
-import { useMarkdownPlugins } from './codeHighlighting';
-
-// Copy buttons on code blocks only: the other controls and the link-confirmation modal
-// need Tailwind styles we do not ship.
-const CONTROLS = { code: true, table: false, mermaid: false, image: false };
-const LINK_SAFETY = { enabled: false };
-// Remote images wait for a click (and then come through the backend): see MarkdownImage.
-const COMPONENTS = { img: MarkdownImage };
 
 type Part = ChatMessage['parts'][number];
 type FilePart = Extract<Part, { type: 'file' }>;
@@ -149,7 +140,6 @@ interface ReplyBlockViewProps {
 }
 
 function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
-  const plugins = useMarkdownPlugins();
   switch (block.kind) {
     case 'reasoning':
       return <ThinkingBlock text={block.part.text} streaming={isLive && block.part.state === 'streaming'} />;
@@ -169,18 +159,7 @@ function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
       return (
         <div className="message-text markdown" data-testid="message-text">
           {block.parts.map((part, index) => (
-            <Streamdown
-              key={index}
-              mode={isLive ? 'streaming' : 'static'}
-              isAnimating={isLive && part.state === 'streaming'}
-              plugins={plugins}
-              controls={CONTROLS}
-              linkSafety={LINK_SAFETY}
-              components={COMPONENTS}
-              lineNumbers={false}
-            >
-              {part.text}
-            </Streamdown>
+            <Markdown key={index} text={part.text} live={isLive} animating={isLive && part.state === 'streaming'} />
           ))}
         </div>
       );

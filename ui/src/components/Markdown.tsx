@@ -1,0 +1,66 @@
+import { useState } from 'react';
+import remend from 'remend';
+import { Streamdown } from 'streamdown';
+import { streamingBlockSplitter } from '../chat/markdownBlocks';
+import { MarkdownImage } from './MarkdownImage';
+import { useMarkdownPlugins } from './codeHighlighting';
+
+// Copy buttons on code blocks only: the other controls and the link-confirmation modal
+// need Tailwind styles we do not ship.
+const CONTROLS = { code: true, table: false, mermaid: false, image: false };
+const LINK_SAFETY = { enabled: false };
+// Remote images wait for a click (and then come through the backend): see MarkdownImage.
+const COMPONENTS = { img: MarkdownImage };
+
+interface MarkdownProps {
+  text: string;
+  /** Part of the reply that is streaming: rendered block by block, per chunk. */
+  live: boolean;
+  /** This text is still growing (Streamdown's caret and incomplete-code state). */
+  animating: boolean;
+}
+
+/**
+ * One text part as markdown. A finished reply renders in Streamdown's static mode. A
+ * live one renders in streaming mode with blocks split incrementally (see
+ * `chat/markdownBlocks.ts`), so a chunk costs the last blocks, not the whole reply: the
+ * finished blocks are the same strings and Streamdown's memoized blocks skip them.
+ */
+export function Markdown({ text, live, animating }: MarkdownProps) {
+  const plugins = useMarkdownPlugins();
+  const [splitBlocks] = useState(liveBlockSplitter);
+  return (
+    <Streamdown
+      mode={live ? 'streaming' : 'static'}
+      isAnimating={animating}
+      // Streamdown would complete the unfinished markdown at the end (an open `**`, link
+      // or `$$`) over the whole text on every chunk; the live splitter does it to the
+      // last block only, which is where the end is.
+      parseIncompleteMarkdown={!live}
+      parseMarkdownIntoBlocksFn={splitBlocks}
+      plugins={plugins}
+      controls={CONTROLS}
+      linkSafety={LINK_SAFETY}
+      components={COMPONENTS}
+      lineNumbers={false}
+    >
+      {text}
+    </Streamdown>
+  );
+}
+
+/** Streamdown's blocks of a growing text, with the unfinished markdown of the last one completed. */
+export function liveBlockSplitter(): (markdown: string) => string[] {
+  const split = streamingBlockSplitter();
+  let blocks: string[] = [];
+  let completed: string[] = [];
+  return (markdown) => {
+    const next = split(markdown);
+    if (next !== blocks) {
+      blocks = next;
+      const last = next.length - 1;
+      completed = last < 0 ? next : next.slice(0, last).concat(remend(next[last] ?? ''));
+    }
+    return completed;
+  };
+}
