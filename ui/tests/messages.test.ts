@@ -6,6 +6,7 @@ import {
   cutAtLength,
   endedEarlyReason,
   isAwaitingApproval,
+  blockText,
   pauseReason,
   replyBlocks,
   stoppedHint,
@@ -102,5 +103,18 @@ describe('replyBlocks', () => {
       'tool',
       'text:Second, third.',
     ]);
+  });
+
+  it('joins a continued reply to its kept text where it stopped, even mid-word', () => {
+    // Stop after "by cu", Continue: the backend adds a step and a new text part.
+    const blocks = replyBlocks([
+      { type: 'step-start' },
+      { type: 'text', text: 'Group the orders by cu', state: 'done' },
+      { type: 'step-start' },
+      { type: 'text', text: 'stomer id:\n\n- first', state: 'streaming' },
+    ]);
+    expect(blocks).toHaveLength(1);
+    const [block] = blocks;
+    expect(block?.kind === 'text' && blockText(block)).toBe('Group the orders by customer id:\n\n- first');
   });
 });

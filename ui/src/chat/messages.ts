@@ -165,6 +165,16 @@ export type ReplyBlock =
   | { kind: 'steer'; note: SteerNote };
 
 /**
+ * The markdown of a text block: its parts joined as they are. Text parts next to each
+ * other without anything between them are one text the model wrote in pieces: a
+ * continued reply's new part (the backend starts it after the kept one) goes on where the
+ * kept text stopped, which may be mid-word ("by cu" + "stomer id").
+ */
+export function blockText(block: Extract<ReplyBlock, { kind: 'text' }>): string {
+  return block.parts.length === 1 ? (block.parts[0]?.text ?? '') : block.parts.map((part) => part.text).join('');
+}
+
+/**
  * A reply's parts as blocks to show, in order. Text parts next to each other (also across
  * steps) form one block; reasoning without text (a provider's signature only) is not shown;
  * `data-compaction` and `data-steer` parts are markers where they happened; sources, errors

@@ -5,6 +5,7 @@ import {
   endedEarlyReason,
   isAwaitingApproval,
   messageStatus,
+  blockText,
   replyBlocks,
   stoppedHint,
   stoppedLabel,
@@ -156,11 +157,11 @@ function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
         </div>
       );
     case 'text':
+      // One markdown text: a continued reply's new part goes on mid-word or mid-list
+      // after the kept one (see `blockText`).
       return (
         <div className="message-text markdown" data-testid="message-text">
-          {block.parts.map((part, index) => (
-            <Markdown key={index} text={part.text} live={isLive} animating={isLive && part.state === 'streaming'} />
-          ))}
+          <Markdown text={blockText(block)} live={isLive} animating={isLive && block.parts.at(-1)?.state === 'streaming'} />
         </div>
       );
   }
