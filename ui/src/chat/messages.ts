@@ -8,8 +8,11 @@ import {
 } from '../protocol.gen';
 import { compactionMarker, steerNote, type CompactionMarker, type SteerNote } from './replyNotes';
 
-/** A message as the conversation shows it: the AI SDK's UI message shape, with our metadata. */
-export type ChatMessage = UiMessage & { metadata?: MessageMetadata };
+/**
+ * A message as the conversation shows it: the AI SDK's UI message shape, with our
+ * metadata, and when it was written once it is stored (a live reply has no row yet).
+ */
+export type ChatMessage = UiMessage & { metadata?: MessageMetadata; createdAt?: string };
 
 const shown = new WeakMap<StoredMessage, ChatMessage>();
 
@@ -28,7 +31,13 @@ export function storedToChat(stored: StoredMessage): ChatMessage {
   else delete metadata.statusReason;
   if (metadata.model === undefined && stored.model) metadata.model = stored.model.model;
   if (metadata.turnId === undefined && stored.turnId) metadata.turnId = stored.turnId;
-  const message: ChatMessage = { id: stored.id, role: stored.message.role, parts: stored.message.parts, metadata };
+  const message: ChatMessage = {
+    id: stored.id,
+    role: stored.message.role,
+    parts: stored.message.parts,
+    metadata,
+    createdAt: stored.createdAt,
+  };
   shown.set(stored, message);
   return message;
 }
@@ -147,6 +156,16 @@ function unknownReason(reason: never, fallback: string): string {
 /** The user-visible text of a message (its text parts joined). */
 export function messageText(message: ChatMessage): string {
   return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
+/**
+ * The message as Markdown, for the clipboard: each run of text as the reply shows it, a
+ * blank line apart; thinking, tool calls and files are left out.
+ */
+export function messageMarkdown(message: ChatMessage): string {
+  return replyBlocks(message.parts)
+    .flatMap((block) => (block.kind === 'text' ? [blockText(block)] : []))
+    .join('\n\n');
 }
 
 type Part = UiMessage['parts'][number];
