@@ -14,7 +14,7 @@ vi.mock('../src/components/MarkdownImage', () => ({
     return createElement('img', { alt });
   },
 }));
-vi.mock('../src/components/codeHighlighting', () => ({ useMarkdownPlugins: () => PLUGINS }));
+vi.mock('../src/components/markdownPlugins', () => ({ useMarkdownPlugins: () => PLUGINS }));
 const PLUGINS = {};
 
 const { Markdown } = await import('../src/components/Markdown');

@@ -2,10 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { errorHint, errorTitle } from '../src/backend/describe';
 import { replyActions } from '../src/chat/features';
 import {
+  blockText,
   canContinue,
   cutAtLength,
   endedEarlyReason,
   isAwaitingApproval,
+  messageMarkdown,
   pauseReason,
   replyBlocks,
   stoppedHint,
@@ -14,6 +16,7 @@ import {
   yieldedToSteering,
   type ChatMessage,
 } from '../src/chat/messages';
+import { messageTimeLabel } from '../src/chat/messageTime';
 import type { StoredMessage } from '../src/protocol.gen';
 
 const reply = (status: StoredMessage['status'], statusReason?: string): ChatMessage => ({
@@ -102,5 +105,62 @@ describe('replyBlocks', () => {
       'tool',
       'text:Second, third.',
     ]);
+  });
+
+  it('joins a continued reply to its kept text where it stopped, even mid-word', () => {
+    // Stop after "by cu", Continue: the backend adds a step and a new text part.
+    const blocks = replyBlocks([
+      { type: 'step-start' },
+      { type: 'text', text: 'Group the orders by cu', state: 'done' },
+      { type: 'step-start' },
+      { type: 'text', text: 'stomer id:\n\n- first', state: 'streaming' },
+    ]);
+    expect(blocks).toHaveLength(1);
+    const [block] = blocks;
+    expect(block?.kind === 'text' && blockText(block)).toBe('Group the orders by customer id:\n\n- first');
+  });
+});
+
+describe('copying and dating a message', () => {
+  it('copies the text as Markdown: a continued part joined, tool calls and thinking left out', () => {
+    const message: ChatMessage = {
+      id: 'm',
+      role: 'assistant',
+      parts: [
+        { type: 'reasoning', text: 'Thinking it over.' },
+        { type: 'text', text: '## Plan\n\nGroup by cu' },
+        { type: 'step-start' },
+        { type: 'text', text: 'stomer id.' },
+        { type: 'dynamic-tool', toolName: 'run', toolCallId: 'c1', state: 'output-available', input: {}, output: 'ok' },
+        { type: 'text', text: '- done' },
+      ],
+    };
+    expect(messageMarkdown(message)).toBe('## Plan\n\nGroup by customer id.\n\n- done');
+    expect(messageMarkdown({ id: 'u', role: 'user', parts: [{ type: 'text', text: 'Hi **there**' }] })).toBe('Hi **there**');
+  });
+
+  it('carries the stored time onto the message', () => {
+    const stored: StoredMessage = {
+      id: 'm2',
+      topicId: 't',
+      status: 'success',
+      message: { id: 'm2', role: 'user', parts: [] },
+      revision: 1,
+      createdAt: '2025-03-04T09:05:00Z',
+      updatedAt: '2025-03-04T09:06:00Z',
+    };
+    expect(storedToChat(stored).createdAt).toBe('2025-03-04T09:05:00Z');
+  });
+
+  it('labels today by the time alone, other days with the date, other years with the year', () => {
+    const now = new Date('2025-03-04T18:00:00Z');
+    const label = (at: string) => messageTimeLabel(at, now, 'en-GB', 'UTC');
+    expect(label('2025-03-04T09:05:00Z')).toBe('9:05');
+    expect(label('2025-03-01T09:05:00Z')).toBe('1 Mar, 9:05');
+    expect(label('2024-12-31T23:59:00Z')).toBe('31 Dec 2024, 23:59');
+    expect(label('not a time')).toBeUndefined();
+    // Today in UTC is yesterday in Tokyo, where it is already 5 March.
+    expect(label('2025-03-04T02:00:00Z')).toBe('2:00');
+    expect(messageTimeLabel('2025-03-04T02:00:00Z', now, 'en-GB', 'Asia/Tokyo')).toBe('4 Mar, 11:00');
   });
 });

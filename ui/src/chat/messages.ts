@@ -8,8 +8,11 @@ import {
 } from '../protocol.gen';
 import { compactionMarker, steerNote, type CompactionMarker, type SteerNote } from './replyNotes';
 
-/** A message as the conversation shows it: the AI SDK's UI message shape, with our metadata. */
-export type ChatMessage = UiMessage & { metadata?: MessageMetadata };
+/**
+ * A message as the conversation shows it: the AI SDK's UI message shape, with our
+ * metadata, and when it was written once it is stored (a live reply has no row yet).
+ */
+export type ChatMessage = UiMessage & { metadata?: MessageMetadata; createdAt?: string };
 
 const shown = new WeakMap<StoredMessage, ChatMessage>();
 
@@ -28,7 +31,13 @@ export function storedToChat(stored: StoredMessage): ChatMessage {
   else delete metadata.statusReason;
   if (metadata.model === undefined && stored.model) metadata.model = stored.model.model;
   if (metadata.turnId === undefined && stored.turnId) metadata.turnId = stored.turnId;
-  const message: ChatMessage = { id: stored.id, role: stored.message.role, parts: stored.message.parts, metadata };
+  const message: ChatMessage = {
+    id: stored.id,
+    role: stored.message.role,
+    parts: stored.message.parts,
+    metadata,
+    createdAt: stored.createdAt,
+  };
   shown.set(stored, message);
   return message;
 }
@@ -149,6 +158,16 @@ export function messageText(message: ChatMessage): string {
   return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
 
+/**
+ * The message as Markdown, for the clipboard: each run of text as the reply shows it, a
+ * blank line apart; thinking, tool calls and files are left out.
+ */
+export function messageMarkdown(message: ChatMessage): string {
+  return replyBlocks(message.parts)
+    .flatMap((block) => (block.kind === 'text' ? [blockText(block)] : []))
+    .join('\n\n');
+}
+
 type Part = UiMessage['parts'][number];
 type TextPart = Extract<Part, { type: 'text' }>;
 
@@ -163,6 +182,16 @@ export type ReplyBlock =
   | { kind: 'file'; part: Extract<Part, { type: 'file' }> }
   | { kind: 'compaction'; marker: CompactionMarker }
   | { kind: 'steer'; note: SteerNote };
+
+/**
+ * The markdown of a text block: its parts joined as they are. Text parts next to each
+ * other without anything between them are one text the model wrote in pieces: a
+ * continued reply's new part (the backend starts it after the kept one) goes on where the
+ * kept text stopped, which may be mid-word ("by cu" + "stomer id").
+ */
+export function blockText(block: Extract<ReplyBlock, { kind: 'text' }>): string {
+  return block.parts.length === 1 ? (block.parts[0]?.text ?? '') : block.parts.map((part) => part.text).join('');
+}
 
 /**
  * A reply's parts as blocks to show, in order. Text parts next to each other (also across

@@ -3,7 +3,7 @@ import remend from 'remend';
 import { Streamdown } from 'streamdown';
 import { streamingBlockSplitter } from '../chat/markdownBlocks';
 import { MarkdownImage } from './MarkdownImage';
-import { useMarkdownPlugins } from './codeHighlighting';
+import { useMarkdownPlugins } from './markdownPlugins';
 
 // Copy buttons on code blocks only: the other controls and the link-confirmation modal
 // need Tailwind styles we do not ship.
@@ -27,7 +27,7 @@ interface MarkdownProps {
  * finished blocks are the same strings and Streamdown's memoized blocks skip them.
  */
 export function Markdown({ text, live, animating }: MarkdownProps) {
-  const plugins = useMarkdownPlugins();
+  const plugins = useMarkdownPlugins(text);
   const [splitBlocks] = useState(liveBlockSplitter);
   return (
     <Streamdown

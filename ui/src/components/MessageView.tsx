@@ -5,6 +5,7 @@ import {
   endedEarlyReason,
   isAwaitingApproval,
   messageStatus,
+  blockText,
   replyBlocks,
   stoppedHint,
   stoppedLabel,
@@ -19,6 +20,7 @@ import type { ApiError, MessageStatus, StatusReason } from '../protocol.gen';
 import { useAgentSession } from './AgentSessionContext';
 import { Markdown } from './Markdown';
 import { MessageFiles } from './MessageFiles';
+import { MessageTime } from './MessageTime';
 import { PendingApprovals } from './PendingApprovals';
 import { ReplyUsageFooter } from './ReplyUsageFooter';
 import { ToolCard } from './ToolCard';
@@ -54,14 +56,17 @@ function UserBody({ message }: { message: ChatMessage }) {
   const text = message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
   const files = message.parts.filter((part): part is FilePart => part.type === 'file');
   return (
-    <div className="bubble">
-      <MessageFiles files={files} />
-      {text !== '' && (
-        <div className="message-text user-text" data-testid="message-text">
-          {text}
-        </div>
-      )}
-    </div>
+    <>
+      <div className="bubble">
+        <MessageFiles files={files} />
+        {text !== '' && (
+          <div className="message-text user-text" data-testid="message-text">
+            {text}
+          </div>
+        )}
+      </div>
+      <MessageTime createdAt={message.createdAt} />
+    </>
   );
 }
 
@@ -112,8 +117,9 @@ function AssistantBody({ message, status, isLive, retrying, progress }: Assistan
           Yielded to your steering message.
         </div>
       )}
-      {(metadata?.model || metadata?.providerName || cost) && (
+      {(metadata?.model || metadata?.providerName || cost || message.createdAt) && (
         <div className="reply-footer">
+          <MessageTime createdAt={message.createdAt} />
           {(metadata?.model || metadata?.providerName) && (
             <span data-testid="message-model">{[metadata.model, metadata.providerName].filter(Boolean).join(' · ')}</span>
           )}
@@ -156,11 +162,11 @@ function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
         </div>
       );
     case 'text':
+      // One markdown text: a continued reply's new part goes on mid-word or mid-list
+      // after the kept one (see `blockText`).
       return (
         <div className="message-text markdown" data-testid="message-text">
-          {block.parts.map((part, index) => (
-            <Markdown key={index} text={part.text} live={isLive} animating={isLive && part.state === 'streaming'} />
-          ))}
+          <Markdown text={blockText(block)} live={isLive} animating={isLive && block.parts.at(-1)?.state === 'streaming'} />
         </div>
       );
   }

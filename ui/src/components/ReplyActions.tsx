@@ -3,6 +3,7 @@ import type { ReplyView } from '../chat/conversation';
 import { replyActions } from '../chat/features';
 import { isLiveStatus, messageStatus, pauseReason } from '../chat/messages';
 import { BranchActions, type BranchHandlers } from './BranchActions';
+import { CopyMessageButton } from './CopyMessageButton';
 import { VersionSwitcher } from './VersionSwitcher';
 
 interface ReplyActionsProps {
@@ -17,7 +18,7 @@ interface ReplyActionsProps {
 /**
  * Under a reply: `‹ n/m ›` when it has several versions (also while one is written), and
  * for a reply that is not being written Continue (a paused one), Retry (a new version),
- * Fork from here and Delete. A reply waiting for approvals has no Continue: answering its
+ * Copy (as Markdown), Fork from here and Delete. A reply waiting for approvals has no Continue: answering its
  * calls goes on.
  */
 export function ReplyActions({ reply, onRetry, onContinue, branch }: ReplyActionsProps) {
@@ -25,7 +26,7 @@ export function ReplyActions({ reply, onRetry, onContinue, branch }: ReplyAction
   const shown = replyActions(reply.message, reply.live, { retry: onRetry !== undefined });
   const versions = branch && reply.versions && reply.versions.length > 1 ? reply.versions : undefined;
   const settled = !reply.live && !isLiveStatus(messageStatus(reply.message, reply.live));
-  if (!shown.continue && !shown.retry && !versions && !(branch && settled)) return null;
+  if (!shown.continue && !shown.retry && !versions && !settled) return null;
 
   const act = (which: 'retry' | 'continue', action: (messageId: string) => Promise<void>) => {
     setPending(which);
@@ -63,6 +64,7 @@ export function ReplyActions({ reply, onRetry, onContinue, branch }: ReplyAction
           {pending === 'retry' ? 'Retrying…' : 'Retry'}
         </button>
       )}
+      {settled && <CopyMessageButton message={reply.message} />}
       {branch && settled && (
         <BranchActions
           messageId={reply.messageId}

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { ChatMessage } from '../chat/messages';
 import { BranchActions, type BranchHandlers } from './BranchActions';
+import { CopyMessageButton } from './CopyMessageButton';
 import type { OutgoingMessage } from './Composer';
 import { MessageEditor } from './MessageEditor';
 import { MessageView } from './MessageView';
@@ -17,7 +18,7 @@ interface UserMessageProps {
   attachments: boolean;
 }
 
-/** A message the user sent, with `‹ n/m ›`, Edit, Fork from here and Delete; or its editor. */
+/** A message the user sent, with `‹ n/m ›`, Edit, Copy, Fork from here and Delete; or its editor. */
 export function UserMessage({ message, versions, handlers, onEdit, attachments }: UserMessageProps) {
   const [editing, setEditing] = useState(false);
   if (editing && onEdit) {
@@ -37,6 +38,7 @@ export function UserMessage({ message, versions, handlers, onEdit, attachments }
               Edit
             </button>
           )}
+          <CopyMessageButton message={message} />
           <BranchActions
             messageId={message.id}
             handlers={handlers}
