@@ -80,17 +80,50 @@ fn bound(field: &'static str, value: Option<&str>, end_of_day: bool) -> Result<O
     at.to_offset(time::UtcOffset::UTC).format(&format).map(Some).map_err(|_| bad())
 }
 
-const RANKED: &str = "SELECT m.id, m.topic_id, t.title, m.turn_id, m.role, m.provider_id, m.model_name, m.created_at, \
-       snippet(message_search, 0, char(57344), char(57345), '…', 40) AS snippet, NULL AS body \
-     FROM message_search \
-     JOIN messages AS m ON m.rowid = message_search.rowid \
-     JOIN topics AS t ON t.id = m.topic_id \
-     WHERE message_search MATCH ?1 \
-       AND NOT EXISTS (SELECT 1 FROM json_each(?2) AS word WHERE instr(lower(message_search.body), word.value) = 0) \
-       AND (?3 IS NULL OR m.topic_id = ?3) AND (?4 IS NULL OR m.role = ?4) AND (?5 IS NULL OR m.model_name = ?5) \
-       AND (?6 IS NULL OR m.created_at >= ?6) AND (?7 IS NULL OR m.created_at < ?7) \
-       AND (?8 OR substr(m.topic_id, 1, length(?9)) != ?9) \
-     ORDER BY rank LIMIT ?10 OFFSET ?11";
+/// The matches of the index, filtered and ordered by `$order`. `?12`..`?13` bound the
+/// rowids FTS5 walks: a topic's messages lie between its smallest and largest rowid, so a
+/// search in one topic seeks there instead of walking every match in the database.
+macro_rules! matched {
+    ($order:literal) => {
+        concat!(
+            "SELECT m.id, m.topic_id, t.title, m.turn_id, m.role, m.provider_id, m.model_name, m.created_at, \
+               snippet(message_search, 0, char(57344), char(57345), '…', 40) AS snippet, NULL AS body \
+             FROM message_search \
+             JOIN messages AS m ON m.rowid = message_search.rowid \
+             JOIN topics AS t ON t.id = m.topic_id \
+             WHERE message_search MATCH ?1 \
+               AND message_search.rowid BETWEEN ?12 AND ?13 \
+               AND (?2 = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(?2) AS word \
+                                             WHERE instr(lower(message_search.body), word.value) = 0)) \
+               AND (?3 IS NULL OR m.topic_id = ?3) AND (?4 IS NULL OR m.role = ?4) \
+               AND (?5 IS NULL OR m.model_name = ?5) \
+               AND (?6 IS NULL OR m.created_at >= ?6) AND (?7 IS NULL OR m.created_at < ?7) \
+               AND (?8 OR substr(m.topic_id, 1, length(?9)) != ?9) \
+             ORDER BY ",
+            $order,
+            " LIMIT ?10 OFFSET ?11"
+        )
+    };
+}
+
+/// Best first (bm25; as a function, not FTS5's `rank` column, whose sorted plan ranks
+/// every match before the rowid range applies). Ranking costs a pass over every match
+/// of each phrase, so it is used only when there are at most [`RANK_CAP`].
+const RANKED: &str = matched!("bm25(message_search), message_search.rowid");
+
+/// Newest written first: FTS5 walks its lists backwards and stops once the page is full.
+const NEWEST: &str = matched!("message_search.rowid DESC");
+
+/// Whether the query matches more than [`RANK_CAP`] messages in the whole database: the
+/// row after the cap, found without ranking anything. (Filters do not make ranking
+/// cheaper: bm25 counts every message that holds each phrase, across the database.)
+const BEYOND_CAP: &str = "SELECT rowid FROM message_search WHERE message_search MATCH ?1 \
+     ORDER BY rowid DESC LIMIT 1 OFFSET ?2";
+
+/// A query with more matches than this lists them newest first instead of ranking them:
+/// bm25 walks every match of every phrase once per query, which made common words and
+/// short prefixes slow (see docs/benchmarks.md).
+const RANK_CAP: i64 = 1_000;
 
 /// Every word is shorter than a trigram: a substring test on every row, newest first.
 const SCANNED: &str = "SELECT m.id, m.topic_id, t.title, m.turn_id, m.role, m.provider_id, m.model_name, m.created_at, \
@@ -99,6 +132,7 @@ const SCANNED: &str = "SELECT m.id, m.topic_id, t.title, m.turn_id, m.role, m.pr
      JOIN messages AS m ON m.rowid = message_search.rowid \
      JOIN topics AS t ON t.id = m.topic_id \
      WHERE ?1 IS NULL \
+       AND message_search.rowid BETWEEN ?12 AND ?13 \
        AND NOT EXISTS (SELECT 1 FROM json_each(?2) AS word WHERE instr(lower(message_search.body), word.value) = 0) \
        AND (?3 IS NULL OR m.topic_id = ?3) AND (?4 IS NULL OR m.role = ?4) AND (?5 IS NULL OR m.model_name = ?5) \
        AND (?6 IS NULL OR m.created_at >= ?6) AND (?7 IS NULL OR m.created_at < ?7) \
@@ -138,8 +172,31 @@ impl Store {
             MessageRole::System => "system",
         });
         let short_words = serde_json::to_string(&plan.short_words).map_err(|e| StoreError::Encode(e.to_string()))?;
-        let sql = if plan.expression.is_some() { RANKED } else { SCANNED };
         let mut conn = self.pool().acquire().await?;
+        let (low, high) = match &request.topic_id {
+            Some(topic) => {
+                let range: (Option<i64>, Option<i64>) =
+                    sqlx::query_as("SELECT min(rowid), max(rowid) FROM messages WHERE topic_id = ?")
+                        .bind(topic.as_str())
+                        .fetch_one(&mut *conn)
+                        .await?;
+                // An unknown or empty topic: a range nothing is in.
+                (range.0.unwrap_or(1), range.1.unwrap_or(0))
+            }
+            None => (i64::MIN, i64::MAX),
+        };
+        let sql = match plan.expression.as_deref() {
+            None => SCANNED,
+            Some(expression) => {
+                let beyond: Option<i64> = sqlx::query_scalar(BEYOND_CAP)
+                    .bind(expression)
+                    .bind(RANK_CAP)
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(|err| query_error(err, &plan))?;
+                if beyond.is_some() { NEWEST } else { RANKED }
+            }
+        };
         let rows = sqlx::query(sql)
             .bind(plan.expression.as_deref())
             .bind(short_words)
@@ -153,19 +210,11 @@ impl Store {
             // One more than asked: whether there is a next page.
             .bind(i64::from(limit) + 1)
             .bind(i64::from(offset))
+            .bind(low)
+            .bind(high)
             .fetch_all(&mut *conn)
             .await
-            .map_err(|err| match sqlite_code(&err) {
-                // The statement is fixed; only the expression can be wrong.
-                Some(1) if plan.explicit => StoreError::BadQuery {
-                    field: "query",
-                    message: format!(
-                        "{} (leave out double quotes, parentheses and AND, OR, NOT, NEAR to search for plain words)",
-                        err.as_database_error().map(|e| e.message().to_owned()).unwrap_or_else(|| err.to_string())
-                    ),
-                },
-                _ => StoreError::from(err),
-            })?;
+            .map_err(|err| query_error(err, &plan))?;
         let more = rows.len() > limit as usize;
         let mut hits = rows.iter().take(limit as usize).map(|row| hit(row, &plan)).collect::<Result<Vec<_>>>()?;
         let mut active: HashMap<TopicId, HashSet<String>> = HashMap::new();
@@ -219,6 +268,21 @@ impl Store {
         }
         sqlx::query(REFILL).execute(&mut *tx).await?;
         tx.commit().await
+    }
+}
+
+/// A statement's failure: the statements are fixed, so a syntax error is the user's FTS5
+/// expression.
+fn query_error(err: sqlx::Error, plan: &Plan) -> StoreError {
+    match sqlite_code(&err) {
+        Some(1) if plan.explicit => StoreError::BadQuery {
+            field: "query",
+            message: format!(
+                "{} (leave out double quotes, parentheses and AND, OR, NOT, NEAR to search for plain words)",
+                err.as_database_error().map(|e| e.message().to_owned()).unwrap_or_else(|| err.to_string())
+            ),
+        },
+        _ => StoreError::from(err),
     }
 }
 
@@ -480,6 +544,71 @@ mod tests {
             assert_eq!(found(&store, "second").await, vec![user]);
             store.delete_topic(&topic.id).await.unwrap();
             assert!(found(&store, "second").await.is_empty(), "a topic's deletion cascades into the index");
+        }
+
+        #[tokio::test]
+        async fn a_long_streaming_reply_is_indexed_per_4_kb_and_exactly_at_its_end() {
+            let (store, _dir) = store().await;
+            let topic = store.create_topic("t", None).await.unwrap();
+            let (_, _, reply) = turn(&store, &topic.id, "write a lot").await;
+            // Past the first 4 KB: each checkpoint adds a little, so most cross no boundary.
+            let mut body = format!("opening albatross {}", "filler words here ".repeat(260));
+            write(&store, &reply, MessageStatus::Streaming, vec![text(&body)]).await;
+            assert_eq!(found(&store, "albatross").await, vec![reply.clone()], "indexed on its first crossing");
+            body.push_str(" pelican");
+            write(&store, &reply, MessageStatus::Streaming, vec![text(&body)]).await;
+            assert!(found(&store, "pelican").await.is_empty(), "the last few bytes of a streaming reply lag");
+            assert_eq!(found(&store, "albatross").await, vec![reply.clone()], "what was indexed stays found");
+            while body.len() < 9000 {
+                body.push_str(" filler words here");
+                write(&store, &reply, MessageStatus::Streaming, vec![text(&body)]).await;
+            }
+            assert_eq!(found(&store, "pelican").await, vec![reply.clone()], "found once the reply crossed 8 KB");
+            body.push_str(" cormorant");
+            write(&store, &reply, MessageStatus::Streaming, vec![text(&body)]).await;
+            assert!(found(&store, "cormorant").await.is_empty());
+            write(&store, &reply, MessageStatus::Paused, vec![text(&body)]).await;
+            assert_eq!(found(&store, "cormorant").await, vec![reply.clone()], "the final state is indexed exactly");
+            assert!(!store.check_search_index().await.unwrap(), "the index still matches the messages");
+        }
+
+        #[tokio::test]
+        async fn many_matches_are_listed_newest_first_few_by_relevance_and_a_topic_filter_holds() {
+            let (store, _dir) = store().await;
+            let topic = store.create_topic("t", None).await.unwrap();
+            let (_, relevant, _) = turn(&store, &topic.id, "walrus walrus walrus walrus").await;
+            let (_, plain, _) = turn(&store, &topic.id, "a long sentence that mentions a walrus only once, among many words").await;
+            assert_eq!(found(&store, "walrus").await, vec![relevant.clone(), plain.clone()], "few matches: best first");
+
+            let other = store.create_topic("other", None).await.unwrap();
+            let mut newest = None;
+            for i in 0..RANK_CAP {
+                newest = Some(turn(&store, &other.id, &format!("walrus number {i}")).await.1);
+            }
+            let hits = found(&store, "walrus").await;
+            assert_eq!(hits.len(), 20);
+            assert_eq!(hits.first(), newest.as_ref(), "beyond the cap: newest first");
+            assert!(!hits.contains(&relevant), "the oldest, however relevant, is not on the first page");
+
+            let in_topic = store
+                .search_messages(&SearchRequest {
+                    query: "walrus".into(),
+                    topic_id: Some(topic.id.clone()),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            let ids: Vec<MessageId> = in_topic.hits.into_iter().map(|hit| hit.message_id).collect();
+            assert_eq!(ids, vec![plain, relevant], "a topic's own matches, newest first");
+            let unknown = store
+                .search_messages(&SearchRequest {
+                    query: "walrus".into(),
+                    topic_id: Some(TopicId("no-such-topic".into())),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            assert!(unknown.hits.is_empty());
         }
 
         #[tokio::test]
