@@ -438,6 +438,7 @@ mod tests {
         };
         use serde_json::json;
 
+        use crate::search::RANK_CAP;
         use crate::test_support::store;
         use crate::{AssistantSlot, Checkpoint, NewTurn, Store};
         use protocol::search::{SearchRequest, SearchResults};
@@ -577,17 +578,31 @@ mod tests {
             let (store, _dir) = store().await;
             let topic = store.create_topic("t", None).await.unwrap();
             let (_, relevant, _) = turn(&store, &topic.id, "walrus walrus walrus walrus").await;
-            let (_, plain, _) = turn(&store, &topic.id, "a long sentence that mentions a walrus only once, among many words").await;
+            let (_, plain, _) =
+                turn(&store, &topic.id, "a long sentence that mentions a walrus only once, among many words").await;
             assert_eq!(found(&store, "walrus").await, vec![relevant.clone(), plain.clone()], "few matches: best first");
 
+            // A long linear topic of one-message turns, written at once (the trigger indexes it).
             let other = store.create_topic("other", None).await.unwrap();
-            let mut newest = None;
-            for i in 0..RANK_CAP {
-                newest = Some(turn(&store, &other.id, &format!("walrus number {i}")).await.1);
-            }
+            store
+                .write_raw(
+                    sqlx::query(
+                        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2) \
+                         INSERT INTO messages (id, topic_id, turn_id, role, status, parts, created_at, updated_at) \
+                         SELECT 'walrus-' || i, ?1, 'turn-' || i, 'user', 'success', \
+                                json_array(json_object('type', 'text', 'text', 'walrus number ' || i)), \
+                                '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z' \
+                         FROM n",
+                    )
+                    .bind(other.id.as_str())
+                    .bind(RANK_CAP),
+                )
+                .await
+                .unwrap();
+            let newest = MessageId(format!("walrus-{RANK_CAP}"));
             let hits = found(&store, "walrus").await;
             assert_eq!(hits.len(), 20);
-            assert_eq!(hits.first(), newest.as_ref(), "beyond the cap: newest first");
+            assert_eq!(hits.first(), Some(&newest), "beyond the cap: newest first");
             assert!(!hits.contains(&relevant), "the oldest, however relevant, is not on the first page");
 
             let in_topic = store
