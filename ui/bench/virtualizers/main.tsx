@@ -36,6 +36,8 @@ interface Bench {
   pinned(): boolean;
   firstVisible(): { key: string; offset: number } | null;
   offsetOf(key: string): number | null;
+  /** `key`'s offset as painted in each of the next `count` frames (null: not in the DOM). */
+  paintedOffsets(key: string, count: number): Promise<(number | null)[]>;
   nodes(): number;
   scrollToEnd(): void;
   scrollUp(step: number, capMs: number, maxFrames: number): Promise<ScrollResult>;
@@ -110,6 +112,30 @@ function offsetOf(key: string): number | null {
   const box = scroller();
   const item = element(key);
   return box && item ? item.getBoundingClientRect().top - box.getBoundingClientRect().top : null;
+}
+
+/**
+ * Calls `read` in the next rendering update, after layout and the library's own
+ * ResizeObservers (created earlier), just before the paint: what it returns is what that
+ * frame shows. (A new observation is always reported once.)
+ */
+function beforePaint<T>(read: () => T): Promise<T> {
+  return new Promise((resolve) => {
+    const observer = new ResizeObserver(() => {
+      observer.disconnect();
+      resolve(read());
+    });
+    observer.observe(document.body);
+  });
+}
+
+async function paintedOffsets(key: string, count: number): Promise<(number | null)[]> {
+  const seen: (number | null)[] = [];
+  for (let i = 0; i < count; i += 1) {
+    if (i > 0) await frame();
+    seen.push(await beforePaint(() => offsetOf(key)));
+  }
+  return seen;
 }
 
 function firstVisible(): { key: string; offset: number } | null {
@@ -223,6 +249,7 @@ const bench: Bench = {
   pinned,
   firstVisible,
   offsetOf,
+  paintedOffsets,
   nodes,
   scrollToEnd: () => handle.current?.scrollToEnd(),
   scrollUp,
