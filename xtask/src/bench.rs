@@ -35,6 +35,11 @@ const BENCHES: &[Bench] = &[
         about: "the UI in headless Chromium: streaming, a 10,000-message topic, scrolling, heap/DOM, bundle (docs/benchmarks.md)",
         run: ui_bench,
     },
+    Bench {
+        name: "virtualizers",
+        about: "react-virtuoso, virtua and @tanstack/react-virtual on the same 10,000-message list, in headless Chromium (docs/benchmarks.md)",
+        run: virtualizers,
+    },
 ];
 
 pub fn run(repo: &Repo, args: &[String]) -> Result<()> {
@@ -115,4 +120,11 @@ fn ui_bench(repo: &Repo, args: &[String]) -> Result<()> {
         .env("COLLOQUY_TESTKIT_BIN", repo.binary("debug", "colloquy-testkit"))
         .dir(repo.ui())
         .run()
+}
+
+/// `ui/bench/virtualizers.mjs`: the list libraries issue 15 chose between, on one page
+/// built from `ui/bench/virtualizers/`. `cargo xtask bench virtualizers --help` lists its options.
+fn virtualizers(repo: &Repo, args: &[String]) -> Result<()> {
+    setup::run(repo)?;
+    Cmd::new("node").arg("bench/virtualizers.mjs").args(args).dir(repo.ui()).run()
 }
