@@ -3,7 +3,7 @@
 // with `node --test e2e/long-topic.unverified.mjs`, fix what fails, then rename it to
 // long-topic.test.mjs.
 //
-// A long topic (5,000 messages, seeded straight into the store): it opens at its end, reads
+// A long topic (5,000 messages, imported through `topics_import`): it opens at its end, reads
 // older pages as the user scrolls up, keeps the DOM small, follows a streaming reply only
 // while the user is at the bottom, and shows a reattached reply once after a reload.
 
@@ -29,11 +29,9 @@ const DOM_BOUND = 150;
 
 let topicId;
 const stack = useStack({
-  setup: async ({ server, testkit, dataDir }) => {
+  setup: async ({ server, testkit }) => {
     const provider = await addTestkitProvider(server, testkit);
-    const topic = await server.api('topic_create', { title: 'Long topic', model: { providerId: provider.id, model: 'scripted' } });
-    topicId = topic.id;
-    seedTopic(dataDir, topicId, TURNS, { providerId: provider.id, model: 'scripted' });
+    topicId = await seedTopic(server, { turns: TURNS, model: { providerId: provider.id, model: 'scripted' } });
   },
 });
 
