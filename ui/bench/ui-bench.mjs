@@ -376,8 +376,8 @@ async function main() {
   const results = { long: [], open: [], scroll: [], short: [], many: [], bundle: null };
   try {
     const provider = await server.api('provider_create', { name: 'Testkit', baseUrl: testkit.url, models: ['scripted'], defaultModel: 'scripted' });
-    const topic = await server.api('topic_create', { title: `${options.messages} messages`, model: { providerId: provider.id, model: 'scripted' } });
-    seedTopic(dataDir, topic.id, Math.floor(options.messages / 2), { providerId: provider.id, model: 'scripted' });
+    const model = { providerId: provider.id, model: 'scripted' };
+    const topicId = await seedTopic(server, { title: `${options.messages} messages`, turns: Math.floor(options.messages / 2), model });
 
     const only = (section) => options.only.includes(section);
     // The cold load opens the most recent topic, the long one: its first paint is measured
@@ -390,7 +390,7 @@ async function main() {
       }
       if (only('open')) {
         log(`run ${run + 1}/${options.runs}: open ${options.messages} messages`);
-        const opened = await openLong(stack, browser, topic.id);
+        const opened = await openLong(stack, browser, topicId);
         results.open.push(opened);
         log(`run ${run + 1}/${options.runs}: scroll`);
         results.scroll.push(await scrollToTop(opened.page));

@@ -1,14 +1,10 @@
-// Long topics for e2e tests and `cargo xtask bench ui`, written straight into the data
-// dir's SQLite database (one transaction, well under a second for 10,000 messages) rather
-// than through thousands of HTTP turns. The topic itself is created through the API, so
-// only message rows are written here, in the shape the store writes them: each user
-// message hangs under the previous one, each reply under its user message.
+// Long topics for e2e tests and `cargo xtask bench ui`, through the app's own import
+// (`topics_import` with a Colloquy JSON export, docs/export-format.md) rather than
+// thousands of HTTP turns: one request, one transaction, the rows written by the store
+// itself (search index included). Each user message hangs under the previous one, each
+// reply under its user message, as a real conversation is stored.
 
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-
-const SQLITE = process.env.SQLITE3_BIN ?? 'sqlite3';
 
 /** Text of the `index`-th seeded reply: a few markdown shapes, so heights vary. */
 export function seededReplyText(index) {
@@ -28,48 +24,70 @@ export function seededUserText(index) {
   return `Question ${index}`;
 }
 
-const quote = (text) => `'${text.replaceAll("'", "''")}'`;
-
 /**
- * Appends `turns` turns (a user message and one successful reply each, so 2 × `turns`
- * messages) to `topicId` in `dataDir`'s database. `model` is `{ providerId, model }`.
- * Safe while `colloquy serve` runs (SQLite's WAL and busy timeout).
+ * A `colloquy-export` document (version 1) of one topic titled `title` with `turns`
+ * turns: a user message and one successful reply each (2 × `turns` messages), two seconds
+ * apart, ending now. `model` is `{ providerId, model }`: the topic's model and who answered.
  */
-export function seedTopic(dataDir, topicId, turns, model) {
-  const rows = [];
-  const created = new Date(Date.now() - turns * 2000);
-  let previousUser = null;
+export function longTopicExport(title, turns, model) {
+  const start = Date.now() - turns * 2000;
+  const messages = [];
+  let previousUser;
   for (let i = 0; i < turns; i += 1) {
-    const at = new Date(created.getTime() + i * 2000).toISOString();
-    const userId = randomUUID();
-    const replyId = randomUUID();
+    const at = new Date(start + i * 2000).toISOString();
     const turnId = randomUUID();
-    const userParts = JSON.stringify([{ type: 'text', text: seededUserText(i) }]);
-    const replyParts = JSON.stringify([{ type: 'text', text: seededReplyText(i), state: 'done' }]);
-    const replyMeta = JSON.stringify({ model: { providerId: model.providerId, model: model.model } });
-    rows.push(
-      `(${quote(userId)}, ${quote(topicId)}, ${previousUser ? quote(previousUser) : 'NULL'}, ${quote(turnId)}, 'user', 'success', NULL, NULL, ${quote(userParts)}, '{}', 0, ${quote(at)}, ${quote(at)})`,
-      `(${quote(replyId)}, ${quote(topicId)}, ${quote(userId)}, ${quote(turnId)}, 'assistant', 'success', ${quote(model.providerId)}, ${quote(model.model)}, ${quote(replyParts)}, ${quote(replyMeta)}, 0, ${quote(at)}, ${quote(at)})`,
+    const userId = randomUUID();
+    messages.push(
+      {
+        id: userId,
+        parentId: previousUser,
+        turnId,
+        role: 'user',
+        status: 'success',
+        selected: 0,
+        parts: [{ type: 'text', text: seededUserText(i) }],
+        metadata: { turnId },
+        createdAt: at,
+        updatedAt: at,
+      },
+      {
+        id: randomUUID(),
+        parentId: userId,
+        turnId,
+        role: 'assistant',
+        status: 'success',
+        model,
+        selected: 0,
+        parts: [{ type: 'text', text: seededReplyText(i), state: 'done' }],
+        metadata: { turnId, model: model.model },
+        createdAt: at,
+        updatedAt: at,
+      },
     );
     previousUser = userId;
   }
-  const sql = [
-    '.timeout 10000',
-    'BEGIN IMMEDIATE;',
-    // Batches keep each statement well under SQLite's limits.
-    ...chunk(rows, 500).map(
-      (batch) =>
-        `INSERT INTO messages (id, topic_id, parent_id, turn_id, role, status, provider_id, model_name, parts, metadata, selected, created_at, updated_at) VALUES\n${batch.join(',\n')};`,
-    ),
-    'COMMIT;',
-  ].join('\n');
-  const result = spawnSync(SQLITE, [path.join(dataDir, 'colloquy.db')], { input: sql, encoding: 'utf8' });
-  if (result.error) throw new Error(`seeding needs the sqlite3 command line tool (${SQLITE}): ${result.error.message}`);
-  if (result.status !== 0) throw new Error(`seeding the topic failed: ${result.stderr}`);
+  const now = new Date().toISOString();
+  return {
+    format: 'colloquy-export',
+    version: 1,
+    exportedAt: now,
+    app: 'colloquy e2e seed',
+    topics: [{ id: randomUUID(), title, model, createdAt: new Date(start).toISOString(), updatedAt: now, messages }],
+  };
 }
 
-function chunk(items, size) {
-  const out = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
+/**
+ * Imports a topic of `turns` turns (see `longTopicExport`) through `server.api` (the e2e
+ * harness's `startServer`) and returns its id. `model` must name an existing provider, so
+ * the topic keeps it and a new message in it streams from that provider. Fails unless
+ * every message was imported.
+ */
+export async function seedTopic(server, { title = 'Long topic', turns, model }) {
+  const document = longTopicExport(title, turns, model);
+  const report = await server.api('topics_import', { content: JSON.stringify(document) });
+  const [topic] = report.imported ?? [];
+  if (report.imported?.length !== 1 || report.skipped.length > 0 || topic.messages !== turns * 2) {
+    throw new Error(`seeding the long topic imported less than asked (${turns * 2} messages): ${JSON.stringify(report).slice(0, 2000)}`);
+  }
+  return topic.topicId;
 }

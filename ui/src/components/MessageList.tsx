@@ -33,7 +33,7 @@ const OVERSCAN = { top: 800, bottom: 400 };
  */
 export function MessageList({ turns, waiting, providers, commands, hasOlder = false, loadingOlder = false, onLoadOlder }: MessageListProps) {
   const list = useRef<VirtuosoHandle>(null);
-  const { following, follow, unfollow, scrollerRef } = useFollowing();
+  const { following, follow, unfollow, keepEnd, scrollerRef } = useFollowing();
   const firstItemIndex = usePrependAnchor(turns);
   const unread = useUnread(turns, following);
 
@@ -124,10 +124,10 @@ export function MessageList({ turns, waiting, providers, commands, hasOlder = fa
           </div>
         )}
         // New turns, and a reply growing at the end, keep the end in view while following.
-        followOutput={() => (following ? 'auto' : false)}
-        totalListHeightChanged={() => {
-          if (following) list.current?.scrollToIndex({ index: 'LAST', align: 'end', behavior: 'auto' });
-        }}
+        // Neither Virtuoso's `followOutput` nor `scrollToIndex` here: both go on scrolling
+        // to the end for a while after the list grew (100–150 ms, again with every chunk),
+        // even when the user scrolled up meanwhile, so a wheel turn snapped back.
+        totalListHeightChanged={keepEnd}
         atBottomThreshold={AT_BOTTOM_PX}
         atBottomStateChange={(atBottom) => {
           // Back at the end (scrolled there, or jumped): follow again.
@@ -151,30 +151,65 @@ export function MessageList({ turns, waiting, providers, commands, hasOlder = fa
   );
 }
 
+/** Keys that scroll a focused list up. */
+const UP_KEYS = new Set(['ArrowUp', 'PageUp', 'Home']);
+
 /**
  * Whether the list follows its end. Only the user stops it, by scrolling up (wheel, keys,
  * touch, the scrollbar, the browser's find): content growing below never moves the view
  * up, and a correction above it while at the end leaves the end in view.
+ *
+ * A wheel or key turned up stops it at once, before the view moves: the browser scrolls
+ * those smoothly, over several frames, and a scroll to the end meanwhile (the next chunk
+ * of a streaming reply) would cancel that scroll, so the user could never leave the end.
+ * `keepEnd` reads `followingNow`, so no render has to come first.
  */
 function useFollowing() {
   const [following, setFollowing] = useState(true);
+  const followingNow = useRef(true);
   const [scroller, setScroller] = useState<HTMLElement | null>(null);
-  const follow = useCallback(() => setFollowing(true), []);
-  const unfollow = useCallback(() => setFollowing(false), []);
+  const setTo = useCallback((value: boolean) => {
+    followingNow.current = value;
+    setFollowing(value);
+  }, []);
+  const follow = useCallback(() => setTo(true), [setTo]);
+  const unfollow = useCallback(() => setTo(false), [setTo]);
   useEffect(() => {
     if (!scroller) return;
     let lastTop = scroller.scrollTop;
     const onScroll = () => {
       const top = scroller.scrollTop;
       const fromEnd = scroller.scrollHeight - top - scroller.clientHeight;
-      if (top < lastTop - 4 && fromEnd > AT_BOTTOM_PX) setFollowing(false);
+      if (top < lastTop - 4 && fromEnd > AT_BOTTOM_PX) unfollow();
       lastTop = top;
     };
+    const onWheel = (event: WheelEvent) => {
+      if (event.deltaY < 0 && scroller.scrollTop > 0) unfollow();
+    };
+    const onKeyDown = (event: KeyboardEvent) => {
+      const typing = event.target instanceof HTMLElement && event.target.closest('input, textarea, [contenteditable="true"]');
+      if (!typing && (UP_KEYS.has(event.key) || (event.key === ' ' && event.shiftKey)) && scroller.scrollTop > 0) unfollow();
+    };
     scroller.addEventListener('scroll', onScroll, { passive: true });
-    return () => scroller.removeEventListener('scroll', onScroll);
-  }, [scroller]);
-  const scrollerRef = useCallback((element: HTMLElement | Window | null) => setScroller(element instanceof HTMLElement ? element : null), []);
-  return { following, follow, unfollow, scrollerRef };
+    scroller.addEventListener('wheel', onWheel, { passive: true });
+    scroller.addEventListener('keydown', onKeyDown);
+    return () => {
+      scroller.removeEventListener('scroll', onScroll);
+      scroller.removeEventListener('wheel', onWheel);
+      scroller.removeEventListener('keydown', onKeyDown);
+    };
+  }, [scroller, unfollow]);
+  /** The list's height changed: while following, its end stays in view. */
+  const scrollerNow = useRef<HTMLElement | null>(null);
+  const keepEnd = useCallback(() => {
+    const element = scrollerNow.current;
+    if (followingNow.current && element) element.scrollTop = element.scrollHeight;
+  }, []);
+  const scrollerRef = useCallback((element: HTMLElement | Window | null) => {
+    scrollerNow.current = element instanceof HTMLElement ? element : null;
+    setScroller(scrollerNow.current);
+  }, []);
+  return { following, follow, unfollow, keepEnd, scrollerRef };
 }
 
 function ListHeader({ hasOlder, loadingOlder }: { hasOlder: boolean; loadingOlder: boolean }) {

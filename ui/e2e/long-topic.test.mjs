@@ -1,11 +1,6 @@
-// NOT RUN YET: written at the end of issue 15's session, whose worktree had no built
-// `colloquy` to run it against. `npm run e2e` does not pick it up (not *.test.mjs): run it
-// with `node --test e2e/long-topic.unverified.mjs`, fix what fails, then rename it to
-// long-topic.test.mjs.
-//
-// A long topic (5,000 messages, seeded straight into the store): it opens at its end, reads
-// older pages as the user scrolls up, keeps the DOM small, follows a streaming reply only
-// while the user is at the bottom, and shows a reattached reply once after a reload.
+// A long topic (5,000 messages, imported through `topics_import`): it opens at its end,
+// reads older pages as the user scrolls up, keeps the DOM small, follows a streaming reply
+// only while the user is at the bottom, and shows a reattached reply once after a reload.
 
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -15,7 +10,6 @@ import {
   byTestId,
   e2eTest,
   normalize,
-  sleep,
   typeAndEnter,
   useStack,
   waitUntil,
@@ -29,11 +23,9 @@ const DOM_BOUND = 150;
 
 let topicId;
 const stack = useStack({
-  setup: async ({ server, testkit, dataDir }) => {
+  setup: async ({ server, testkit }) => {
     const provider = await addTestkitProvider(server, testkit);
-    const topic = await server.api('topic_create', { title: 'Long topic', model: { providerId: provider.id, model: 'scripted' } });
-    topicId = topic.id;
-    seedTopic(dataDir, topicId, TURNS, { providerId: provider.id, model: 'scripted' });
+    topicId = await seedTopic(server, { turns: TURNS, model: { providerId: provider.id, model: 'scripted' } });
   },
 });
 
@@ -60,6 +52,45 @@ function bottomVisible(page, locator) {
 /** The last line of the live reply: its text's last rendered element. */
 function lastLine(page) {
   return page.locator('[data-testid="message"][data-role="assistant"]').last().locator('[data-testid="message-text"] :is(p, li, pre, h2)').last();
+}
+
+const lastLineText = (page) => lastLine(page).innerText().catch(() => '');
+
+/** The number in "Line N of the streamed answer." (-1 for anything else). */
+const lineNumber = (text) => Number(/Line (\d+)/.exec(text)?.[1] ?? -1);
+
+/** The last line's text and whether it is in view, read at one moment. */
+async function lastLineInView(page) {
+  const line = lastLine(page);
+  return line.evaluate((element) => {
+    const scroller = element.closest('.message-list');
+    const box = element.getBoundingClientRect();
+    const view = scroller?.getBoundingClientRect();
+    return { text: element.textContent ?? '', visible: !!view && box.bottom <= view.bottom + 2 && box.bottom >= view.top };
+  });
+}
+
+/** The text of the rendered line at the middle of the message list. */
+async function lineAtViewCenter(page) {
+  return list(page).evaluate((scroller) => {
+    const view = scroller.getBoundingClientRect();
+    const lines = [...scroller.querySelectorAll('[data-testid="message-text"] :is(p, li, pre, h2)')];
+    const middle = view.top + view.height / 2;
+    // The first line reaching below the middle (the middle may fall between two lines).
+    return lines.find((element) => element.getBoundingClientRect().bottom >= middle)?.textContent ?? '';
+  });
+}
+
+/** Whether a rendered line with exactly this text is inside the message list's view. */
+async function lineInView(page, text) {
+  return list(page).evaluate((scroller, wanted) => {
+    const view = scroller.getBoundingClientRect();
+    const lines = [...scroller.querySelectorAll('[data-testid="message-text"] :is(p, li, pre, h2)')];
+    return lines.some((element) => {
+      const box = element.getBoundingClientRect();
+      return element.textContent === wanted && box.top >= view.top && box.bottom <= view.bottom;
+    });
+  }, text);
 }
 
 async function distanceFromBottom(page) {
@@ -112,7 +143,8 @@ e2eTest(stack, 'a reply streamed at the bottom stays in view to its last line, a
   const page = await openLongTopic();
   await messages(page).last().waitFor();
 
-  const lines = Array.from({ length: 120 }, (_, i) => `Line ${i} of the streamed answer.\n\n`);
+  const LINES = 240;
+  const lines = Array.from({ length: LINES }, (_, i) => `Line ${i} of the streamed answer.\n\n`);
   await stack.testkit.script({ chunks: lines, tokenDelayMs: 40 });
   await typeAndEnter(page, 'Stream a long answer');
   // Sending shows the new message.
@@ -120,26 +152,36 @@ e2eTest(stack, 'a reply streamed at the bottom stays in view to its last line, a
     const mine = page.locator('[data-testid="message"][data-role="user"]', { hasText: 'Stream a long answer' });
     return (await mine.count()) > 0 && bottomVisible(page, mine.last());
   });
-  for (const at of [10, 40, 80]) {
-    await waitUntil(`line ${at} has arrived`, async () => (await lastLine(page).innerText().catch(() => '')).includes(`Line ${at}`));
-    await sleep(120);
-    assert.ok(await bottomVisible(page, lastLine(page)), `the last line is in view around line ${at}`);
+  // At several points the view catches up with the growing reply while it still grows
+  // (a list that stopped following would leave its last line below the window for good).
+  for (const at of [10, 60, 120]) {
+    await waitUntil(`line ${at} has arrived`, async () => lineNumber(await lastLineText(page)) >= at);
+    const seen = await waitUntil(`the last line is in view after line ${at}`, async () => {
+      const view = await lastLineInView(page);
+      return view.visible && view;
+    });
+    assert.ok(lineNumber(seen.text) < LINES - 1, `the view kept up while the reply was still growing (${seen.text})`);
   }
 
   // The user scrolls up: the view stays where they put it, and offers the way back.
   await scrollUp(page, 1500);
   await byTestId(page, 'jump-to-latest').waitFor();
-  const away = await distanceFromBottom(page);
-  await sleep(800);
-  assert.ok((await distanceFromBottom(page)) > away, 'the reply grew below without pulling the view down');
+  const anchor = await lineAtViewCenter(page);
+  const awayFromEnd = await distanceFromBottom(page);
+  await waitUntil('the reply grows below the view', async () => (await distanceFromBottom(page)) > awayFromEnd + 200);
+  // (Not to the pixel: the list may correct by a line's height as the item it is in grows.)
+  assert.ok(await lineInView(page, anchor), `the line the user scrolled to (${anchor}) is still in view`);
+  assert.ok(!(await lastLineInView(page)).visible, 'the last line is below the view');
   await byTestId(page, 'jump-to-latest').click();
-  await waitUntil('back at the bottom', async () => (await distanceFromBottom(page)) < 60);
   await byTestId(page, 'jump-to-latest').waitFor({ state: 'detached' });
+  await waitUntil('back at the bottom, with the last line in view', async () => (await lastLineInView(page)).visible);
   await waitUntil('the reply is stored as success', async () =>
     (await page.locator('[data-testid="message"][data-role="assistant"]').last().getAttribute('data-status')) === 'success',
   );
-  assert.ok(await bottomVisible(page, lastLine(page)), 'the last line is in view at the end');
-  assert.match(await lastLine(page).innerText(), /Line 119/);
+  await waitUntil('the last line is in view at the end', async () => {
+    const view = await lastLineInView(page);
+    return view.visible && view.text.includes(`Line ${LINES - 1}`);
+  });
 });
 
 e2eTest(stack, 'messages that arrive while scrolled up are counted on "jump to latest"', async () => {
