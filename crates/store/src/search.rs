@@ -106,10 +106,10 @@ macro_rules! matched {
     };
 }
 
-/// Best first (bm25; as a function, not FTS5's `rank` column, whose sorted plan ranks
-/// every match before the rowid range applies). Ranking costs a pass over every match
-/// of each phrase, so it is used only when there are at most [`RANK_CAP`].
-const RANKED: &str = matched!("bm25(message_search), message_search.rowid");
+/// Best first (bm25). `ORDER BY rank` alone lets FTS5 sort inside the index, so SQLite
+/// joins, filters and cuts snippets only until the page is full. Ranking costs a pass over
+/// every match of each phrase, so it is used only when there are at most [`RANK_CAP`].
+const RANKED: &str = matched!("rank");
 
 /// Newest written first: FTS5 walks its lists backwards and stops once the page is full.
 const NEWEST: &str = matched!("message_search.rowid DESC");
