@@ -1,5 +1,5 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { Virtuoso, type VirtuosoHandle } from 'react-virtuoso';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { Virtualizer, type VirtualizerHandle } from 'virtua';
 import type { TurnView } from '../chat/conversation';
 import type { Provider } from '../protocol.gen';
 import { REVEAL_EVENT, pendingReveal, revealDone } from '../search/revealMessage';
@@ -19,10 +19,12 @@ interface MessageListProps {
 
 /** Within this many pixels of the end counts as "at the bottom" (following). */
 const AT_BOTTOM_PX = 48;
-/** Virtuoso's index of the first item: room to prepend older pages below it. */
-const FIRST_INDEX = 1_000_000_000;
+/** Within this many pixels of the top, the next older page is read. */
+const NEAR_TOP_PX = 800;
 /** Rendered beyond the window, above and below, so a wheel scroll shows no blank. */
-const OVERSCAN = { top: 800, bottom: 400 };
+const BUFFER_PX = 600;
+/** The space above the first turn: virtua's `startMargin`, what precedes the list in its scroller. */
+const START_PX = 14;
 
 /**
  * The conversation, oldest first, virtualized: only the turns near the window are in the
@@ -32,18 +34,23 @@ const OVERSCAN = { top: 800, bottom: 400 };
  * Older pages load as the top comes near, without moving what is on screen.
  */
 export function MessageList({ turns, waiting, providers, commands, hasOlder = false, loadingOlder = false, onLoadOlder }: MessageListProps) {
-  const list = useRef<VirtuosoHandle>(null);
-  const { following, follow, unfollow, keepEnd, scrollerRef } = useFollowing();
-  const firstItemIndex = usePrependAnchor(turns);
+  const list = useRef<VirtualizerHandle>(null);
+  const { following, follow, unfollow, keepEnd, scroller, scrollerNow, scrollerRef } = useFollowing();
+  const prepended = usePrepended(turns);
   const unread = useUnread(turns, following);
 
   const last = turns[turns.length - 1];
+  const lastIndex = useMemo(() => (turns.length > 0 ? [turns.length - 1] : []), [turns.length]);
   const showWaiting = waiting && (!last || last.replies.length === 0);
 
   const toLatest = useCallback(() => {
     follow();
-    list.current?.scrollToIndex({ index: 'LAST', align: 'end', behavior: 'auto' });
-  }, [follow]);
+    keepEnd();
+  }, [follow, keepEnd]);
+
+  // Opens at the end; new turns, and the waiting notice below them, keep the end in view
+  // while following (a reply growing in place is `onResize`).
+  useLayoutEffect(keepEnd, [keepEnd, turns, showWaiting]);
 
   // Sending (or an edit) always shows the new message, wherever the view was.
   const wasWaiting = useRef(waiting);
@@ -76,27 +83,24 @@ export function MessageList({ turns, waiting, providers, commands, hasOlder = fa
       revealId.current = undefined;
       revealDone(wanted);
       if (at < turns.length - 1) unfollow();
-      // After the list's own first positioning (it opens at the end), and once more when
-      // the heights of the turns around it are measured.
-      const scroll = () => list.current?.scrollToIndex({ index: at, align: 'center', behavior: 'auto' });
-      window.setTimeout(scroll, 0);
-      window.setTimeout(scroll, 250);
+      // virtua scrolls again as the turns around it are measured.
+      list.current?.scrollToIndex(at, { align: 'center' });
     } else if (hasOlder && !loadingOlder) {
       onLoadOlder?.();
     }
   }, [revealAsked, turns, hasOlder, loadingOlder, onLoadOlder, unfollow]);
 
-  const startReached = useCallback(() => {
-    if (hasOlder && !loadingOlder) onLoadOlder?.();
-  }, [hasOlder, loadingOlder, onLoadOlder]);
-
-  const components = useMemo(
-    () => ({
-      Header: () => <ListHeader hasOlder={hasOlder} loadingOlder={loadingOlder} />,
-      Footer: () => (showWaiting ? <WaitingNotice /> : <div className="message-list-end" />),
-    }),
-    [hasOlder, loadingOlder, showWaiting],
+  const loadOlderNearTop = useCallback(
+    (offset: number) => {
+      if (offset < NEAR_TOP_PX && hasOlder && !loadingOlder) onLoadOlder?.();
+    },
+    [hasOlder, loadingOlder, onLoadOlder],
   );
+  // A page that ended near the top (or too short to scroll) reads the next one: no scroll
+  // event would come to ask.
+  useEffect(() => {
+    if (scroller) loadOlderNearTop(scroller.scrollTop);
+  }, [scroller, loadOlderNearTop, turns.length]);
 
   if (turns.length === 0 && !waiting) {
     return (
@@ -110,33 +114,37 @@ export function MessageList({ turns, waiting, providers, commands, hasOlder = fa
 
   return (
     <div className="message-list-frame">
-      <Virtuoso
-        ref={list}
-        scrollerRef={scrollerRef}
-        className="message-list"
-        data={turns}
-        firstItemIndex={firstItemIndex}
-        initialTopMostItemIndex={{ index: 'LAST', align: 'end' }}
-        computeItemKey={(_, turn) => turn.key}
-        itemContent={(_, turn) => (
-          <div className="message-row">
-            <Turn turn={turn} providers={providers} commands={commands} />
-          </div>
-        )}
-        // New turns, and a reply growing at the end, keep the end in view while following.
-        // Neither Virtuoso's `followOutput` nor `scrollToIndex` here: both go on scrolling
-        // to the end for a while after the list grew (100–150 ms, again with every chunk),
-        // even when the user scrolled up meanwhile, so a wheel turn snapped back.
-        totalListHeightChanged={keepEnd}
-        atBottomThreshold={AT_BOTTOM_PX}
-        atBottomStateChange={(atBottom) => {
-          // Back at the end (scrolled there, or jumped): follow again.
-          if (atBottom) follow();
-        }}
-        startReached={startReached}
-        increaseViewportBy={OVERSCAN}
-        components={components}
-      />
+      <div ref={scrollerRef} className="message-list">
+        <div style={{ height: START_PX }} />
+        <Virtualizer
+          ref={list}
+          scrollRef={scrollerNow}
+          data={turns}
+          // Older turns prepended: virtua keeps the view still, counting from the end.
+          shift={prepended}
+          startMargin={START_PX}
+          bufferSize={BUFFER_PX}
+          // The newest turn stays in the DOM wherever the view is: a streaming reply is
+          // not remounted (its markdown parsed again) when the user scrolls back to it,
+          // and it is there from the first frame, before the end is measured.
+          keepMounted={lastIndex}
+          onScroll={loadOlderNearTop}
+          // A turn's height changed (a reply growing, a code block highlighted).
+          onResize={keepEnd}
+        >
+          {(turn) => (
+            <div key={turn.key} className="message-row">
+              <Turn turn={turn} providers={providers} commands={commands} />
+            </div>
+          )}
+        </Virtualizer>
+        {showWaiting ? <WaitingNotice /> : <div className="message-list-end" />}
+      </div>
+      {loadingOlder && (
+        <div className="loading-older muted small" role="status" data-testid="loading-older">
+          Loading earlier messages…
+        </div>
+      )}
       {!following && (
         <button type="button" className="button jump-to-latest" data-testid="jump-to-latest" onClick={toLatest}>
           ↓ Jump to latest
@@ -156,8 +164,9 @@ const UP_KEYS = new Set(['ArrowUp', 'PageUp', 'Home']);
 
 /**
  * Whether the list follows its end. Only the user stops it, by scrolling up (wheel, keys,
- * touch, the scrollbar, the browser's find): content growing below never moves the view
- * up, and a correction above it while at the end leaves the end in view.
+ * touch, the scrollbar, the browser's find), and scrolling back down to the end starts it
+ * again: content growing below never moves the view up, and a correction above it while
+ * at the end leaves the end in view.
  *
  * A wheel or key turned up stops it at once, before the view moves: the browser scrolls
  * those smoothly, over several frames, and a scroll to the end meanwhile (the next chunk
@@ -167,7 +176,8 @@ const UP_KEYS = new Set(['ArrowUp', 'PageUp', 'Home']);
 function useFollowing() {
   const [following, setFollowing] = useState(true);
   const followingNow = useRef(true);
-  const [scroller, setScroller] = useState<HTMLElement | null>(null);
+  const [scroller, setScroller] = useState<HTMLDivElement | null>(null);
+  const scrollerNow = useRef<HTMLDivElement | null>(null);
   const setTo = useCallback((value: boolean) => {
     followingNow.current = value;
     setFollowing(value);
@@ -181,6 +191,8 @@ function useFollowing() {
       const top = scroller.scrollTop;
       const fromEnd = scroller.scrollHeight - top - scroller.clientHeight;
       if (top < lastTop - 4 && fromEnd > AT_BOTTOM_PX) unfollow();
+      // Moving down into the end (the scrollbar, a wheel, End): follow again.
+      else if (top > lastTop && fromEnd <= AT_BOTTOM_PX && !followingNow.current) follow();
       lastTop = top;
     };
     const onWheel = (event: WheelEvent) => {
@@ -198,29 +210,18 @@ function useFollowing() {
       scroller.removeEventListener('wheel', onWheel);
       scroller.removeEventListener('keydown', onKeyDown);
     };
-  }, [scroller, unfollow]);
-  /** The list's height changed: while following, its end stays in view. */
-  const scrollerNow = useRef<HTMLElement | null>(null);
+  }, [scroller, follow, unfollow]);
+  /** The content or its height changed: while following, the end stays in view. */
   const keepEnd = useCallback(() => {
     const element = scrollerNow.current;
     if (followingNow.current && element) element.scrollTop = element.scrollHeight;
   }, []);
-  const scrollerRef = useCallback((element: HTMLElement | Window | null) => {
-    scrollerNow.current = element instanceof HTMLElement ? element : null;
-    setScroller(scrollerNow.current);
+  const scrollerRef = useCallback((element: HTMLDivElement | null) => {
+    scrollerNow.current = element;
+    setScroller(element);
   }, []);
-  return { following, follow, unfollow, keepEnd, scrollerRef };
-}
-
-function ListHeader({ hasOlder, loadingOlder }: { hasOlder: boolean; loadingOlder: boolean }) {
-  if (loadingOlder) {
-    return (
-      <div className="message-list-start muted small" role="status" data-testid="loading-older">
-        Loading earlier messages…
-      </div>
-    );
-  }
-  return <div className={hasOlder ? 'message-list-start more' : 'message-list-start'} />;
+  // The element as state (listeners go on the one the list mounts) and as a ref (virtua's `scrollRef`).
+  return { following, follow, unfollow, keepEnd, scroller, scrollerNow, scrollerRef };
 }
 
 function WaitingNotice() {
@@ -234,18 +235,17 @@ function WaitingNotice() {
 }
 
 /**
- * Virtuoso's `firstItemIndex`: lowered by the number of turns that appeared above the
- * first one, in the same render, so prepending an older page keeps the view still.
+ * virtua's `shift`: true in the render where turns appeared above the first one (an older
+ * page), so the view stays still; false for every other change (a turn added at the end).
  */
-function usePrependAnchor(turns: readonly TurnView[]): number {
-  const key = turns[0]?.key;
-  const [anchor, setAnchor] = useState({ key, index: FIRST_INDEX });
-  if (key === anchor.key) return anchor.index;
+function usePrepended(turns: readonly TurnView[]): boolean {
+  const first = turns[0]?.key;
+  const [seen, setSeen] = useState({ first, count: turns.length, shift: false });
+  if (first === seen.first && turns.length === seen.count) return seen.shift;
   // Adjusted while rendering (React's pattern for state from the previous render).
-  const at = anchor.key === undefined ? -1 : turns.findIndex((turn) => turn.key === anchor.key);
-  const index = at > 0 ? anchor.index - at : anchor.index;
-  setAnchor({ key, index });
-  return index;
+  const shift = seen.first !== undefined && first !== seen.first && turns.findIndex((turn) => turn.key === seen.first) > 0;
+  setSeen({ first, count: turns.length, shift });
+  return shift;
 }
 
 const messageIds = (turn: TurnView) => [...(turn.user ? [turn.user.id] : []), ...turn.replies.map((reply) => reply.messageId)];
