@@ -41,7 +41,7 @@ e2eTest(stack, 'a message queued while a reply streams runs by itself as the nex
   assert.equal(await userMessages(page).count(), 1, 'not sent yet');
 
   await waitUntil('the queued message became the next turn', async () => (await userMessages(page).count()) === 2, { timeout: 30_000 });
-  assert.equal(await userMessages(page).last().innerText(), 'And then this');
+  assert.equal(await userMessages(page).last().locator('[data-testid="message-text"]').innerText(), 'And then this');
   await waitUntil('its reply is complete', async () => normalize(await assistantText(page)) === 'The queued one.', { timeout: 30_000 });
   await waitUntil('and stored', async () => (await lastAssistant(page).getAttribute('data-status')) === 'success');
   assert.equal(normalize(await assistantMessages(page).first().innerText()).includes('first59'), true, 'the first reply finished first');
@@ -87,7 +87,7 @@ e2eTest(stack, 'queued messages can be reordered, edited and cancelled; after St
   await stack.testkit.script({ chunks: ['Released.'], tokenDelayMs: 10 });
   await byTestId(page, 'inbox-item').first().locator('[data-testid="inbox-release"]').click();
   await waitUntil('the released message runs', async () => (await userMessages(page).count()) === 2, { timeout: 30_000 });
-  assert.equal(await userMessages(page).last().innerText(), 'one, edited');
+  assert.equal(await userMessages(page).last().locator('[data-testid="message-text"]').innerText(), 'one, edited');
   await waitUntil('its reply is complete', async () => normalize(await assistantText(page)) === 'Released.');
   assert.deepEqual(await order(), ['two'], 'the other held message stays held');
 });

@@ -39,8 +39,9 @@ const userVersion = (page, index) => turn(page, index).locator('[data-testid="us
 const replyVersion = (page, index) => turn(page, index).locator('.reply-actions [data-testid="version-label"]');
 const replyActions = (page, index) => turn(page, index).locator('.reply-actions');
 
+/** The text of each user message (without its time, version switcher or actions). */
 async function userTexts(page) {
-  return (await userMessages(page).allInnerTexts()).map(normalize);
+  return (await userMessages(page).locator('[data-testid="message-text"]').allInnerTexts()).map(normalize);
 }
 
 /** Sends `text`, its reply scripted as `reply`, and waits until that reply is stored. */
