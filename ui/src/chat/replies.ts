@@ -78,20 +78,7 @@ export class LiveReplies {
         this.replaceRow(message.messageId, message.executionId);
         // The snapshot replaces whatever this reader had of the execution: its message holds
         // every part (answered approvals included), and transient notices start over.
-        const fold = MessageFold.fromSnapshot(message.message);
-        this.executions.set(message.executionId, {
-          fold,
-          reply: {
-            executionId: message.executionId,
-            messageId: message.messageId,
-            turnId: message.turnId,
-            model: message.model,
-            seq: message.seq,
-            message: fold.message,
-            retrying: undefined,
-            progress: NO_PROGRESS,
-          },
-        });
+        this.executions.set(message.executionId, started(message, MessageFold.fromSnapshot(message.message), message.seq));
         this.dirty = true;
         return { ...NOTHING, changed: true, discovered };
       }
@@ -104,20 +91,7 @@ export class LiveReplies {
           if (message.seq !== 1) return { ...NOTHING, reattach: true };
           discovered = this.enterTurn(message.turnId) || !this.knowsRow(message.messageId);
           this.replaceRow(message.messageId, message.executionId);
-          const fold = new MessageFold(message.messageId);
-          execution = {
-            fold,
-            reply: {
-              executionId: message.executionId,
-              messageId: message.messageId,
-              turnId: message.turnId,
-              model: message.model,
-              seq: 0,
-              message: fold.message,
-              retrying: undefined,
-              progress: NO_PROGRESS,
-            },
-          };
+          execution = started(message, new MessageFold(message.messageId), 0);
           this.executions.set(message.executionId, execution);
         }
         const { reply } = execution;
@@ -213,6 +187,15 @@ export class LiveReplies {
       if (execution.reply.messageId === messageId && id !== executionId) this.executions.delete(id);
     }
   }
+}
+
+/** An execution as this reader first meets it: its fold so far, read up to `seq`. */
+function started(message: Extract<StreamMessage, { kind: 'snapshot' | 'chunk' }>, fold: MessageFold, seq: number): Execution {
+  const { executionId, messageId, turnId, model } = message;
+  return {
+    fold,
+    reply: { executionId, messageId, turnId, model, seq, message: fold.message, retrying: undefined, progress: NO_PROGRESS },
+  };
 }
 
 /** The notices beside the message after `chunk` (the message itself is the fold's). */
