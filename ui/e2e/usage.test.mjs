@@ -43,7 +43,10 @@ e2eTest(stack, 'a price set in Settings → Usage shows as the cost in the reply
   assert.equal(normalize(await footer.locator('[data-testid="reply-usage-tokens"]').innerText()), '1.5k tokens');
   assert.equal(normalize(await footer.locator('[data-testid="reply-usage-cost"]').innerText()), '$2.00');
   assert.match(await footer.locator('[data-testid="reply-usage-ttft"]').innerText(), /to first token/);
-  await footer.locator('[data-testid="reply-usage-time"]').waitFor();
+  // The reply's time is shown once, beside its model, not again in the usage footer.
+  await lastAssistant(page).locator('[data-testid="message-time"]').waitFor();
+  assert.equal(await lastAssistant(page).locator('[data-testid="message-time"]').count(), 1);
+  assert.equal(await footer.locator('[data-testid="reply-usage-time"]').count(), 0);
   assert.equal(normalize(await byTestId(page, 'topic-usage').innerText()), '1.5k tokens · $2.00');
 
   // A second reply adds to the topic total.

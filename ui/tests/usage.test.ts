@@ -39,7 +39,7 @@ describe('usage formatting', () => {
     expect(costLabel(totals())).toBeUndefined();
   });
 
-  it('shows tokens, cost, time to first token, speed and time under a reply', () => {
+  it('shows tokens, cost, time to first token and speed under a reply (its time is shown once, beside the model)', () => {
     const usage: ReplyUsage = {
       messageId: 'm',
       totals: totals({ costUsd: 0.0021, cachedTokens: 200, reasoningTokens: 50 }),
@@ -48,8 +48,8 @@ describe('usage formatting', () => {
       startedAt: '2026-11-25T12:03:00.000Z',
       model: 'gpt-4o',
     };
-    const items = footerItems(usage, 'en-US');
-    expect(items.map((item) => item.key)).toEqual(['tokens', 'cost', 'ttft', 'speed', 'time']);
+    const items = footerItems(usage);
+    expect(items.map((item) => item.key)).toEqual(['tokens', 'cost', 'ttft', 'speed']);
     expect(items[0]?.text).toBe('1.5k tokens');
     expect(items[0]?.title).toContain('200 cached');
     expect(items[1]?.text).toBe('$0.0021');

@@ -54,8 +54,11 @@ export function costLabel(totals: UsageTotals): string | undefined {
   return totals.unpricedCalls > 0 ? `${formatCost(totals.costUsd)}+` : formatCost(totals.costUsd);
 }
 
-/** The pieces of a reply's footer, in order: tokens, cost, time to first token, speed, time. */
-export function footerItems(usage: ReplyUsage, locale?: string): { key: string; text: string; title: string }[] {
+/**
+ * The pieces of a reply's usage footer, in order: tokens, cost, time to first token, speed.
+ * (The reply's time is shown once, beside its model: `MessageTime`.)
+ */
+export function footerItems(usage: ReplyUsage): { key: string; text: string; title: string }[] {
   const t = usage.totals;
   const items = [
     {
@@ -80,14 +83,6 @@ export function footerItems(usage: ReplyUsage, locale?: string): { key: string; 
   }
   if (usage.tokensPerSecond !== undefined) {
     items.push({ key: 'speed', text: formatSpeed(usage.tokensPerSecond), title: 'Output tokens per second, after the first token' });
-  }
-  const started = new Date(usage.startedAt);
-  if (!Number.isNaN(started.getTime())) {
-    items.push({
-      key: 'time',
-      text: started.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit' }),
-      title: started.toLocaleString(locale),
-    });
   }
   return items;
 }
