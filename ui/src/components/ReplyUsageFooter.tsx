@@ -8,7 +8,7 @@ interface ReplyUsageFooterProps {
 }
 
 /**
- * Under a finished reply: its tokens, cost, time to first token, speed and time, and
+ * Under a finished reply: its tokens, cost, time to first token and speed, and
  * "Details", which opens the reply inspector below. Nothing when the ledger has nothing
  * for the reply (a demo reply, or one from before usage was kept).
  */
