@@ -256,15 +256,14 @@ impl Store {
         }
     }
 
-    /// Builds the index again from `messages`, in one transaction. An index too damaged
-    /// to be emptied is dropped and created anew.
+    /// Builds the index again from `messages`, in one transaction. The table is dropped
+    /// and created anew rather than emptied: emptying a damaged FTS5 table reads its
+    /// damaged pages, and can leave some of them behind. The triggers on `messages` name
+    /// the table, so they write to the new one.
     pub async fn rebuild_search_index(&self) -> Result<()> {
         let mut tx = self.write().await?;
-        if let Err(err) = sqlx::query("DELETE FROM message_search").execute(&mut *tx).await {
-            tracing::warn!(error = %err, "the search index cannot be emptied; creating it anew");
-            for statement in RECREATE {
-                sqlx::query(statement).execute(&mut *tx).await?;
-            }
+        for statement in RECREATE {
+            sqlx::query(statement).execute(&mut *tx).await?;
         }
         sqlx::query(REFILL).execute(&mut *tx).await?;
         tx.commit().await
