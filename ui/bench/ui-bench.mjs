@@ -11,7 +11,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { TOKEN, UI_DIST, startServer, startTestkit } from '../e2e/harness.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, TOKEN, UI_DIST, startServer, startTestkit } from '../e2e/harness.mjs';
 import { seedTopic } from '../e2e/seed.mjs';
 
 const SECTIONS = ['stream', 'open', 'replies', 'bundle'];
@@ -24,16 +24,6 @@ const USAGE = `Usage: node bench/ui-bench.mjs [--only SECTION,...] [--runs N] [-
   --quick     small inputs, to check the benchmark itself works
 Binaries: COLLOQUY_BIN, COLLOQUY_TESTKIT_BIN (default target/debug), CHROMIUM_BIN.`;
 
-const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
 const VIEWPORT = { width: 1200, height: 800 };
 
 function parseArgs(argv) {

@@ -11,6 +11,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '../e2e/harness.mjs';
+
 
 const UI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PAGE = path.join(UI, 'bench/virtualizers');
@@ -32,16 +34,6 @@ const USAGE = `Usage: node bench/virtualizers.mjs [--runs N] [--messages N] [--o
   --quick     1 run of 500 messages, to check the benchmark itself works
 Browser: CHROMIUM_BIN (default /usr/bin/chromium).`;
 
-const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
 const VIEWPORT = { width: 1280, height: 800 };
 /** Scrolling up like a fast wheel: px per frame, for this many frames from the end. */
 const WHEEL_STEP = 400;

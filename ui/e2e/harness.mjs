@@ -17,8 +17,9 @@ export const UI_DIST = path.join(REPO, 'ui', 'dist');
 export const ARTIFACTS = path.join(REPO, 'test-artifacts');
 const COLLOQUY_BIN = process.env.COLLOQUY_BIN ?? path.join(REPO, 'target/debug/colloquy');
 const TESTKIT_BIN = process.env.COLLOQUY_TESTKIT_BIN ?? path.join(REPO, 'target/debug/colloquy-testkit');
-const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
+/** Debian's Chromium and the flags that work on these machines (never a downloaded browser). */
+export const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
