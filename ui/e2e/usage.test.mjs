@@ -40,7 +40,7 @@ e2eTest(stack, 'a price set in Settings → Usage shows as the cost in the reply
 
   const footer = lastAssistant(page).locator('[data-testid="reply-usage"]');
   await footer.locator('[data-testid="reply-usage-cost"]').waitFor();
-  assert.equal(normalize(await footer.locator('[data-testid="reply-usage-tokens"]').innerText()), '1.5k tokens');
+  await waitUntil('the footer counts the reply', async () => normalize(await footer.locator('[data-testid="reply-usage-tokens"]').innerText()) === '1.5k tokens');
   assert.equal(normalize(await footer.locator('[data-testid="reply-usage-cost"]').innerText()), '$2.00');
   assert.match(await footer.locator('[data-testid="reply-usage-ttft"]').innerText(), /to first token/);
   // The reply's time is shown once, beside its model, not again in the usage footer.
@@ -68,9 +68,11 @@ e2eTest(stack, 'the inspector of a tool turn lists each step: model call, tool c
 
   // The footer adds up both model calls: 330 tokens, 300 in (100 cached) at $1000/M
   // (cached at the input price) and 30 out at $2000/M.
+  // The usage is read again as the reply settles: a read during the turn may show the
+  // first call alone for a moment.
   const footer = lastAssistant(page).locator('[data-testid="reply-usage"]');
-  await footer.locator('[data-testid="reply-usage-tokens"]').waitFor();
-  assert.equal(normalize(await footer.locator('[data-testid="reply-usage-tokens"]').innerText()), '330 tokens');
+  const tokens = footer.locator('[data-testid="reply-usage-tokens"]');
+  await waitUntil('the footer counts both model calls', async () => (await tokens.count()) > 0 && normalize(await tokens.innerText()) === '330 tokens');
   assert.equal(normalize(await footer.locator('[data-testid="reply-usage-cost"]').innerText()), '$0.360');
 
   await footer.locator('[data-testid="reply-details"]').click();

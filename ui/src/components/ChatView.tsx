@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useCallback, useState } from 'react';
 import { CHAT_FEATURES } from '../chat/features';
 import type { Assistant, ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
 import { ConversationView } from './ConversationView';
@@ -32,6 +32,14 @@ export function ChatView(props: ChatViewProps) {
   const { topic, providers, assistants, status, onTopicModelChange, onTopicChanged, onSettled, origin, pathVersion, onOpenTopic, onForked } = props;
   const assistant = assistants.find((candidate) => candidate.id === topic.assistantId);
   const models = useTurnModels(topic, providers, assistant);
+  // Each settled reply reads the usage again: a short reply can start and end between two
+  // renders, leaving `status` where it was.
+  const [settledCount, setSettledCount] = useState(0);
+  // `onSettled` is stable in the parent, and so is this (the session keeps the first).
+  const handleSettled = useCallback(() => {
+    setSettledCount((count) => count + 1);
+    onSettled();
+  }, [onSettled]);
 
   const header = (
     <header className="chat-header">
@@ -56,7 +64,7 @@ export function ChatView(props: ChatViewProps) {
   );
 
   return (
-    <TopicUsageProvider topicId={topic.id} status={status}>
+    <TopicUsageProvider topicId={topic.id} status={status} settledCount={settledCount}>
       <ConversationView
         topicId={topic.id}
         header={header}
@@ -65,7 +73,7 @@ export function ChatView(props: ChatViewProps) {
         features={CHAT_FEATURES}
         models={models.value}
         onModelsChange={models.set}
-        onSettled={onSettled}
+        onSettled={handleSettled}
         pathVersion={pathVersion}
         onForked={onForked}
       />

@@ -20,15 +20,17 @@ interface TopicUsageProviderProps {
   topicId: string;
   /** The topic's status: a change (a reply started or ended) reads the usage again. */
   status: TopicStatus | undefined;
+  /** Counts the topic's settled replies: each one reads the usage again. */
+  settledCount: number;
   children: ReactNode;
 }
 
 /**
- * Reads the topic's usage when it opens and whenever its status changes (each model call
- * is in the ledger before its reply ends). A failed read keeps what was shown: usage is
+ * Reads the topic's usage when it opens, whenever its status changes and whenever a reply
+ * settles (each model call is in the ledger before its reply ends). A failed read keeps what was shown: usage is
  * a note under the replies, never in their way.
  */
-export function TopicUsageProvider({ topicId, status, children }: TopicUsageProviderProps) {
+export function TopicUsageProvider({ topicId, status, settledCount, children }: TopicUsageProviderProps) {
   const backend = useBackend();
   const [usage, setUsage] = useState<TopicUsage>();
   useEffect(() => {
@@ -44,7 +46,7 @@ export function TopicUsageProvider({ topicId, status, children }: TopicUsageProv
     return () => {
       current = false;
     };
-  }, [backend, topicId, status]);
+  }, [backend, topicId, status, settledCount]);
   const value = useMemo(() => ({ topicId, usage: usage?.topicId === topicId ? usage : undefined }), [topicId, usage]);
   return <TopicUsageContext.Provider value={value}>{children}</TopicUsageContext.Provider>;
 }
