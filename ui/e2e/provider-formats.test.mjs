@@ -23,14 +23,16 @@ async function addProvider(page, { preset, format, name, baseUrl }) {
   await byTestId(page, 'provider-save').click();
 }
 
-/** Opens a new topic, picks `providerName`'s model in the header, sends `text`. */
+/** Opens a new topic, picks `providerName`'s model in the composer's model picker, sends `text`. */
 async function chatWith(page, providerName, text) {
-  await openNewTopic(page);
-  const picker = byTestId(page, 'model-picker');
-  const value = await picker.locator(`optgroup[label="${providerName}"] option`).first().getAttribute('value');
-  assert.ok(value, `the model picker offers ${providerName}`);
-  await picker.selectOption(value);
-  await waitUntil('the topic uses the picked model', async () => (await picker.inputValue()) === value);
+  const topicId = await openNewTopic(page);
+  await byTestId(page, 'model-select-button').click();
+  const option = page.locator('[data-testid="model-option"]', { hasText: providerName });
+  const providerId = await option.getAttribute('data-provider-id');
+  assert.ok(providerId, `the model picker offers ${providerName}`);
+  await option.click();
+  // Picked alone, it becomes the topic's model.
+  await waitUntil('the topic keeps the picked model', async () => (await stack.server.api('topics_list')).find((t) => t.id === topicId)?.model?.providerId === providerId);
   await typeAndEnter(page, text);
   await page.locator('[data-testid="message"][data-role="user"]').last().waitFor();
 }

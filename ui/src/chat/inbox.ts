@@ -9,6 +9,8 @@ import type {
   TopicRequest,
   TopicStatus,
 } from '../protocol.gen';
+import type { TurnView } from './conversation';
+import { isToolPart } from './tools';
 
 /** How often, and how many times, a finished topic's queue is read again while it settles. */
 const SETTLE_READ_INTERVAL_MS = 250;
@@ -28,6 +30,32 @@ export function stepPosition(items: readonly InboxItem[], id: string, direction:
   const target = direction === 'up' ? index - 1 : index + 1;
   return target < 0 || target >= items.length ? undefined : target;
 }
+
+/**
+ * When a steering message can take effect. A turn yields to one only at a step boundary:
+ * after a step whose tool calls have their results (`docs/api.md`, Inbox). A reply that
+ * calls no tool (a plain chat answer) has no such boundary, so the message waits until
+ * the reply ends and then goes first, ahead of queued ones.
+ *
+ * `next-step`: a live reply has called a tool, so it may stop after its next one;
+ * `after-reply`: no live reply has called one so far.
+ */
+export type SteerTiming = 'next-step' | 'after-reply';
+
+export function steerTiming(turns: readonly TurnView[]): SteerTiming {
+  const live = turns.flatMap((turn) => turn.replies).filter((reply) => reply.live);
+  return live.some((reply) => reply.message.parts.some(isToolPart)) ? 'next-step' : 'after-reply';
+}
+
+/** What Steer does, for its button and the steering messages waiting in the inbox. */
+export function steerExplanation(timing: SteerTiming): string {
+  return timing === 'next-step'
+    ? 'Steer: the reply stops after the results of its next tool call, and your message is answered next, ahead of queued ones. If it calls no more tools, your message goes next when it ends.'
+    : 'Steer: this reply has called no tool, so it has no step to stop at: unless it calls one, it runs to its end, then your message goes first, ahead of queued ones.';
+}
+
+/** What Queue does. */
+export const QUEUE_EXPLANATION = 'Queue: sent as a new turn when the reply ends, after messages queued before it.';
 
 /**
  * One topic's steering inbox as the backend holds it. Every change is made by the

@@ -1,11 +1,12 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { toApiFailure } from '../backend/backend';
+import { modelKey } from '../chat/turnModels';
 import type { Assistant, FeatureInfo, ModelRef, Provider, ToolInfo, UpdateAssistant } from '../protocol.gen';
 import { ASSISTANT_FIELDS, assistantInputFromDraft, draftFromAssistant, draftWithoutDefaults, type AssistantDraft } from '../settings/assistantForm';
 import { fieldErrorsFrom, NO_ERRORS, type FieldErrors } from '../settings/fieldErrors';
 import { useBackend } from './BackendContext';
 import { FolderField } from './FolderField';
-import { modelKey, modelOptions } from './ModelPicker';
+import { modelOptions } from './ModelPicker';
 
 interface AssistantFormProps {
   assistant?: Assistant;

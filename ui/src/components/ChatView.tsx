@@ -1,9 +1,10 @@
 import { useCallback, useState } from 'react';
 import { CHAT_FEATURES } from '../chat/features';
+import { modelKey, savesAsTopicModel, turnModels, type TurnModelsSource } from '../chat/turnModels';
 import type { Assistant, ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
 import { ConversationView } from './ConversationView';
 import { FolderIcon } from './Icons';
-import { effectiveModel, modelKey, ModelPicker } from './ModelPicker';
+import { ModelPicker } from './ModelPicker';
 import { folderName, TopicSettings } from './TopicSettings';
 import { TopicUsageProvider } from './TopicUsageContext';
 import { TopicUsageTotal } from './TopicUsageTotal';
@@ -14,6 +15,7 @@ interface ChatViewProps {
   assistants: Assistant[];
   /** The topic's status from the window's status feed. */
   status: TopicStatus | undefined;
+  /** A model picked alone in the composer becomes the topic's model (see `savesAsTopicModel`). */
   onTopicModelChange: (model: ModelRef) => void;
   /** The topic was changed here (assistant, workspace). */
   onTopicChanged: (topic: Topic) => void;
@@ -25,13 +27,25 @@ interface ChatViewProps {
   pathVersion: number;
   onOpenTopic: (topicId: string) => void;
   onForked: (topic: Topic) => void;
+  /** A message was sent (or queued) here: the topic is in use. */
+  onMessageSent?: (() => void) | undefined;
 }
 
-/** One open chat topic: its header (title, assistant, folder, settings, model) over the conversation. */
+/**
+ * One open chat topic: its header (title, assistant, folder, settings) over the
+ * conversation. The composer's model picker is the one place that says and picks which
+ * models answer the next message.
+ */
 export function ChatView(props: ChatViewProps) {
-  const { topic, providers, assistants, status, onTopicModelChange, onTopicChanged, onSettled, origin, pathVersion, onOpenTopic, onForked } = props;
+  const { topic, providers, assistants, status, onTopicModelChange, onTopicChanged, onSettled, origin, pathVersion, onOpenTopic, onForked, onMessageSent } =
+    props;
   const assistant = assistants.find((candidate) => candidate.id === topic.assistantId);
-  const models = useTurnModels(topic, providers, assistant);
+  const turn = useTurnModels(topic, providers, assistant);
+  const pick = (models: ModelRef[]) => {
+    turn.set(models);
+    const saved = savesAsTopicModel(models, turn.value.standingSource, topic.model);
+    if (saved) onTopicModelChange(saved);
+  };
   // Each settled reply reads the usage again: a short reply can start and end between two
   // renders, leaving `status` where it was.
   const [settledCount, setSettledCount] = useState(0);
@@ -58,7 +72,6 @@ export function ChatView(props: ChatViewProps) {
       </div>
       <div className="chat-header-actions">
         <TopicSettings topic={topic} assistants={assistants} onTopicChanged={onTopicChanged} />
-        <ModelPicker providers={providers} value={topic.model} onChange={onTopicModelChange} />
       </div>
     </header>
   );
@@ -71,8 +84,10 @@ export function ChatView(props: ChatViewProps) {
         providers={providers}
         status={status}
         features={CHAT_FEATURES}
-        models={models.value}
-        onModelsChange={models.set}
+        models={turn.value.models}
+        modelPicker={<ModelPicker providers={providers} turn={turn.value} assistantName={assistant?.name} onChange={pick} />}
+        queueNote={queueNote(turn.value.source, turn.value.standing)}
+        onMessageSent={onMessageSent}
         onSettled={handleSettled}
         pathVersion={pathVersion}
         onForked={onForked}
@@ -101,19 +116,26 @@ function ForkedFrom({ origin, onOpen }: { origin: Topic | undefined; onOpen: (to
 }
 
 /**
- * The models the next message goes to: the topic assistant's models, else the topic's
- * model, until the user picks others in the composer; picking another topic model in the
- * header (or another assistant) starts over from it.
+ * The models the next message goes to: the standing choice (the assistant's models, the
+ * topic's model, the first provider's default) until the user picks others in the
+ * composer; when the standing choice changes (another assistant, the topic's model
+ * changed here or elsewhere), the picks start over from it.
  */
 function useTurnModels(topic: Topic, providers: Provider[], assistant: Assistant | undefined) {
-  const exists = (model: ModelRef) => providers.some((provider) => provider.id === model.providerId);
-  const assistantModels = (assistant?.models ?? []).filter(exists);
-  const topicModel = effectiveModel(topic.model, providers);
-  const fallback = assistantModels.length > 0 ? assistantModels : topicModel ? [topicModel] : [];
-  const fallbackKey = fallback.map(modelKey).join('|');
-  const [picked, setPicked] = useState<{ base: string; models: ModelRef[] }>({ base: fallbackKey, models: [] });
-  const current = picked.base === fallbackKey ? picked.models : [];
-  const known = current.filter(exists);
-  const value = known.length > 0 ? known : fallback;
-  return { value, set: (models: ModelRef[]) => setPicked({ base: fallbackKey, models }) };
+  const standing = turnModels(topic.model, assistant, providers, []);
+  const baseKey = `${standing.standingSource}:${standing.standing.map(modelKey).join('|')}`;
+  const [picked, setPicked] = useState<{ base: string; models: ModelRef[] }>({ base: baseKey, models: [] });
+  if (picked.base !== baseKey) {
+    // The standing choice changed: start over from it (adjusting state during render, as
+    // React recommends over an effect), so an old pick never comes back.
+    setPicked({ base: baseKey, models: [] });
+  }
+  const value = picked.base === baseKey ? turnModels(topic.model, assistant, providers, picked.models) : standing;
+  return { value, set: (models: ModelRef[]) => setPicked({ base: baseKey, models }) };
+}
+
+/** What Queue and Steer say when this window's pick is not what a queued message gets. */
+function queueNote(source: TurnModelsSource, standing: ModelRef[]): string | undefined {
+  if (source !== 'picked') return undefined;
+  return `A queued message is answered by ${standing.map((model) => model.model).join(' + ')} (the topic's standing choice), not by the models picked in this window.`;
 }

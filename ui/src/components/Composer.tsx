@@ -1,9 +1,10 @@
-import { useState, type ClipboardEvent, type DragEvent, type KeyboardEvent } from 'react';
+import { useEffect, useRef, useState, type ClipboardEvent, type DragEvent, type KeyboardEvent, type ReactNode } from 'react';
 import type { PendingFile } from '../chat/attachments';
+import { QUEUE_EXPLANATION, steerExplanation, type SteerTiming } from '../chat/inbox';
+import { visionWarning } from '../chat/vision';
 import type { ModelRef, Provider } from '../protocol.gen';
 import { AttachButton } from './AttachButton';
 import { AttachmentChips, AttachmentProblems } from './AttachmentChips';
-import { ModelSelect } from './ModelSelect';
 import { usePendingFiles } from './usePendingFiles';
 
 /** A message as the composer hands it over: text and the files picked for it. */
@@ -26,9 +27,14 @@ interface ComposerProps {
   /** Who the message goes to, for the placeholder (default: Colloquy). */
   addressee?: string;
   providers: Provider[];
+  /** The models the next message goes to (none: the conversation's own, e.g. an agent's). */
   models: ModelRef[];
-  /** Absent: the composer offers no model choice (an agent session keeps its model). */
-  onModelsChange?: ((models: ModelRef[]) => void) | undefined;
+  /** The model picker; absent: no model choice (an agent session keeps its model). */
+  modelPicker?: ReactNode;
+  /** When Steer can take effect in the live reply (default: at its next step). */
+  steer?: SteerTiming | undefined;
+  /** Added to what Queue and Steer say: who answers a queued message, when not `models`. */
+  queueNote?: string | undefined;
   onSend: (message: OutgoingMessage) => void;
   onQueue: (text: string) => void;
   onSteer: (text: string) => void;
@@ -38,17 +44,26 @@ interface ComposerProps {
 
 /**
  * The message box. Idle: Enter sends. While a reply is written: Enter queues the
- * message to run next; Steer makes the reply yield to it at its next step; Interrupt
- * stops the reply now and sends it. Shift+Enter adds a line. Files come with the attach
- * button, a paste or a drop; they are checked against the backend's limits here.
+ * message to run next; Steer makes the reply yield to it at its next step (a reply that
+ * calls no tool has none: it says so); Interrupt stops the reply now and sends it.
+ * Shift+Enter adds a line. Files come with the attach button, a paste or a drop; they are
+ * checked against the backend's limits here, and images going to a model that cannot see
+ * them are warned about.
  */
 export function Composer(props: ComposerProps) {
-  const { busy, stopping, awaitingApproval, disabled, restored, providers, models, onModelsChange, onStop } = props;
+  const { busy, stopping, awaitingApproval, disabled, restored, providers, models, modelPicker, onStop } = props;
+  const steerTiming = props.steer ?? 'next-step';
   const attachments = props.attachments ?? true;
   const addressee = props.addressee ?? 'Colloquy';
   const [text, setText] = useState('');
   const { files, setFiles, problems, setProblems, addFiles, remove } = usePendingFiles();
   const [dragging, setDragging] = useState(false);
+  const input = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    // Opening a conversation puts the cursor here, ready to type, unless the user is
+    // already typing in another field.
+    if (!isTextField(document.activeElement)) input.current?.focus();
+  }, []);
   const [shownRestore, setShownRestore] = useState(restored);
   if (restored !== shownRestore) {
     // Adjusting state to a changed prop during render, as React recommends over an effect.
@@ -61,6 +76,9 @@ export function Composer(props: ComposerProps) {
 
   const hasFiles = files.length > 0;
   const empty = text.trim() === '' && !hasFiles;
+  const images = files.filter((pending) => pending.mediaType.startsWith('image/')).map((pending) => pending.file.name || 'an image');
+  const blindWarning = visionWarning(models, providers, images);
+  const withNote = (explanation: string) => (props.queueNote ? `${explanation} ${props.queueNote}` : explanation);
 
   /** Text-only actions (the inbox keeps no files). */
   const submitText = (action: (text: string) => void) => {
@@ -122,6 +140,11 @@ export function Composer(props: ComposerProps) {
         </p>
       )}
       <AttachmentChips files={files} disabled={disabled} onRemove={remove} />
+      {blindWarning && (
+        <p className="composer-note" data-testid="composer-vision-warning" role="status">
+          {blindWarning}
+        </p>
+      )}
       <AttachmentProblems problems={problems} onDismiss={() => setProblems([])} />
       <textarea
         data-testid="composer-input"
@@ -139,11 +162,17 @@ export function Composer(props: ComposerProps) {
         rows={1}
         aria-label="Message"
         disabled={disabled}
+        ref={input}
       />
+      {busy && text.trim() !== '' && !hasFiles && (
+        <p className="composer-hint small muted" data-testid="composer-steer-hint" data-steer={steerTiming}>
+          {QUEUE_EXPLANATION} {steerExplanation(steerTiming)}
+        </p>
+      )}
       <div className="composer-bar">
         <div className="composer-tools">
           {attachments && <AttachButton disabled={disabled} onFiles={addFiles} />}
-          {onModelsChange && <ModelSelect providers={providers} value={models} onChange={onModelsChange} disabled={disabled} />}
+          {modelPicker}
         </div>
         <div className="composer-actions">
           {busy ? (
@@ -163,7 +192,8 @@ export function Composer(props: ComposerProps) {
                 className="button small"
                 data-testid="composer-steer"
                 disabled={disabled || text.trim() === '' || hasFiles}
-                title={hasFiles ? noFilesHint : 'Let the reply finish its current step, then answer this message'}
+                data-steer={steerTiming}
+                title={hasFiles ? noFilesHint : withNote(steerExplanation(steerTiming))}
                 onClick={() => submitText(props.onSteer)}
               >
                 Steer
@@ -173,7 +203,7 @@ export function Composer(props: ComposerProps) {
                 className="button primary small"
                 data-testid="composer-queue"
                 disabled={disabled || text.trim() === '' || hasFiles}
-                title={hasFiles ? noFilesHint : 'Send this message when the reply has finished'}
+                title={hasFiles ? noFilesHint : withNote(QUEUE_EXPLANATION)}
               >
                 Queue
               </button>
@@ -197,4 +227,11 @@ export function Composer(props: ComposerProps) {
       </div>
     </form>
   );
+}
+
+/** A field the user types into (focus stays there). */
+function isTextField(element: Element | null): boolean {
+  if (!(element instanceof HTMLElement)) return false;
+  if (element.isContentEditable || element instanceof HTMLTextAreaElement || element instanceof HTMLSelectElement) return true;
+  return element instanceof HTMLInputElement && !['button', 'checkbox', 'radio', 'submit', 'reset', 'file'].includes(element.type);
 }

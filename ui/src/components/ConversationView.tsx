@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type ReactN
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { encodeAttachment } from '../chat/attachments';
 import type { ConversationFeatures } from '../chat/features';
-import { InboxStore } from '../chat/inbox';
+import { InboxStore, steerTiming } from '../chat/inbox';
 import { TopicSession } from '../chat/session';
 import type { ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
 import { useBackend } from './BackendContext';
@@ -23,7 +23,12 @@ interface ConversationViewProps {
   features: ConversationFeatures;
   /** The models the next message goes to (none: the conversation's own, e.g. an agent's). */
   models: ModelRef[];
-  onModelsChange?: ((models: ModelRef[]) => void) | undefined;
+  /** The composer's model picker, when the conversation offers one (`features.pickModels`). */
+  modelPicker?: ReactNode;
+  /** Said beside Queue and Steer: who answers a queued message, when not `models`. */
+  queueNote?: string | undefined;
+  /** A message was sent, queued or steered from this window. */
+  onMessageSent?: (() => void) | undefined;
   /** Who messages go to, for the composer's placeholder. */
   addressee?: string | undefined;
   /** A reply ended and stored state was re-read: the lists may have changed. */
@@ -42,7 +47,7 @@ interface ConversationViewProps {
  * its messages, live replies, inbox and composer. Keyed by topic id by its parent.
  */
 export function ConversationView(props: ConversationViewProps) {
-  const { topicId, header, providers, status, features, models, onModelsChange, addressee, onSettled, pathVersion, onForked } = props;
+  const { topicId, header, providers, status, features, models, modelPicker, queueNote, onMessageSent, addressee, onSettled, pathVersion, onForked } = props;
   const backend = useBackend();
   // `onSettled` is stable in the parent; the session keeps the first one.
   const [session] = useState(() => new TopicSession(backend, topicId, { onSettled }));
@@ -102,13 +107,17 @@ export function ConversationView(props: ConversationViewProps) {
     };
   }, [session, features, onForked]);
 
+  const steer = steerTiming(state.turns);
+
   const toInbox = (mode: 'queue' | 'steer') => (text: string) => {
+    onMessageSent?.();
     void inbox.add(text, mode).then((added) => {
       if (!added) setUnsent({ text, files: [] });
     });
   };
   /** Sends (or interrupts with) a message; whatever could not be sent goes back into the composer. */
   const deliver = (how: 'send' | 'interrupt') => (message: OutgoingMessage) => {
+    onMessageSent?.();
     setFileError(undefined);
     void (async () => {
       let attachments;
@@ -160,7 +169,7 @@ export function ConversationView(props: ConversationViewProps) {
           />
         )}
         {fileError && <ErrorNotice error={fileError} onDismiss={() => setFileError(undefined)} />}
-        <InboxList store={inbox} />
+        <InboxList store={inbox} steer={state.running ? steer : undefined} />
         {state.loaded && (
           <Composer
             busy={state.running}
@@ -171,7 +180,9 @@ export function ConversationView(props: ConversationViewProps) {
             addressee={addressee}
             providers={providers}
             models={models}
-            onModelsChange={features.pickModels ? onModelsChange : undefined}
+            modelPicker={features.pickModels ? modelPicker : undefined}
+            steer={steer}
+            queueNote={queueNote}
             onSend={deliver('send')}
             onQueue={toInbox('queue')}
             onSteer={toInbox('steer')}

@@ -1,13 +1,19 @@
 import { useState, useSyncExternalStore } from 'react';
-import type { InboxStore } from '../chat/inbox';
+import type { InboxStore, SteerTiming } from '../chat/inbox';
 import type { InboxItem } from '../protocol.gen';
 import { ErrorNotice } from './ErrorNotice';
+
+interface InboxListProps {
+  store: InboxStore;
+  /** When a steering message can take effect in the live reply; undefined while none runs. */
+  steer?: SteerTiming | undefined;
+}
 
 /**
  * Messages waiting for this topic's turn to end, above the composer: each can be
  * edited, moved, cancelled, and, when held after a failed or stopped reply, sent now.
  */
-export function InboxList({ store }: { store: InboxStore }) {
+export function InboxList({ store, steer }: InboxListProps) {
   const { items, error } = useSyncExternalStore(store.subscribe, store.getState);
   if ((!items || items.length === 0) && !error) return null;
   const list = items ?? [];
@@ -17,7 +23,7 @@ export function InboxList({ store }: { store: InboxStore }) {
       {list.length > 0 && (
         <ol className="inbox-items">
           {list.map((item, index) => (
-            <InboxEntry key={item.id} item={item} store={store} first={index === 0} last={index === list.length - 1} />
+            <InboxEntry key={item.id} item={item} store={store} steer={steer} first={index === 0} last={index === list.length - 1} />
           ))}
         </ol>
       )}
@@ -28,11 +34,12 @@ export function InboxList({ store }: { store: InboxStore }) {
 interface InboxEntryProps {
   item: InboxItem;
   store: InboxStore;
+  steer: SteerTiming | undefined;
   first: boolean;
   last: boolean;
 }
 
-function InboxEntry({ item, store, first, last }: InboxEntryProps) {
+function InboxEntry({ item, store, steer, first, last }: InboxEntryProps) {
   const [draft, setDraft] = useState<string>();
   const [working, setWorking] = useState(false);
   const held = item.state === 'held';
@@ -51,7 +58,9 @@ function InboxEntry({ item, store, first, last }: InboxEntryProps) {
 
   return (
     <li className={`inbox-item ${item.state}`} data-testid="inbox-item" data-state={item.state} data-mode={item.mode} data-inbox-id={item.id}>
-      <span className={`inbox-mode ${item.mode}`}>{held ? 'Held' : item.mode === 'steer' ? 'Steer' : 'Queued'}</span>
+      <span className={`inbox-mode ${item.mode}`} title={modeTitle(item, steer)}>
+        {held ? 'Held' : item.mode === 'steer' ? 'Steer' : 'Queued'}
+      </span>
       {draft === undefined ? (
         <span className="inbox-text" data-testid="inbox-text">
           {item.text}
@@ -87,6 +96,11 @@ function InboxEntry({ item, store, first, last }: InboxEntryProps) {
         </form>
       )}
       {held && item.note && <div className="inbox-note">{item.note}</div>}
+      {!held && item.mode === 'steer' && steer === 'after-reply' && (
+        <div className="inbox-note steer-waits" data-testid="inbox-steer-waits">
+          Waits for the reply to end: it has called no tool, so it has no step to stop at. Then this goes first.
+        </div>
+      )}
       {draft === undefined && (
         <span className="inbox-actions">
           {held && (
@@ -142,4 +156,13 @@ function InboxEntry({ item, store, first, last }: InboxEntryProps) {
       )}
     </li>
   );
+}
+
+/** What an item's mode means, on hover. */
+function modeTitle(item: InboxItem, steer: SteerTiming | undefined): string {
+  if (item.state === 'held') return 'Held after a reply failed or was stopped: not sent until you press Send now';
+  if (item.mode === 'queue') return 'Runs as a new turn when the reply ends, in this order';
+  return steer === 'after-reply'
+    ? 'Goes first when the reply ends (the reply has no step to stop at)'
+    : 'The reply stops after its next tool call’s results; then this goes first';
 }

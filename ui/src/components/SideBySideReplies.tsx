@@ -1,9 +1,9 @@
 import { useId, useState, type KeyboardEvent } from 'react';
 import type { ReplyView } from '../chat/conversation';
+import { modelKey } from '../chat/turnModels';
 import type { BranchHandlers } from './BranchActions';
 import type { Provider } from '../protocol.gen';
 import { ModelColumn } from './ModelColumn';
-import { modelKey } from './ModelPicker';
 import { ModelTab } from './ModelTab';
 
 interface SideBySideRepliesProps {

@@ -1,12 +1,12 @@
 import { memo, useState } from 'react';
 import type { ApiFailure } from '../backend/backend';
 import type { ReplyView, TurnView } from '../chat/conversation';
+import { modelKey } from '../chat/turnModels';
 import type { ModelRef, Provider } from '../protocol.gen';
 import { AddModelButton } from './AddModelButton';
 import type { BranchHandlers } from './BranchActions';
 import type { OutgoingMessage } from './Composer';
 import { ErrorNotice } from './ErrorNotice';
-import { modelKey } from './ModelPicker';
 import { Reply } from './Reply';
 import { SideBySideReplies } from './SideBySideReplies';
 import { UserMessage } from './UserMessage';
