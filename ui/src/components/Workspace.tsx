@@ -30,6 +30,7 @@ import { FindInTopic } from './FindInTopic';
 import { NewAgentSessionForm, Onboarding, SettingsView } from './LazyViews';
 import { SearchPalette } from './SearchPalette';
 import { needsAttention, TopicList } from './TopicList';
+import { useUntouchedTopicCleanup } from './useUntouchedTopicCleanup';
 
 type SidebarSection = 'topics' | 'agents';
 
@@ -217,6 +218,11 @@ export function Workspace() {
 
   useListFollowsStatuses(statuses, topics, isChatTopic, reloadTopics);
   useListFollowsStatuses(statuses, sessions, isAgentTopic, reloadSessions);
+  const topicRemoved = useCallback((id: string) => {
+    topicsVersion.current += 1;
+    setTopics((list) => (list ?? []).filter((t) => t.id !== id));
+  }, []);
+  const untouched = useUntouchedTopicCleanup(backend, shownId, topics, statuses, topicRemoved);
 
   const conversationOpen = view === 'chat' && (open.kind === 'topic' || open.kind === 'session');
   useSearchShortcuts(conversationOpen, setSearching, setFinding);
@@ -245,8 +251,9 @@ export function Workspace() {
 
   const createTopic = () => {
     setCreating(true);
-    void run('Could not create a topic', async () => {
+    return run('Could not create a topic', async () => {
       const topic = await backend.call('topic_create', {} satisfies CreateTopic);
+      untouched.madeHere(topic);
       topicsVersion.current += 1;
       setTopics((list) => [topic, ...(list ?? []).filter((t) => t.id !== topic.id)]);
       select(topic.id);
@@ -330,7 +337,8 @@ export function Workspace() {
     );
   }
   if (providers.length === 0) {
-    return <Onboarding onProviderReady={() => void reloadProviders()} />;
+    // The first provider is ready: the user lands in a new topic, ready to type.
+    return <Onboarding onProviderReady={() => void createTopic().then(reloadProviders)} />;
   }
 
   return (
@@ -360,7 +368,10 @@ export function Workspace() {
               onCreate={createTopic}
               onRename={(id, title) => updateTopic({ id, title }, 'Could not rename the topic')}
               onDelete={deleteTopic}
-              onOpenInWindow={(id) => void run('Could not open a new window', () => backend.openWindow(id))}
+              onOpenInWindow={(id) => {
+                untouched.keep(id);
+                void run('Could not open a new window', () => backend.openWindow(id));
+              }}
             />
           ) : (
             <AgentSessionList
@@ -417,6 +428,7 @@ export function Workspace() {
               pathVersion={pathVersion(feedState, open.topic.id)}
               onOpenTopic={select}
               onForked={topicForked}
+              onMessageSent={() => untouched.keep(open.topic.id)}
             />
           ) : open.kind === 'session' ? (
             <AgentSessionView
