@@ -5,9 +5,10 @@ import type { MessagesPageRequest, Topic, TopicRequest, TopicStatusEvent } from 
 /**
  * "New topic" makes a topic at once (so it has an address, settings and a place in every
  * window), and this takes it away again when the user leaves it untouched: nothing sent
- * or queued from this window, its title, assistant and workspace as made, no turn in the
- * status feed and no message stored. Only topics this window made are removed, and only
- * when they are left; one opened in another window (`keep`) is kept.
+ * or queued from this window, its title, assistant, workspace, instructions and model
+ * settings as made, no turn in the status feed and no message stored. Only topics this
+ * window made are removed, and only when they are left; one opened in another window
+ * (`keep`) is kept.
  */
 export function useUntouchedTopicCleanup(
   backend: Backend,
@@ -55,7 +56,11 @@ export function useUntouchedTopicCleanup(
   return { madeHere, keep };
 }
 
-/** Nothing the user set since it was made (a model choice alone does not count). */
+/**
+ * Nothing the user set since it was made: title, assistant, workspace, instructions and
+ * model settings (a model choice alone does not count).
+ */
 function asMade(created: Topic, now: Topic): boolean {
-  return now.title === created.title && now.assistantId === created.assistantId && now.workspace === created.workspace;
+  const setUp = (topic: Topic) => JSON.stringify([topic.title, topic.assistantId, topic.workspace, topic.systemPrompt, topic.params]);
+  return setUp(now) === setUp(created);
 }
