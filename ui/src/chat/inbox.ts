@@ -32,26 +32,33 @@ export function stepPosition(items: readonly InboxItem[], id: string, direction:
 }
 
 /**
- * When a steering message can take effect. A turn yields to one only at a step boundary:
- * after a step whose tool calls have their results (`docs/api.md`, Inbox). A reply that
- * calls no tool (a plain chat answer) has no such boundary, so the message waits until
- * the reply ends and then goes first, ahead of queued ones.
+ * When a steering message can take effect. A chat turn yields to one only at a step
+ * boundary: after a step whose tool calls have their results (`docs/api.md`, Inbox). A
+ * reply that calls no tool (a plain chat answer) has no such boundary, so the message
+ * waits until the reply ends and then goes first, ahead of queued ones.
  *
  * `next-step`: a live reply has called a tool, so it may stop after its next one;
- * `after-reply`: no live reply has called one so far.
+ * `after-reply`: no live reply has called one so far; `agent`: an agent session, whose
+ * agent takes the message in before its next tool call and goes on.
  */
-export type SteerTiming = 'next-step' | 'after-reply';
+export type SteerTiming = 'next-step' | 'after-reply' | 'agent';
 
-export function steerTiming(turns: readonly TurnView[]): SteerTiming {
+export function steerTiming(turns: readonly TurnView[], agent = false): SteerTiming {
+  if (agent) return 'agent';
   const live = turns.flatMap((turn) => turn.replies).filter((reply) => reply.live);
   return live.some((reply) => reply.message.parts.some(isToolPart)) ? 'next-step' : 'after-reply';
 }
 
 /** What Steer does, for its button and the steering messages waiting in the inbox. */
 export function steerExplanation(timing: SteerTiming): string {
-  return timing === 'next-step'
-    ? 'Steer: the reply stops after the results of its next tool call, and your message is answered next, ahead of queued ones. If it calls no more tools, your message goes next when it ends.'
-    : 'Steer: this reply has called no tool, so it has no step to stop at: unless it calls one, it runs to its end, then your message goes first, ahead of queued ones.';
+  switch (timing) {
+    case 'next-step':
+      return 'Steer: the reply stops after the results of its next tool call, and your message is answered next, ahead of queued ones. If it calls no more tools, your message goes next when it ends.';
+    case 'after-reply':
+      return 'Steer: this reply has called no tool, so it has no step to stop at: unless it calls one, it runs to its end, then your message goes first, ahead of queued ones.';
+    case 'agent':
+      return 'Steer: the agent reads your message before its next tool call and goes on with it in mind. If it calls no more tools, your message runs next when it ends, ahead of queued ones.';
+  }
 }
 
 /** What Queue does. */

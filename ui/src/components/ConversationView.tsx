@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type ReactNode } from 'react';
+import { isAgentTopic } from '../agents/sessions';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { encodeAttachment } from '../chat/attachments';
 import type { ConversationFeatures } from '../chat/features';
@@ -108,7 +109,7 @@ export function ConversationView(props: ConversationViewProps) {
     };
   }, [session, features, onForked]);
 
-  const steer = steerTiming(state.turns);
+  const steer = steerTiming(state.turns, isAgentTopic(topicId));
 
   const toInbox = (mode: 'queue' | 'steer') => (text: string) => {
     onMessageSent?.();

@@ -162,7 +162,7 @@ function InboxEntry({ item, store, steer, first, last }: InboxEntryProps) {
 function modeTitle(item: InboxItem, steer: SteerTiming | undefined): string {
   if (item.state === 'held') return 'Held after a reply failed or was stopped: not sent until you press Send now';
   if (item.mode === 'queue') return 'Runs as a new turn when the reply ends, in this order';
-  return steer === 'after-reply'
-    ? 'Goes first when the reply ends (the reply has no step to stop at)'
-    : 'The reply stops after its next tool call’s results; then this goes first';
+  if (steer === 'after-reply') return 'Goes first when the reply ends (the reply has no step to stop at)';
+  if (steer === 'agent') return 'The agent reads this before its next tool call; if it makes none, this runs next';
+  return 'The reply stops after its next tool call’s results; then this goes first';
 }
