@@ -44,7 +44,6 @@ interface ComposerProps {
  * message to run next; Steer makes the reply yield to it at its next step; Interrupt
  * stops the reply now and sends it. Shift+Enter adds a line. Files come with the attach
  * button, a paste or a drop; they are checked against the backend's limits here.
- * It takes the focus when shown (a topic opening).
  */
 export function Composer(props: ComposerProps) {
   const { busy, stopping, awaitingApproval, disabled, restored, providers, models, onModelsChange, onStop, inputRef } = props;
@@ -132,8 +131,6 @@ export function Composer(props: ComposerProps) {
         data-testid="composer-input"
         // The key handler tells the message box from other fields by this.
         data-composer
-        // Opening a topic is opening it to write in.
-        autoFocus
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={onKeyDown}

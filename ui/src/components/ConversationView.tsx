@@ -3,7 +3,7 @@ import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { encodeAttachment } from '../chat/attachments';
 import type { ConversationFeatures } from '../chat/features';
 import { InboxStore } from '../chat/inbox';
-import { useShortcuts } from '../keyboard/keyHandler';
+import { focusIsFree, useShortcuts } from '../keyboard/keyHandler';
 import { TopicSession } from '../chat/session';
 import type { ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
 import { useBackend } from './BackendContext';
@@ -87,6 +87,15 @@ export function ConversationView(props: ConversationViewProps) {
     session.setStatus(status);
     void inbox.followStatus(status);
   }, [session, inbox, status]);
+
+  // Opening a topic is opening it to write in: its message box takes the focus once
+  // shown, unless the user went on to something else meanwhile (the search box).
+  const focusedOnOpen = useRef(false);
+  useEffect(() => {
+    if (!state.loaded || focusedOnOpen.current) return;
+    focusedOnOpen.current = true;
+    if (focusIsFree()) composer.current?.focus();
+  }, [state.loaded]);
 
   const firstPath = useRef(pathVersion);
   useEffect(() => {

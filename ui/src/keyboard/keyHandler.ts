@@ -47,6 +47,16 @@ export function focusOf(target: EventTarget | null): Focus {
   return 'page';
 }
 
+/**
+ * Nothing has the keyboard: the focus is on the page or a button, not in a field, a
+ * dialog or a menu. A view opening may then take it (the message box of a topic).
+ */
+export function focusIsFree(): boolean {
+  const active = document.activeElement;
+  if (!(active instanceof HTMLElement) || active === document.body) return true;
+  return focusOf(active) === 'page' && active.closest('[role="dialog"], [role="alertdialog"], [role="menu"]') === null;
+}
+
 const modalOpen = () => document.querySelector('[aria-modal="true"]') !== null;
 
 /**
