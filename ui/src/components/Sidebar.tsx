@@ -1,6 +1,6 @@
 import { useEffect, useRef, type ReactNode } from 'react';
 import { APPLE, useShortcuts } from '../keyboard/keyHandler';
-import { keyLabels, shortcut, shortcutText } from '../keyboard/shortcuts';
+import { keyLabels, shortcut, shortcutText, type ShortcutId } from '../keyboard/shortcuts';
 import { KeyboardIcon, PlusIcon, SearchIcon, SettingsIcon, SidebarIcon } from './Icons';
 import type { SidebarLayout } from './useSidebarLayout';
 
@@ -16,7 +16,8 @@ interface SidebarProps {
   children: ReactNode;
 }
 
-const hint = (label: string, id: Parameters<typeof shortcutText>[0]) => `${label} (${shortcutText(id, APPLE)})`;
+/** A button's tooltip: what it does and its shortcut. */
+const hint = (label: string, id: ShortcutId) => `${label} (${shortcutText(id, APPLE)})`;
 
 /**
  * The sidebar: beside the conversation on a wide window (collapsible to a rail of
