@@ -128,6 +128,7 @@ export function ConversationView(props: ConversationViewProps) {
     };
     return {
       retry: features.retry ? (messageId) => session.retry(messageId) : undefined,
+      stopReply: (messageId) => session.stopReply(messageId),
       continueReply: (messageId) => session.continueReply(messageId),
       addModel: features.addModel ? (turnId, model) => session.addModel(turnId, model) : undefined,
       tree: features.tree ? tree : undefined,
