@@ -1,7 +1,8 @@
-import { useEffect, useRef, useState, type ClipboardEvent, type DragEvent, type KeyboardEvent, type ReactNode } from 'react';
+import { useState, type ClipboardEvent, type DragEvent, type KeyboardEvent, type ReactNode, type Ref } from 'react';
 import type { PendingFile } from '../chat/attachments';
 import { QUEUE_EXPLANATION, steerExplanation, type SteerTiming } from '../chat/inbox';
 import { visionWarning } from '../chat/vision';
+import { isShortcut } from '../keyboard/shortcuts';
 import type { ModelRef, Provider } from '../protocol.gen';
 import { AttachButton } from './AttachButton';
 import { AttachmentChips, AttachmentProblems } from './AttachmentChips';
@@ -40,6 +41,8 @@ interface ComposerProps {
   onSteer: (text: string) => void;
   onInterrupt: (message: OutgoingMessage) => void;
   onStop: () => void;
+  /** The text area, for the keyboard shortcut that focuses it. */
+  inputRef?: Ref<HTMLTextAreaElement> | undefined;
 }
 
 /**
@@ -51,19 +54,13 @@ interface ComposerProps {
  * them are warned about.
  */
 export function Composer(props: ComposerProps) {
-  const { busy, stopping, awaitingApproval, disabled, restored, providers, models, modelPicker, onStop } = props;
+  const { busy, stopping, awaitingApproval, disabled, restored, providers, models, modelPicker, onStop, inputRef } = props;
   const steerTiming = props.steer ?? 'next-step';
   const attachments = props.attachments ?? true;
   const addressee = props.addressee ?? 'Colloquy';
   const [text, setText] = useState('');
   const { files, setFiles, problems, setProblems, addFiles, remove } = usePendingFiles();
   const [dragging, setDragging] = useState(false);
-  const input = useRef<HTMLTextAreaElement>(null);
-  useEffect(() => {
-    // Opening a conversation puts the cursor here, ready to type, unless the user is
-    // already typing in another field.
-    if (!isTextField(document.activeElement)) input.current?.focus();
-  }, []);
   const [shownRestore, setShownRestore] = useState(restored);
   if (restored !== shownRestore) {
     // Adjusting state to a changed prop during render, as React recommends over an effect.
@@ -97,7 +94,7 @@ export function Composer(props: ComposerProps) {
   const primary = () => (busy ? submitText(props.onQueue) : submitMessage(props.onSend));
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+    if (isShortcut('send', event.nativeEvent)) {
       event.preventDefault();
       primary();
     }
@@ -147,7 +144,10 @@ export function Composer(props: ComposerProps) {
       )}
       <AttachmentProblems problems={problems} onDismiss={() => setProblems([])} />
       <textarea
+        ref={inputRef}
         data-testid="composer-input"
+        // The key handler tells the message box from other fields by this.
+        data-composer
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={onKeyDown}
@@ -162,7 +162,6 @@ export function Composer(props: ComposerProps) {
         rows={1}
         aria-label="Message"
         disabled={disabled}
-        ref={input}
       />
       {busy && text.trim() !== '' && !hasFiles && (
         <p className="composer-hint small muted" data-testid="composer-steer-hint" data-steer={steerTiming}>
@@ -227,11 +226,4 @@ export function Composer(props: ComposerProps) {
       </div>
     </form>
   );
-}
-
-/** A field the user types into (focus stays there). */
-function isTextField(element: Element | null): boolean {
-  if (!(element instanceof HTMLElement)) return false;
-  if (element.isContentEditable || element instanceof HTMLTextAreaElement || element instanceof HTMLSelectElement) return true;
-  return element instanceof HTMLInputElement && !['button', 'checkbox', 'radio', 'submit', 'reset', 'file'].includes(element.type);
 }
