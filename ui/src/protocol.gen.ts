@@ -152,13 +152,31 @@ assistantId?: string,
  */
 forkedFrom?: ForkOrigin, 
 /**
+ * What the model is told in every turn of this topic, after the assistant's own
+ * prompt when the topic has an assistant.
+ */
+systemPrompt?: string, 
+/**
+ * Sampling settings for this topic's turns; each one set here wins over the
+ * assistant's.
+ */
+params?: ModelParams, 
+/**
  * RFC 3339.
  */
 createdAt: string, updatedAt: string, };
 
 export type CreateTopic = { title?: string, model?: ModelRef, };
 
-export type UpdateTopic = { id: TopicId, title?: string, model?: ModelRef, workspace?: string, assistantId?: string, };
+export type UpdateTopic = { id: TopicId, title?: string, model?: ModelRef, workspace?: string, assistantId?: string, 
+/**
+ * An empty prompt removes it.
+ */
+systemPrompt?: string, 
+/**
+ * Replaces every sampling setting of the topic (`{}` clears them).
+ */
+params?: ModelParams, };
 
 export type StoredMessage = { id: MessageId, topicId: TopicId, parentId?: MessageId, turnId?: TurnId, status: MessageStatus, statusReason?: string, model?: ModelRef, message: UiMessage, 
 /**
@@ -295,6 +313,27 @@ export type ForkOrigin = { topicId: TopicId,
  */
 messageId: MessageId, };
 
+export type ModelParams = { 
+/**
+ * 0 to 2.
+ */
+temperature?: number, 
+/**
+ * Above 0, at most 1.
+ */
+topP?: number, 
+/**
+ * The longest answer, in tokens (1 to 1,000,000).
+ */
+maxOutputTokens?: number, 
+/**
+ * How hard a model with the `reasoning` capability thinks; absent: `medium`.
+ * Models without the capability are sent none.
+ */
+reasoningEffort?: ReasoningLevel, };
+
+export type ReasoningLevel = "off" | "low" | "medium" | "high";
+
 export type AddModelRequest = { topicId: TopicId, turnId: TurnId, model: ModelRef, };
 
 export type TopicRequest = { topicId: TopicId, };
@@ -378,9 +417,15 @@ export type ImportSkip = {
  */
 conversation: string, 
 /**
- * The message's id in the file; absent: the whole conversation was skipped.
+ * The message's id in the file; absent (and no `setting`): the whole conversation
+ * was skipped.
  */
-message?: string, reason: string, };
+message?: string, 
+/**
+ * A topic setting that was left out (`systemPrompt`, `params`); the conversation
+ * itself was imported.
+ */
+setting?: string, reason: string, };
 
 export type SaveFileRequest = { fileName: string, content: string, };
 
@@ -633,13 +678,21 @@ workspace?: string,
  * the defaults. `[]`: none (one model call per reply, tool calls answered but not
  * followed up).
  */
-features?: Array<string>, createdAt: string, updatedAt: string, };
+features?: Array<string>, 
+/**
+ * Sampling settings for its turns; a topic's own settings win.
+ */
+params?: ModelParams, createdAt: string, updatedAt: string, };
 
 export type AssistantInput = { name: string, systemPrompt: string, models: Array<ModelRef>, tools?: Array<string>, maxToolCalls?: number, workspace?: string, 
 /**
  * Absent: the default features.
  */
-features?: Array<string>, };
+features?: Array<string>, 
+/**
+ * Absent: none set.
+ */
+params?: ModelParams, };
 
 export type UpdateAssistant = { id: string, assistant: AssistantInput, };
 

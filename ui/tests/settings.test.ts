@@ -3,6 +3,7 @@ import type { AppSettings, PolicyRule, Provider } from '../src/protocol.gen';
 import { assistantInputFromDraft, draftFromAssistant, draftWithoutDefaults } from '../src/settings/assistantForm';
 import { capabilitiesToSend, capabilityRows, toggleCapability } from '../src/settings/capabilities';
 import { fieldErrorsFrom } from '../src/settings/fieldErrors';
+import { describeParams, draftFromParams, paramsFromDraft } from '../src/settings/modelParams';
 import { draftFromSettings, effectiveIdleTimeout, formatDuration, settingsInputFromDraft } from '../src/settings/generalForm';
 import { describeRule, draftFromRule, ruleFields, ruleInputFromDraft, type RuleDraft } from '../src/settings/ruleForm';
 
@@ -116,10 +117,10 @@ describe('assistant form', () => {
     const fresh = draftFromAssistant();
     expect(fresh.maxToolCalls).toBe('20');
     expect(assistantInputFromDraft({ ...fresh, name: 'Helper' })).toEqual({
-      input: { name: 'Helper', systemPrompt: '', models: [], maxToolCalls: 20 },
+      input: { name: 'Helper', systemPrompt: '', models: [], maxToolCalls: 20, params: {} },
     });
     expect(assistantInputFromDraft({ ...fresh, name: 'Reader', toolChoice: 'some', tools: ['read_file'], workspace: ' /srv/x ' })).toEqual({
-      input: { name: 'Reader', systemPrompt: '', models: [], maxToolCalls: 20, tools: ['read_file'], workspace: '/srv/x' },
+      input: { name: 'Reader', systemPrompt: '', models: [], maxToolCalls: 20, tools: ['read_file'], workspace: '/srv/x', params: {} },
     });
     expect(assistantInputFromDraft({ ...fresh, name: '', maxToolCalls: '101' })).toEqual({
       errors: { name: expect.any(String), maxToolCalls: 'A whole number from 1 to 100.' },
@@ -137,10 +138,10 @@ describe('assistant form', () => {
     ];
     expect(draftWithoutDefaults(fresh, strategies)).toMatchObject({ featureChoice: 'some', features: ['context-rounds', 'tool-loop'] });
     expect(assistantInputFromDraft({ ...fresh, name: 'A', features: ['tool-loop'] })).toEqual({
-      input: { name: 'A', systemPrompt: '', models: [], maxToolCalls: 20 },
+      input: { name: 'A', systemPrompt: '', models: [], maxToolCalls: 20, params: {} },
     });
     expect(assistantInputFromDraft({ ...fresh, name: 'A', featureChoice: 'some', features: ['context-rounds'] })).toEqual({
-      input: { name: 'A', systemPrompt: '', models: [], maxToolCalls: 20, features: ['context-rounds'] },
+      input: { name: 'A', systemPrompt: '', models: [], maxToolCalls: 20, features: ['context-rounds'], params: {} },
     });
     expect(assistantInputFromDraft({ ...fresh, name: 'A', featureChoice: 'some', features: [] })).toMatchObject({ input: { features: [] } });
 
@@ -152,6 +153,32 @@ describe('assistant form', () => {
     expect(draftWithoutDefaults({ ...draftFromAssistant(savedEmpty), featureChoice: 'defaults' }, strategies, savedEmpty).features).toEqual([]);
     const savedOne = { ...saved, features: ['tool-loop'] };
     expect(draftWithoutDefaults({ ...draftFromAssistant(savedOne), featureChoice: 'defaults' }, strategies, savedOne).features).toEqual(['tool-loop']);
+  });
+});
+
+describe('model settings', () => {
+  it('sends only what is typed, within the bounds the backend enforces', () => {
+    const empty = draftFromParams(undefined);
+    expect(paramsFromDraft(empty)).toEqual({ params: {} });
+    expect(paramsFromDraft({ ...empty, temperature: ' 0.3 ', topP: '1', maxOutputTokens: '500', reasoningEffort: 'off' })).toEqual({
+      params: { temperature: 0.3, topP: 1, maxOutputTokens: 500, reasoningEffort: 'off' },
+    });
+    expect(paramsFromDraft({ ...empty, temperature: '2.1', topP: '0', maxOutputTokens: '1.5' })).toEqual({
+      errors: {
+        'params.temperature': 'A number from 0 to 2.',
+        'params.topP': 'A number above 0, at most 1.',
+        'params.maxOutputTokens': 'A whole number from 1 to 1,000,000.',
+      },
+    });
+    expect(paramsFromDraft({ ...empty, temperature: 'warm' })).toMatchObject({ errors: { 'params.temperature': expect.any(String) } });
+    expect(paramsFromDraft({ ...empty, temperature: '-1' })).toMatchObject({ errors: { 'params.temperature': expect.any(String) } });
+  });
+
+  it('round-trips saved settings through the form and describes them', () => {
+    const saved = { temperature: 0.5, maxOutputTokens: 64, reasoningEffort: 'high' as const };
+    expect(paramsFromDraft(draftFromParams(saved))).toEqual({ params: saved });
+    expect(describeParams(saved)).toBe('temperature 0.5 · at most 64 tokens · reasoning high');
+    expect(describeParams({})).toBe('');
   });
 });
 

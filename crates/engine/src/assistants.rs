@@ -139,6 +139,7 @@ impl Assistants {
             max_tool_calls,
             workspace: workspace.as_deref(),
             features: input.features.as_deref(),
+            params: crate::model_params::checked("params", input.params)?,
         };
         Ok(self.store.save_assistant(&id, &fields).await?)
     }

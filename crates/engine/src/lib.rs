@@ -34,6 +34,7 @@ mod inbox;
 pub mod instance;
 mod limits;
 mod mcp;
+mod model_params;
 mod model_providers;
 mod resuming;
 mod sessions;

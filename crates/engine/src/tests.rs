@@ -19,6 +19,7 @@ mod data_folder;
 mod disk_full;
 mod limits;
 mod mcp;
+mod model_params;
 mod models;
 mod pages;
 mod queue;

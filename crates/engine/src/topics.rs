@@ -60,11 +60,19 @@ impl Topics {
                 Some(Some(id))
             }
         };
+        let system_prompt = match request.system_prompt.as_deref().map(str::trim) {
+            None => None,
+            Some("") => Some(None),
+            Some(prompt) => Some(Some(limits::at_most("systemPrompt", prompt, limits::SYSTEM_PROMPT)?)),
+        };
+        let params = request.params.map(|params| crate::model_params::checked("params", params)).transpose()?;
         let changes = store::topics::TopicChanges {
             title,
             model: request.model.as_ref(),
             workspace: workspace.as_ref().map(|w| w.as_deref()),
             assistant_id,
+            system_prompt,
+            params: params.as_ref(),
         };
         Ok(self.store.change_topic(&request.id, &changes).await?)
     }

@@ -20,7 +20,7 @@ use protocol::tool::{PolicyDecision, ToolOutput};
 use protocol::{
     ApiError, AttachReply, MessageId, MessageRole, MessageStatus, ModelRef, TopicId, TurnId, UiMessage, UiPart,
 };
-use providers::{ChatMessage, CompletionRequest, LanguageModel, ProviderConfig, ReasoningEffort};
+use providers::{ChatMessage, CompletionRequest, LanguageModel, ProviderConfig};
 use store::tools::LedgerState;
 use store::{Store, StoreError};
 use streams::{Listener, PreparedExecution, PreparedTurn, ReplySlot, StreamManager, UserInput};
@@ -428,6 +428,9 @@ impl Turns {
         if let Some(prompt) = setup.assistant.as_ref().map(|a| a.system_prompt.trim()).filter(|p| !p.is_empty()) {
             system.push(prompt.to_owned());
         }
+        if let Some(prompt) = setup.topic.system_prompt.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
+            system.push(prompt.to_owned());
+        }
         if let Some(workspace) = &setup.workspace
             && setup.tools.iter().any(|t| tools::builtin::FILE_TOOLS.contains(&t.definition().name.as_str()))
         {
@@ -483,12 +486,10 @@ impl Turns {
             used_call_ids.extend(open.into_iter().flat_map(call_ids_of));
         }
 
-        let completion = CompletionRequest {
-            model: model_ref.model.clone(),
-            messages,
-            reasoning: capabilities.reasoning.then_some(ReasoningEffort::Medium),
-            ..CompletionRequest::default()
-        };
+        let mut completion =
+            CompletionRequest { model: model_ref.model.clone(), messages, ..CompletionRequest::default() };
+        let params = setup.topic.params.or(setup.assistant.as_ref().map(|a| a.params).unwrap_or_default());
+        crate::model_params::apply(params, capabilities.reasoning, &mut completion);
         let gate = EngineGate {
             store: self.store.clone(),
             topic_id: setup.topic.id.clone(),

@@ -34,9 +34,70 @@ pub struct Topic {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub forked_from: Option<ForkOrigin>,
+    /// What the model is told in every turn of this topic, after the assistant's own
+    /// prompt when the topic has an assistant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub system_prompt: Option<String>,
+    /// Sampling settings for this topic's turns; each one set here wins over the
+    /// assistant's.
+    #[serde(default, skip_serializing_if = "ModelParams::is_empty")]
+    #[ts(as = "Option<ModelParams>", optional)]
+    pub params: ModelParams,
     /// RFC 3339.
     pub created_at: String,
     pub updated_at: String,
+}
+
+/// How a model samples its answer. Every field is optional: an absent one sends
+/// nothing, and the provider's default applies. Each wire format gets them in its own
+/// fields (see `docs/api.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelParams {
+    /// 0 to 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub temperature: Option<f32>,
+    /// Above 0, at most 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub top_p: Option<f32>,
+    /// The longest answer, in tokens (1 to 1,000,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub max_output_tokens: Option<u32>,
+    /// How hard a model with the `reasoning` capability thinks; absent: `medium`.
+    /// Models without the capability are sent none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub reasoning_effort: Option<ReasoningLevel>,
+}
+
+impl ModelParams {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// These settings, with each one left open here taken from `fallback`.
+    pub fn or(self, fallback: ModelParams) -> ModelParams {
+        ModelParams {
+            temperature: self.temperature.or(fallback.temperature),
+            top_p: self.top_p.or(fallback.top_p),
+            max_output_tokens: self.max_output_tokens.or(fallback.max_output_tokens),
+            reasoning_effort: self.reasoning_effort.or(fallback.reasoning_effort),
+        }
+    }
+}
+
+/// A reasoning model's effort; `off` asks it not to think where the format allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningLevel {
+    Off,
+    Low,
+    Medium,
+    High,
 }
 
 /// Where a forked topic came from.
@@ -59,8 +120,8 @@ pub struct CreateTopic {
     pub model: Option<ModelRef>,
 }
 
-/// Change a topic. Absent fields stay as they are; an empty `workspace` or `assistantId`
-/// removes it.
+/// Change a topic. Absent fields stay as they are; an empty `workspace`, `assistantId`
+/// or `systemPrompt` removes it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateTopic {
@@ -77,6 +138,14 @@ pub struct UpdateTopic {
     #[serde(default)]
     #[ts(optional)]
     pub assistant_id: Option<String>,
+    /// An empty prompt removes it.
+    #[serde(default)]
+    #[ts(optional)]
+    pub system_prompt: Option<String>,
+    /// Replaces every sampling setting of the topic (`{}` clears them).
+    #[serde(default)]
+    #[ts(optional)]
+    pub params: Option<ModelParams>,
 }
 
 /// A stored message with its row-level facts.
@@ -694,6 +763,10 @@ pub struct Assistant {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub features: Option<Vec<String>>,
+    /// Sampling settings for its turns; a topic's own settings win.
+    #[serde(default, skip_serializing_if = "ModelParams::is_empty")]
+    #[ts(as = "Option<ModelParams>", optional)]
+    pub params: ModelParams,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -719,6 +792,10 @@ pub struct AssistantInput {
     #[serde(default)]
     #[ts(optional)]
     pub features: Option<Vec<String>>,
+    /// Absent: none set.
+    #[serde(default)]
+    #[ts(as = "Option<ModelParams>", optional)]
+    pub params: ModelParams,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-use crate::api::ForkOrigin;
+use crate::api::{ForkOrigin, ModelParams};
 use crate::ids::{ModelRef, TopicId};
 use crate::message::{MessageRole, MessageStatus};
 
@@ -45,6 +45,10 @@ pub struct ExportedTopic {
     pub assistant_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<ForkOrigin>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "ModelParams::is_empty")]
+    pub params: ModelParams,
     pub created_at: String,
     pub updated_at: String,
     /// Every row of the tree (every version and branch), parents before children.
@@ -154,10 +158,16 @@ pub struct ImportedTopic {
 pub struct ImportSkip {
     /// The conversation's title (or its position in the file when it has none).
     pub conversation: String,
-    /// The message's id in the file; absent: the whole conversation was skipped.
+    /// The message's id in the file; absent (and no `setting`): the whole conversation
+    /// was skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub message: Option<String>,
+    /// A topic setting that was left out (`systemPrompt`, `params`); the conversation
+    /// itself was imported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub setting: Option<String>,
     pub reason: String,
 }
 

@@ -74,6 +74,8 @@ pub fn declarations() -> String {
         MessagesPage::decl(&cfg),
         EditMessageRequest::decl(&cfg),
         ForkOrigin::decl(&cfg),
+        ModelParams::decl(&cfg),
+        ReasoningLevel::decl(&cfg),
         AddModelRequest::decl(&cfg),
         TopicRequest::decl(&cfg),
         StreamAttachRequest::decl(&cfg),

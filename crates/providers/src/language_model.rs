@@ -43,6 +43,9 @@ pub struct CompletionRequest {
     /// `None` sends nothing: the model's default applies.
     pub reasoning: Option<ReasoningEffort>,
     pub temperature: Option<f32>,
+    /// Nucleus sampling: only the most likely tokens whose probabilities add up to this.
+    pub top_p: Option<f32>,
+    /// The longest answer, in tokens.
     pub max_tokens: Option<u32>,
 }
 

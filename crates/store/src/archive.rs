@@ -68,6 +68,8 @@ impl Store {
             workspace: topic.workspace,
             assistant_id: topic.assistant_id,
             forked_from: topic.forked_from,
+            system_prompt: topic.system_prompt,
+            params: topic.params,
             created_at: topic.created_at,
             updated_at: topic.updated_at,
             messages,
@@ -86,8 +88,8 @@ impl Store {
         let model = topic.model.as_ref();
         sqlx::query(
             "INSERT INTO topics (id, title, provider_id, model_name, workspace, assistant_id, \
-             forked_from_topic_id, forked_from_message_id, seen_at, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             forked_from_topic_id, forked_from_message_id, system_prompt, model_params, seen_at, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(topic_id.as_str())
         .bind(&topic.title)
@@ -97,6 +99,8 @@ impl Store {
         .bind(topic.assistant_id.as_deref())
         .bind(topic.forked_from.as_ref().map(|f| f.topic_id.as_str()))
         .bind(topic.forked_from.as_ref().map(|f| f.message_id.as_str()))
+        .bind(topic.system_prompt.as_deref())
+        .bind(crate::topics::encode_model_params(&topic.params)?)
         .bind(now())
         .bind(&topic.created_at)
         .bind(import.imported_at.unwrap_or(topic.updated_at.as_str()))

@@ -2,7 +2,7 @@
 //! reply strategies).
 
 use protocol::ModelRef;
-use protocol::api::Assistant;
+use protocol::api::{Assistant, ModelParams};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -19,6 +19,7 @@ pub struct AssistantFields<'a> {
     pub workspace: Option<&'a str>,
     /// The features its turns enable, by name; `None`: the defaults.
     pub features: Option<&'a [String]>,
+    pub params: ModelParams,
 }
 
 fn from_row(row: &SqliteRow) -> Result<Assistant> {
@@ -38,6 +39,7 @@ fn from_row(row: &SqliteRow) -> Result<Assistant> {
         max_tool_calls: u32::try_from(row.try_get::<i64, _>("max_tool_calls")?).unwrap_or(20),
         workspace: row.try_get("workspace")?,
         features,
+        params: crate::topics::model_params(row)?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })
@@ -66,11 +68,12 @@ impl Store {
     pub async fn save_assistant(&self, id: &str, fields: &AssistantFields<'_>) -> Result<Assistant> {
         let now = now();
         sqlx::query(
-            "INSERT INTO assistants (id, name, system_prompt, models, tools, max_tool_calls, workspace, features, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+            "INSERT INTO assistants (id, name, system_prompt, models, tools, max_tool_calls, workspace, features, model_params, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
              ON CONFLICT (id) DO UPDATE SET name = excluded.name, system_prompt = excluded.system_prompt, \
              models = excluded.models, tools = excluded.tools, max_tool_calls = excluded.max_tool_calls, \
-             workspace = excluded.workspace, features = excluded.features, updated_at = excluded.updated_at",
+             workspace = excluded.workspace, features = excluded.features, model_params = excluded.model_params, \
+             updated_at = excluded.updated_at",
         )
         .bind(id)
         .bind(fields.name)
@@ -80,6 +83,7 @@ impl Store {
         .bind(i64::from(fields.max_tool_calls))
         .bind(fields.workspace)
         .bind(fields.features.map(|features| encode(&features)).transpose()?)
+        .bind(crate::topics::encode_model_params(&fields.params)?)
         .bind(&now)
         .bind(&now)
         .execute(&mut *self.writer().await?)
@@ -119,8 +123,10 @@ mod tests {
             max_tool_calls: 7,
             workspace: Some("/w"),
             features: None,
+            params: ModelParams { temperature: Some(0.2), ..ModelParams::default() },
         };
         let saved = store.save_assistant("a1", &fields).await.unwrap();
+        assert_eq!(saved.params.temperature, Some(0.2));
         assert_eq!((saved.max_tool_calls, saved.tools.as_deref(), saved.models.len()), (7, Some(&tools[..]), 1));
         let saved = store.save_assistant("a1", &AssistantFields { tools: None, ..fields }).await.unwrap();
         assert_eq!(saved.tools, None);
@@ -144,6 +150,7 @@ mod tests {
             max_tool_calls: 20,
             workspace: None,
             features: Some(&named),
+            params: ModelParams::default(),
         };
         let saved = store.save_assistant("a1", &fields).await.unwrap();
         assert_eq!(saved.features.as_deref(), Some(&named[..]));

@@ -451,6 +451,7 @@ mod tests {
             max_tool_calls: 20,
             workspace: None,
             features: None,
+            params: protocol::api::ModelParams::default(),
         };
         let coder = store.save_assistant("coder", &fields).await.unwrap();
         let all_tools =

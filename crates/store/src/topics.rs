@@ -1,6 +1,6 @@
 //! Topics: conversations, each with an optional model of its own.
 
-use protocol::api::{ForkOrigin, Topic};
+use protocol::api::{ForkOrigin, ModelParams, Topic};
 use protocol::{MessageId, ModelRef, ProviderId, TopicId};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
@@ -10,7 +10,8 @@ use crate::{Result, Store, StoreError, now};
 /// The columns every read selects (a macro so queries stay `&'static str`).
 macro_rules! topic_columns {
     () => {
-        "id, title, provider_id, model_name, workspace, assistant_id, forked_from_topic_id, forked_from_message_id, created_at, updated_at"
+        "id, title, provider_id, model_name, workspace, assistant_id, forked_from_topic_id, forked_from_message_id, \
+         system_prompt, model_params, created_at, updated_at"
     };
 }
 
@@ -32,6 +33,8 @@ fn from_row(row: &SqliteRow) -> Result<Topic> {
             }
             _ => None,
         },
+        system_prompt: row.try_get("system_prompt")?,
+        params: model_params(row)?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })
@@ -44,6 +47,25 @@ pub struct TopicChanges<'a> {
     pub model: Option<&'a ModelRef>,
     pub workspace: Option<Option<&'a str>>,
     pub assistant_id: Option<Option<&'a str>>,
+    pub system_prompt: Option<Option<&'a str>>,
+    pub params: Option<&'a ModelParams>,
+}
+
+/// The row's `model_params`; a damaged value reads as none set (the defaults apply, and
+/// the next change writes a good one).
+pub(crate) fn model_params(row: &SqliteRow) -> Result<ModelParams> {
+    Ok(row
+        .try_get::<Option<String>, _>("model_params")?
+        .and_then(|p| serde_json::from_str(&p).ok())
+        .unwrap_or_default())
+}
+
+/// `None` for no settings, so an empty object is never stored.
+pub(crate) fn encode_model_params(params: &ModelParams) -> Result<Option<String>> {
+    if params.is_empty() {
+        return Ok(None);
+    }
+    serde_json::to_string(params).map(Some).map_err(|e| StoreError::Encode(e.to_string()))
 }
 
 pub(crate) fn model_ref(provider_id: Option<String>, model: Option<String>) -> Option<ModelRef> {
@@ -97,13 +119,17 @@ impl Store {
         self.change_topic(id, &TopicChanges { title, model, ..TopicChanges::default() }).await
     }
 
-    /// Changes only what is given; `Some(None)` clears a workspace or assistant.
+    /// Changes only what is given; `Some(None)` clears a workspace, assistant or system
+    /// prompt.
     pub async fn change_topic(&self, id: &TopicId, changes: &TopicChanges<'_>) -> Result<Topic> {
+        let params = changes.params.map(encode_model_params).transpose()?;
         let result = sqlx::query(
             "UPDATE topics SET title = COALESCE(?, title), provider_id = COALESCE(?, provider_id), \
              model_name = COALESCE(?, model_name), \
              workspace = CASE WHEN ? THEN ? ELSE workspace END, \
-             assistant_id = CASE WHEN ? THEN ? ELSE assistant_id END, updated_at = ? WHERE id = ?",
+             assistant_id = CASE WHEN ? THEN ? ELSE assistant_id END, \
+             system_prompt = CASE WHEN ? THEN ? ELSE system_prompt END, \
+             model_params = CASE WHEN ? THEN ? ELSE model_params END, updated_at = ? WHERE id = ?",
         )
         .bind(changes.title)
         .bind(changes.model.map(|m| m.provider_id.as_str()))
@@ -112,6 +138,10 @@ impl Store {
         .bind(changes.workspace.flatten())
         .bind(changes.assistant_id.is_some())
         .bind(changes.assistant_id.flatten())
+        .bind(changes.system_prompt.is_some())
+        .bind(changes.system_prompt.flatten())
+        .bind(params.is_some())
+        .bind(params.flatten())
         .bind(now())
         .bind(id.as_str())
         .execute(&mut *self.writer().await?)

@@ -5,6 +5,7 @@ import { ASSISTANT_FIELDS, assistantInputFromDraft, draftFromAssistant, draftWit
 import { fieldErrorsFrom, NO_ERRORS, type FieldErrors } from '../settings/fieldErrors';
 import { useBackend } from './BackendContext';
 import { FolderField } from './FolderField';
+import { ModelParamsFields } from './ModelParamsFields';
 import { modelKey, modelOptions } from './ModelPicker';
 
 interface AssistantFormProps {
@@ -183,6 +184,11 @@ export function AssistantForm({ assistant, providers, onSaved, onCancel }: Assis
         />
         <span className="field-help">For topics that have no folder of their own. Optional.</span>
       </div>
+      <details className="field" data-testid="assistant-params" open={Object.keys(errors).some((field) => field.startsWith('params.'))}>
+        <summary className="field-label">Model settings</summary>
+        <span className="field-help">For this assistant's topics; a topic's own settings win. Empty: the model's default.</span>
+        <ModelParamsFields draft={draft.params} errors={errors} testIdPrefix="assistant-param" onChange={(params) => change({ params })} />
+      </details>
       <details className="field" data-testid="assistant-strategies" open={draft.featureChoice === 'some' || errors.features !== undefined}>
         <summary className="field-label">Advanced: reply strategies</summary>
         <label className="check">

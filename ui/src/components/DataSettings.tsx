@@ -168,7 +168,8 @@ function ImportSummary({ report }: { report: { imported: ImportedTopic[]; skippe
           {report.skipped.slice(0, 200).map((skip, index) => (
             <li key={index}>
               <strong>{skip.conversation}</strong>
-              {skip.message ? ` (message ${skip.message})` : ''}: {skip.reason}
+              {skip.message ? ` (message ${skip.message})` : ''}
+              {skip.setting ? ` (its ${skip.setting === 'params' ? 'model settings' : 'system prompt'}; the conversation was imported)` : ''}: {skip.reason}
             </li>
           ))}
           {report.skipped.length > 200 && <li>… and {report.skipped.length - 200} more.</li>}

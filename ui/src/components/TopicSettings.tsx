@@ -1,9 +1,12 @@
-import { useState } from 'react';
+import { useState, type FormEvent } from 'react';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import type { Assistant, Topic, UpdateTopic } from '../protocol.gen';
+import { fieldErrorsFrom, NO_ERRORS, type FieldErrors } from '../settings/fieldErrors';
+import { describeParams, draftFromParams, MODEL_PARAMS_FIELDS, paramsFromDraft, type ModelParamsDraft } from '../settings/modelParams';
 import { useBackend } from './BackendContext';
 import { ErrorNotice } from './ErrorNotice';
 import { FolderField } from './FolderField';
+import { ModelParamsFields } from './ModelParamsFields';
 import { usePopover } from './usePopover';
 
 interface TopicSettingsProps {
@@ -13,9 +16,9 @@ interface TopicSettingsProps {
 }
 
 /**
- * The chat header's topic settings: which assistant answers here, and the workspace
- * folder its file tools work in. Errors (a folder that does not exist, …) show next to
- * the field they are about.
+ * The chat header's topic settings: which assistant answers here, the workspace folder
+ * its file tools work in, and its own instructions and model settings. Errors (a folder
+ * that does not exist, …) show next to the field they are about.
  */
 export function TopicSettings({ topic, assistants, onTopicChanged }: TopicSettingsProps) {
   const backend = useBackend();
@@ -46,7 +49,7 @@ export function TopicSettings({ topic, assistants, onTopicChanged }: TopicSettin
         data-testid="topic-settings-button"
         aria-haspopup="dialog"
         aria-expanded={open}
-        title="Assistant and workspace folder of this topic"
+        title="Assistant, workspace folder, instructions and model settings of this topic"
         onClick={() => setOpen(!open)}
       >
         Topic settings
@@ -97,9 +100,103 @@ export function TopicSettings({ topic, assistants, onTopicChanged }: TopicSettin
           {failure && !errorOf('workspace') && !errorOf('assistantId') && (
             <ErrorNotice error={failure} onDismiss={() => setFailure(undefined)} />
           )}
+          <TopicModelSettings topic={topic} assistant={assistant} onTopicChanged={onTopicChanged} />
         </div>
       )}
     </div>
+  );
+}
+
+const PROMPT_AND_PARAMS_FIELDS = ['systemPrompt', ...MODEL_PARAMS_FIELDS];
+
+/**
+ * The topic's own system prompt and model settings, saved together (a prompt is typed,
+ * so it is not saved on every key).
+ */
+function TopicModelSettings({ topic, assistant, onTopicChanged }: { topic: Topic; assistant: Assistant | undefined; onTopicChanged: (topic: Topic) => void }) {
+  const backend = useBackend();
+  const [prompt, setPrompt] = useState(topic.systemPrompt ?? '');
+  const [params, setParams] = useState<ModelParamsDraft>(() => draftFromParams(topic.params));
+  const [errors, setErrors] = useState<FieldErrors>(NO_ERRORS);
+  const [saving, setSaving] = useState(false);
+  const [saved, setSaved] = useState(false);
+  const inherited = describeParams(assistant?.params);
+
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    const checked = paramsFromDraft(params);
+    if ('errors' in checked) {
+      setErrors(checked.errors);
+      return;
+    }
+    setErrors(NO_ERRORS);
+    setSaving(true);
+    setSaved(false);
+    try {
+      const changed = await backend.call('topic_update', { id: topic.id, systemPrompt: prompt, params: checked.params } satisfies UpdateTopic);
+      onTopicChanged(changed);
+      setSaved(true);
+    } catch (error) {
+      setErrors(fieldErrorsFrom(toApiFailure(error, 'Could not save the model settings'), PROMPT_AND_PARAMS_FIELDS));
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  return (
+    <form className="topic-model-settings" data-testid="topic-model-settings" onSubmit={save} noValidate>
+      <label className="field">
+        <span className="field-label">Instructions (system prompt)</span>
+        <textarea
+          data-testid="topic-system-prompt"
+          rows={3}
+          value={prompt}
+          disabled={saving}
+          placeholder="How the model should answer in this topic"
+          onChange={(event) => {
+            setPrompt(event.target.value);
+            setSaved(false);
+          }}
+        />
+        <span className="field-help">
+          {assistant?.systemPrompt.trim() ? `Added after the instructions of ${assistant.name}.` : 'Sent with every message in this topic.'}
+        </span>
+        {errors.systemPrompt && (
+          <div className="field-error" data-testid="form-error" data-field="systemPrompt" role="alert">
+            {errors.systemPrompt}
+          </div>
+        )}
+      </label>
+      <details className="field" open={Object.keys(errors).some((field) => field.startsWith('params.')) || describeParams(topic.params) !== ''}>
+        <summary className="field-label">Model settings</summary>
+        {inherited && <span className="field-help">{`${assistant?.name ?? 'The assistant'} sets ${inherited}; what you set here wins.`}</span>}
+        <ModelParamsFields
+          draft={params}
+          errors={errors}
+          disabled={saving}
+          testIdPrefix="topic-param"
+          onChange={(draft) => {
+            setParams(draft);
+            setSaved(false);
+          }}
+        />
+      </details>
+      {errors[''] && (
+        <div className="form-error" data-testid="form-error" role="alert">
+          {errors['']}
+        </div>
+      )}
+      <div className="form-actions">
+        {saved && (
+          <span className="muted small" role="status" data-testid="topic-model-settings-saved">
+            Saved
+          </span>
+        )}
+        <button type="submit" className="button primary small" data-testid="topic-model-settings-save" disabled={saving}>
+          {saving ? 'Saving…' : 'Save instructions and settings'}
+        </button>
+      </div>
+    </form>
   );
 }
 

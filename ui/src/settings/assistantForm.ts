@@ -1,5 +1,6 @@
 import type { Assistant, AssistantInput, FeatureInfo, ModelRef } from '../protocol.gen';
 import type { FieldErrors } from './fieldErrors';
+import { draftFromParams, MODEL_PARAMS_FIELDS, paramsFromDraft, type ModelParamsDraft } from './modelParams';
 
 export const DEFAULT_MAX_TOOL_CALLS = 20;
 
@@ -17,6 +18,7 @@ export interface AssistantDraft {
   /** `defaults`: the backend's defaults (no list is sent); `some`: only `features`. */
   featureChoice: 'defaults' | 'some';
   features: string[];
+  params: ModelParamsDraft;
 }
 
 export function draftFromAssistant(assistant?: Assistant): AssistantDraft {
@@ -32,6 +34,7 @@ export function draftFromAssistant(assistant?: Assistant): AssistantDraft {
     // Without a list of its own, the form starts from every strategy the backend lists
     // (which behaves as the defaults do, for any model) when the user leaves the defaults.
     features: assistant?.features ?? [],
+    params: draftFromParams(assistant?.params),
   };
 }
 
@@ -54,13 +57,16 @@ export function assistantInputFromDraft(draft: AssistantDraft): { input: Assista
   if (!/^\d+$/.test(draft.maxToolCalls.trim()) || !Number.isInteger(limit) || limit < 1 || limit > 100) {
     errors.maxToolCalls = 'A whole number from 1 to 100.';
   }
-  if (Object.keys(errors).length > 0) return { errors };
+  const params = paramsFromDraft(draft.params);
+  if ('errors' in params) Object.assign(errors, params.errors);
+  if (Object.keys(errors).length > 0 || 'errors' in params) return { errors };
   const input: AssistantInput = { name, systemPrompt: draft.systemPrompt, models: draft.models, maxToolCalls: limit };
   if (draft.toolChoice === 'some') input.tools = draft.tools;
   const workspace = draft.workspace.trim();
   if (workspace) input.workspace = workspace;
   if (draft.featureChoice === 'some') input.features = draft.features;
+  input.params = params.params;
   return { input };
 }
 
-export const ASSISTANT_FIELDS = ['name', 'systemPrompt', 'models', 'tools', 'maxToolCalls', 'workspace', 'features'] as const;
+export const ASSISTANT_FIELDS = ['name', 'systemPrompt', 'models', 'tools', 'maxToolCalls', 'workspace', 'features', ...MODEL_PARAMS_FIELDS] as const;

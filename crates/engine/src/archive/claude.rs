@@ -101,6 +101,8 @@ pub(crate) fn read(conversations: &[Value]) -> Parsed {
             workspace: None,
             assistant_id: None,
             forked_from: None,
+            system_prompt: None,
+            params: protocol::api::ModelParams::default(),
             created_at,
             updated_at,
             messages,

@@ -1,7 +1,8 @@
 //! Reading Colloquy's own export (`colloquy-export`): topic by topic and message by
 //! message, so one damaged entry is reported and the rest imported.
 
-use protocol::archive::{EXPORT_VERSION, ExportedMessage, ExportedTopic, ImportSource};
+use protocol::api::ModelParams;
+use protocol::archive::{EXPORT_VERSION, ExportedMessage, ExportedTopic, ImportSkip, ImportSource};
 use protocol::{ApiError, ModelRef};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -23,6 +24,11 @@ struct TopicEntry {
     assistant_id: Option<String>,
     #[serde(default)]
     forked_from: Option<protocol::api::ForkOrigin>,
+    /// Read apart (see [`settings`]): a bad one leaves the topic's messages in.
+    #[serde(default)]
+    system_prompt: Option<Value>,
+    #[serde(default)]
+    params: Option<Value>,
     created_at: String,
     updated_at: String,
     messages: Vec<Value>,
@@ -68,6 +74,7 @@ pub(crate) fn read(document: &Map<String, Value>) -> Result<Parsed, ApiError> {
             }
         }
         let messages = tree_order(&label, messages, &mut parsed.skipped);
+        let (system_prompt, params) = settings(&label, entry.system_prompt, entry.params, &mut parsed.skipped);
         parsed.topics.push(ExportedTopic {
             id: entry.id,
             title: entry.title,
@@ -75,10 +82,59 @@ pub(crate) fn read(document: &Map<String, Value>) -> Result<Parsed, ApiError> {
             workspace: entry.workspace,
             assistant_id: entry.assistant_id,
             forked_from: entry.forked_from,
+            system_prompt,
+            params,
             created_at: entry.created_at,
             updated_at: entry.updated_at,
             messages,
         });
     }
     Ok(parsed)
+}
+
+/// A topic's system prompt and model settings from the file, each left out (and
+/// reported) when it is not what this build would store.
+fn settings(
+    label: &str,
+    system_prompt: Option<Value>,
+    params: Option<Value>,
+    skipped: &mut Vec<ImportSkip>,
+) -> (Option<String>, ModelParams) {
+    let mut left_out = |setting: &str, reason: String| {
+        skipped.push(ImportSkip {
+            conversation: label.to_owned(),
+            message: None,
+            setting: Some(setting.to_owned()),
+            reason,
+        });
+    };
+    let system_prompt = match system_prompt {
+        None | Some(Value::Null) => None,
+        Some(Value::String(prompt)) => {
+            match crate::limits::at_most("systemPrompt", prompt.trim(), crate::limits::SYSTEM_PROMPT) {
+                Ok(prompt) if prompt.is_empty() => None,
+                Ok(prompt) => Some(prompt.to_owned()),
+                Err(err) => {
+                    left_out("systemPrompt", err.message);
+                    None
+                }
+            }
+        }
+        Some(_) => {
+            left_out("systemPrompt", "the system prompt is not text".to_owned());
+            None
+        }
+    };
+    let params = match params.map(ModelParams::deserialize) {
+        None => ModelParams::default(),
+        Some(Ok(params)) => crate::model_params::checked("params", params).unwrap_or_else(|err| {
+            left_out("params", err.message);
+            ModelParams::default()
+        }),
+        Some(Err(err)) => {
+            left_out("params", format!("the model settings cannot be read: {err}"));
+            ModelParams::default()
+        }
+    };
+    (system_prompt, params)
 }

@@ -52,7 +52,12 @@ pub(crate) fn refused(message: String) -> ApiError {
 }
 
 pub(crate) fn skip(conversation: &str, message: Option<&str>, reason: impl Into<String>) -> ImportSkip {
-    ImportSkip { conversation: conversation.to_owned(), message: message.map(str::to_owned), reason: reason.into() }
+    ImportSkip {
+        conversation: conversation.to_owned(),
+        message: message.map(str::to_owned),
+        setting: None,
+        reason: reason.into(),
+    }
 }
 
 /// The messages that hold together as our tree, parents first (in file order otherwise):

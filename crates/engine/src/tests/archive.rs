@@ -28,6 +28,8 @@ fn topic_ref(id: &protocol::TopicId) -> Topic {
         workspace: None,
         assistant_id: None,
         forked_from: None,
+        system_prompt: None,
+        params: Default::default(),
         created_at: String::new(),
         updated_at: String::new(),
     }
@@ -71,6 +73,12 @@ async fn export_then_import_then_export_is_the_same_tree_with_new_ids() {
     f.provider(&server, "sk").await;
     // A real turn (usage, turn ids, metadata) and a branchy tree from a ChatGPT import.
     let topic = f.topic().await;
+    let _: Topic = f
+        .call(
+            "topic_update",
+            json!({ "id": topic.id, "systemPrompt": "Be brief.", "params": { "temperature": 0.5, "reasoningEffort": "off" } }),
+        )
+        .await;
     server.push_script(Script { chunks: Some(vec!["Hello".into(), " there".into()]), ..Script::default() });
     f.send(&topic, "Say <b>hello</b> & more").await;
     let branchy = import(&f, CHATGPT).await.imported[0].topic_id.clone();
@@ -80,6 +88,10 @@ async fn export_then_import_then_export_is_the_same_tree_with_new_ids() {
         assert_eq!(first.media_type, "application/json");
         let document: ExportDocument = serde_json::from_str(&first.content).unwrap();
         assert_eq!((document.format.as_str(), document.version), ("colloquy-export", 1));
+        if id == &topic.id {
+            assert_eq!(document.topics[0].system_prompt.as_deref(), Some("Be brief."));
+            assert_eq!(document.topics[0].params.temperature, Some(0.5));
+        }
 
         let report = import(&f, &first.content).await;
         assert_eq!(report.source, ImportSource::Colloquy);
@@ -194,12 +206,32 @@ async fn malformed_files_are_refused_or_reported_and_nothing_is_half_written() {
                   "createdAt": "2024-01-01T00:00:00.000Z", "updatedAt": "2024-01-01T00:00:00.000Z" },
                 { "id": "bad", "role": "wizard", "status": "success", "parts": [], "createdAt": "x", "updatedAt": "x" }
               ] },
-            { "id": "t2", "title": "No list", "createdAt": "x", "updatedAt": "x", "messages": 5 }
+            { "id": "t2", "title": "No list", "createdAt": "x", "updatedAt": "x", "messages": 5 },
+            { "id": "t3", "title": "Hot", "systemPrompt": 7, "params": { "temperature": 9 }, "createdAt": "x", "updatedAt": "x",
+              "messages": [{ "id": "h", "role": "user", "status": "success", "parts": [{ "type": "text", "text": "hot?" }],
+                             "createdAt": "2024-01-01T00:00:00.000Z", "updatedAt": "2024-01-01T00:00:00.000Z" }] }
         ]
     });
     let report = import(&f, &document.to_string()).await;
-    assert_eq!(report.imported.len(), 1);
+    assert_eq!(report.imported.len(), 2);
     assert_eq!(report.imported[0].messages, 2);
+    // Bad settings are left out and said so; the conversation comes in without them.
+    let settings: Vec<_> = report
+        .skipped
+        .iter()
+        .filter(|s| s.conversation == "Hot")
+        .map(|s| (s.message.as_deref(), s.setting.as_deref(), s.reason.as_str()))
+        .collect();
+    assert_eq!(
+        settings,
+        [
+            (None, Some("systemPrompt"), "the system prompt is not text"),
+            (None, Some("params"), "params.temperature: must be between 0 and 2 (was 9)")
+        ]
+    );
+    let hot: Vec<Topic> = f.call("topics_list", Value::Null).await;
+    let hot = hot.iter().find(|t| t.title == "Hot").unwrap();
+    assert_eq!((hot.system_prompt.as_deref(), hot.params), (None, protocol::api::ModelParams::default()));
     let skipped: Vec<_> = report.skipped.iter().map(|s| (s.conversation.as_str(), s.message.as_deref())).collect();
     assert!(skipped.contains(&("Good", Some("orphan"))), "{:?}", report.skipped);
     assert!(skipped.contains(&("Good", Some("bad"))));
@@ -209,7 +241,7 @@ async fn malformed_files_are_refused_or_reported_and_nothing_is_half_written() {
     let shown = f.messages(&topic_ref(&report.imported[0].topic_id)).await;
     assert_eq!(shown[1].status, MessageStatus::Paused);
     let topics: Vec<Topic> = f.call("topics_list", Value::Null).await;
-    assert_eq!(topics.len(), 1);
+    assert_eq!(topics.len(), 2);
 }
 
 #[tokio::test]

@@ -80,6 +80,8 @@ impl Agent {
             workspace: None,
             assistant_id: None,
             forked_from: None,
+            system_prompt: None,
+            params: Default::default(),
             created_at: String::new(),
             updated_at: String::new(),
         }

@@ -29,6 +29,8 @@ pub struct MessagesRequest<'a> {
     pub thinking: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -69,8 +71,15 @@ impl<'a> MessagesRequest<'a> {
             messages,
             stream: true,
             tools: request.tools.iter().map(wire_tool).collect(),
-            // Extended thinking only runs at the default temperature.
+            // Extended thinking only runs at the default temperature, and with a top-p of
+            // 0.95 or more. Newer models take a temperature or a top-p, not both: the
+            // temperature wins.
             temperature: if thinking.is_some() { None } else { request.temperature },
+            top_p: match (thinking.is_some(), request.temperature, request.top_p) {
+                (true, _, Some(top_p)) if top_p >= 0.95 => Some(top_p),
+                (false, None, top_p) => top_p,
+                _ => None,
+            },
             thinking,
         }
     }
@@ -205,6 +214,26 @@ mod tests {
         let body = serde_json::to_value(MessagesRequest::streaming(&request)).unwrap();
         assert_eq!(body["max_tokens"], 64);
         assert!(body.get("system").is_none() && body.get("temperature").is_none());
+    }
+
+    #[test]
+    fn top_p_is_sent_alone_and_with_thinking_only_from_0_95() {
+        let body = |temperature, top_p, reasoning| {
+            let request = CompletionRequest {
+                model: "m".into(),
+                messages: vec![ChatMessage::user("x")],
+                temperature,
+                top_p,
+                reasoning,
+                ..CompletionRequest::default()
+            };
+            let body = serde_json::to_value(MessagesRequest::streaming(&request)).unwrap();
+            (body.get("temperature").cloned(), body.get("top_p").cloned())
+        };
+        assert_eq!(body(None, Some(0.5), None), (None, Some(json!(0.5))));
+        assert_eq!(body(Some(0.25), Some(0.5), None), (Some(json!(0.25)), None), "the temperature wins");
+        assert_eq!(body(Some(0.25), Some(0.5), Some(ReasoningEffort::Low)), (None, None));
+        assert_eq!(body(None, Some(0.96875), Some(ReasoningEffort::Low)).1, Some(json!(0.96875)));
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct GenerationConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking_config: Option<Value>,
@@ -44,7 +46,10 @@ pub struct GenerationConfig {
 
 impl GenerationConfig {
     fn is_empty(&self) -> bool {
-        self.temperature.is_none() && self.max_output_tokens.is_none() && self.thinking_config.is_none()
+        self.temperature.is_none()
+            && self.top_p.is_none()
+            && self.max_output_tokens.is_none()
+            && self.thinking_config.is_none()
     }
 }
 
@@ -70,6 +75,7 @@ impl GenerateContentRequest {
             tools,
             generation_config: GenerationConfig {
                 temperature: request.temperature,
+                top_p: request.top_p,
                 max_output_tokens: request.max_tokens,
                 thinking_config: request
                     .reasoning
@@ -158,6 +164,7 @@ mod tests {
                 ChatMessage::user("Again"),
             ],
             temperature: Some(1.0),
+            top_p: Some(0.5),
             max_tokens: Some(200),
             ..CompletionRequest::default()
         };
@@ -198,6 +205,7 @@ mod tests {
           },
           "generationConfig": {
             "temperature": 1.0,
+            "topP": 0.5,
             "maxOutputTokens": 200
           }
         }

@@ -22,6 +22,8 @@ pub struct ChatCompletionRequest<'a> {
     pub reasoning_effort: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
     /// `max_tokens` rather than the newer `max_completion_tokens`: every compatible server
     /// understands it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -90,6 +92,7 @@ impl<'a> ChatCompletionRequest<'a> {
             tools: request.tools.iter().map(wire_tool).collect(),
             reasoning_effort: request.reasoning.map(|effort| effort.as_str()),
             temperature: request.temperature,
+            top_p: request.top_p,
             max_tokens: request.max_tokens,
         }
     }
@@ -212,16 +215,18 @@ mod tests {
     }
 
     #[test]
-    fn sends_temperature_max_tokens_and_reasoning_effort_when_set() {
+    fn sends_temperature_top_p_max_tokens_and_reasoning_effort_when_set() {
         let request = CompletionRequest {
             model: "m".into(),
             temperature: Some(0.5),
+            top_p: Some(0.25),
             max_tokens: Some(64),
             reasoning: Some(ReasoningEffort::High),
             ..CompletionRequest::default()
         };
         let body = serde_json::to_value(ChatCompletionRequest::streaming(&request)).unwrap();
         assert_eq!(body["temperature"], json!(0.5));
+        assert_eq!(body["top_p"], json!(0.25));
         assert_eq!(body["max_tokens"], json!(64));
         assert_eq!(body["reasoning_effort"], json!("high"));
     }

@@ -25,6 +25,8 @@ pub struct ResponsesRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
 }
 
@@ -54,6 +56,7 @@ impl<'a> ResponsesRequest<'a> {
             // Summaries are what a reasoning model shows of its thinking.
             reasoning: request.reasoning.map(|effort| json!({ "effort": effort.as_str(), "summary": "auto" })),
             temperature: request.temperature,
+            top_p: request.top_p,
             max_output_tokens: request.max_tokens,
         }
     }
@@ -156,6 +159,7 @@ mod tests {
                 ChatMessage::user("Again"),
             ],
             temperature: Some(0.5),
+            top_p: Some(0.25),
             max_tokens: Some(100),
             ..CompletionRequest::default()
         };
@@ -183,6 +187,7 @@ mod tests {
           "stream": true,
           "store": false,
           "temperature": 0.5,
+          "top_p": 0.25,
           "max_output_tokens": 100
         }
         "#);

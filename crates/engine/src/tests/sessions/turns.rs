@@ -335,6 +335,8 @@ async fn audit_20_a_session_without_a_model_runs_its_providers_default_model() {
         workspace: None,
         assistant_id: None,
         forked_from: None,
+        system_prompt: None,
+        params: Default::default(),
         created_at: String::new(),
         updated_at: String::new(),
     };
