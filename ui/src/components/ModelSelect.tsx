@@ -12,7 +12,7 @@ interface ModelSelectProps {
 
 /** Picks which models answer the next message: one, or several side by side. */
 export function ModelSelect({ providers, value, disabled, onChange }: ModelSelectProps) {
-  const { open, setOpen, ref } = usePopover<HTMLDivElement>();
+  const { open, setOpen, ref, panelRef } = usePopover<HTMLDivElement>({ side: 'above' });
   const options = modelOptions(providers);
   const chosen = new Set(value.map(modelKey));
   const summary = value.length === 0 ? 'No model' : value.map((model) => model.model).join(' + ');
@@ -43,7 +43,7 @@ export function ModelSelect({ providers, value, disabled, onChange }: ModelSelec
         <span aria-hidden="true">▾</span>
       </button>
       {open && (
-        <fieldset className="popover-menu model-select-menu">
+        <fieldset className="popover-menu model-select-menu" ref={panelRef}>
           <legend>Models for this message</legend>
           {options.map((option) => {
             const checked = chosen.has(option.key);
