@@ -43,3 +43,41 @@ e2eTest(stack, 'the idle timeout is chosen in Settings → General, refused when
   await byTestId(page, 'settings-saved').waitFor();
   assert.equal((await stack.server.api('settings_get')).idleTimeoutSeconds, undefined);
 });
+
+/** The page's background colour, as painted. */
+const background = (page) => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+
+e2eTest(stack, 'the theme follows the system until chosen, applies at once in every window, and is kept', async () => {
+  const page = await stack.openApp();
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await waitUntil('the system theme (dark) is followed', async () => (await page.evaluate(() => document.documentElement.dataset.theme)) === 'dark');
+  const dark = await background(page);
+  await page.emulateMedia({ colorScheme: 'light' });
+  await waitUntil('a system change is followed', async () => (await page.evaluate(() => document.documentElement.dataset.theme)) === 'light');
+  const light = await background(page);
+  assert.notEqual(dark, light);
+
+  // A second window of the same app: a tab of the same browser profile here.
+  const other = stack.track(await page.context().newPage());
+  await other.goto(stack.server.appUrl);
+  await other.emulateMedia({ colorScheme: 'light' });
+  await openGeneral(page);
+  assert.equal(await byTestId(page, 'theme-select').inputValue(), 'system');
+  await byTestId(page, 'theme-select').selectOption('dark');
+  await waitUntil('dark applies at once', async () => (await background(page)) === dark);
+  await waitUntil('the theme is stored', async () => (await stack.server.api('settings_get')).theme === 'dark');
+  await waitUntil('the other window follows', async () => (await background(other)) === dark);
+  // The idle timeout saved afterwards keeps the theme.
+  await byTestId(page, 'idle-timeout').fill('45');
+  await byTestId(page, 'general-save').click();
+  await byTestId(page, 'settings-saved').waitFor();
+  assert.equal((await stack.server.api('settings_get')).theme, 'dark');
+
+  // Kept across a reload, whatever the system says.
+  await page.reload();
+  await waitUntil('dark after a reload', async () => (await background(page)) === dark);
+  await openGeneral(page);
+  await byTestId(page, 'theme-select').selectOption('system');
+  await waitUntil('back to the system (light)', async () => (await background(page)) === light);
+  await waitUntil('no theme is stored', async () => (await stack.server.api('settings_get')).theme === undefined);
+});

@@ -95,3 +95,34 @@ e2eTest(stack, 'wide window: replies as columns side by side; retrying one model
   await byTestId(page, 'add-model-button').click();
   assert.equal(await page.locator('[data-testid="add-model-option"]:not([disabled])').count(), 0);
 });
+
+e2eTest(stack, "Stop on one model's column stops that reply only; Retry all writes both again", async () => {
+  // Whichever execution gets which script, both are long enough to stop one mid-way.
+  await stack.testkit.script([{ chunks: words(60, 'first'), tokenDelayMs: 40 }, { chunks: words(60, 'second'), tokenDelayMs: 40 }]);
+  const page = await stack.openApp();
+  await openNewTopic(page);
+  await alsoAskBeta(page);
+  await typeAndEnter(page, 'Two answers, one stopped');
+
+  await waitUntil('beta is writing', async () => (await replyText(column(page, 'beta'))).length > 0);
+  await column(page, 'beta').locator('[data-testid="model-column-stop"]').click();
+  await waitUntil('beta is stopped', async () => (await column(page, 'beta').locator('[data-testid="message"]').getAttribute('data-status')) === 'paused');
+  assert.equal(await column(page, 'beta').locator('[data-testid="model-column-stop"]').count(), 0);
+  assert.equal(await column(page, 'beta').locator('[data-testid="reply-continue"]').count(), 1, 'the stopped reply can go on');
+  // Alpha goes on to its end.
+  await waitUntil('alpha finishes', async () => (await column(page, 'alpha').locator('[data-testid="message"]').getAttribute('data-status')) === 'success', {
+    timeout: 30_000,
+  });
+  const alphaText = await replyText(column(page, 'alpha'));
+  assert.ok(alphaText.split(' ').length >= 60, `alpha wrote its whole reply (${alphaText.length} characters)`);
+
+  await stack.testkit.script([{ chunks: ['again one'] }, { chunks: ['again two'] }]);
+  await byTestId(page, 'turn-retry-all').click();
+  for (const model of ['alpha', 'beta']) {
+    await waitUntil(`${model} has a second version`, async () => {
+      const versions = column(page, model).locator('[data-testid="version-switcher"]');
+      return (await versions.count()) > 0 && normalize(await versions.innerText()).includes('2/2');
+    });
+    await waitUntil(`${model} is written again`, async () => (await replyText(column(page, model))).startsWith('again'));
+  }
+});

@@ -3,6 +3,9 @@ import './styles.css';
 import { createRoot } from 'react-dom/client';
 import { App, type Signal } from './App';
 import { chooseBackend } from './backend';
+import { applyTheme, startTheme } from './theme';
+
+startTheme();
 
 function createSignal(): Signal & { fire(): void } {
   let fired = false;
@@ -22,6 +25,15 @@ function createSignal(): Signal & { fire(): void } {
 
 const unauthorized = createSignal();
 const choice = chooseBackend(() => unauthorized.fire());
+// The stored choice is the truth; the painted one came from this browser's last visit.
+if (choice.kind === 'ready') {
+  choice.backend
+    .call('settings_get')
+    .then((settings) => applyTheme(settings.theme))
+    .catch(() => {
+      // The workspace says why the backend cannot be reached; the last colours stay.
+    });
+}
 
 // Pasting the server's URL into a tab that shows the token screen only changes the
 // fragment, which does not reload the page: start over when a token arrives that way.

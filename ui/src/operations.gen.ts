@@ -94,6 +94,7 @@ export interface Operations {
   inbox_release: { request: InboxItemRequest; response: InboxItem };
   messages_list: { request: TopicRequest; response: Array<StoredMessage> };
   messages_page: { request: MessagesPageRequest; response: MessagesPage };
+  reply_stop: { request: ReplyRequest; response: null };
   message_select: { request: MessageRequest; response: null };
   messages_search: { request: SearchRequest; response: SearchResults };
   message_delete: { request: MessageRequest; response: null };

@@ -469,14 +469,24 @@ minIdleTimeoutSeconds: number,
 /**
  * The longest idle timeout the user may choose.
  */
-maxIdleTimeoutSeconds: number, };
+maxIdleTimeoutSeconds: number, 
+/**
+ * Light or dark, as the user chose it; absent: follow the system.
+ */
+theme?: Theme, };
 
 export type UpdateAppSettings = { 
 /**
  * Seconds, within the bounds [`AppSettings`] names; absent or `null` goes back to the
  * default.
  */
-idleTimeoutSeconds?: number, };
+idleTimeoutSeconds?: number, 
+/**
+ * Absent or `null`: follow the system's light or dark setting.
+ */
+theme?: Theme, };
+
+export type Theme = "light" | "dark";
 
 export type InboxMode = "queue" | "steer";
 

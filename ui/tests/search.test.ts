@@ -1,28 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { occurrences } from '../src/search/findInText';
 import { moveSelection, NO_FILTERS, PAGE_SIZE, searchRequest } from '../src/search/searchRequest';
-import { searchShortcut } from '../src/search/shortcuts';
-
-const press = (key: string, mods: Partial<{ ctrlKey: boolean; metaKey: boolean; shiftKey: boolean; altKey: boolean }> = {}) => ({
-  key,
-  ctrlKey: false,
-  metaKey: false,
-  shiftKey: false,
-  altKey: false,
-  ...mods,
-});
-
-describe('search shortcuts', () => {
-  it('Ctrl/Cmd+K and Ctrl/Cmd+Shift+F open the search box, Ctrl/Cmd+F finds in the topic', () => {
-    expect(searchShortcut(press('k', { ctrlKey: true }))).toBe('search');
-    expect(searchShortcut(press('k', { metaKey: true }))).toBe('search');
-    expect(searchShortcut(press('F', { ctrlKey: true, shiftKey: true }))).toBe('search');
-    expect(searchShortcut(press('f', { metaKey: true }))).toBe('find');
-    expect(searchShortcut(press('f'))).toBeUndefined();
-    expect(searchShortcut(press('k', { ctrlKey: true, altKey: true }))).toBeUndefined();
-    expect(searchShortcut(press('j', { ctrlKey: true }))).toBeUndefined();
-  });
-});
 
 describe('search requests', () => {
   it('sends nothing for a blank query and only the filters that are set', () => {

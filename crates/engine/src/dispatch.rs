@@ -7,9 +7,9 @@ use protocol::api::{
     AgentSession, AgentSessionInput, AppInfo, AppSettings, ApprovalsListRequest, Assistant, AssistantInput,
     AuditListRequest, CreateTopic, FetchedImage, IdRequest, ImageFetchRequest, InboxAddRequest, InboxItem,
     InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, ListModelsRequest, MessageRequest, MessagesPage,
-    MessagesPageRequest, ModelList, Provider, ProviderInput, ProviderPresetInfo, ProviderRequest, StoredMessage,
-    ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic, TopicRequest, UpdateAgentSession, UpdateAppSettings,
-    UpdateAssistant, UpdateProvider, UpdateToolRule, UpdateTopic,
+    MessagesPageRequest, ModelList, Provider, ProviderInput, ProviderPresetInfo, ProviderRequest, ReplyRequest,
+    StoredMessage, ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic, TopicRequest, UpdateAgentSession,
+    UpdateAppSettings, UpdateAssistant, UpdateProvider, UpdateToolRule, UpdateTopic,
 };
 use protocol::archive::{
     BackupInfo, ExportRequest, ExportedFile, ImportReport, ImportRequest, RestorePlan, RestoreRequest, SavedFile,
@@ -53,6 +53,10 @@ impl Operations for Engine {
         self.inner.store.get_topic(&request.topic_id).await?;
         self.inner.streams.close_topic(&request.topic_id).await;
         Ok(self.inner.store.delete_topic(&request.topic_id).await?)
+    }
+
+    async fn reply_stop(&self, request: ReplyRequest) -> Result<(), ApiError> {
+        self.stop_reply(request).await
     }
 
     async fn topic_mark_seen(&self, request: TopicRequest) -> Result<(), ApiError> {

@@ -340,6 +340,15 @@ impl Engine {
         self.inner.sessions.stop(topic_id).await
     }
 
+    /// Stops one reply of the topic's live turn (a model column of a multi-model turn);
+    /// the others go on. An agent session has one reply at a time: it stops.
+    pub(crate) async fn stop_reply(&self, request: ReplyRequest) -> Result<(), ApiError> {
+        if sessions::is_session(&request.topic_id) {
+            return self.stream_abort(&request.topic_id).await;
+        }
+        self.inner.turns.stop_reply(request).await
+    }
+
     /// Interrupt: stop the live turn (persisted as paused), then send this message now.
     pub async fn stream_interrupt(
         &self,

@@ -10,11 +10,13 @@ use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use protocol::ApiError;
-use protocol::api::{AppSettings, UpdateAppSettings};
+use protocol::api::{AppSettings, Theme, UpdateAppSettings};
 use store::Store;
 
 /// The key the idle timeout is stored under.
 const IDLE_TIMEOUT_KEY: &str = "idle_timeout_seconds";
+/// The key the theme is stored under.
+const THEME_KEY: &str = "theme";
 /// The idle timeouts a user may choose: shorter cuts off models that think before their
 /// first token; longer and a dead connection goes unnoticed for more than an hour.
 pub(crate) const IDLE_TIMEOUT_SECONDS: RangeInclusive<u32> = 10..=3600;
@@ -33,7 +35,10 @@ impl Settings {
 
     pub(crate) async fn settings(&self) -> Result<AppSettings, ApiError> {
         let chosen = self.stored_idle_timeout().await?;
+        // A value this build does not know (a newer or damaged database) reads as none.
+        let theme = self.store.setting(THEME_KEY).await?.and_then(|value| serde_json::from_value(value).ok());
         Ok(AppSettings {
+            theme,
             idle_timeout_seconds: chosen,
             default_idle_timeout_seconds: u32::try_from(self.default_idle_timeout.as_secs()).unwrap_or(u32::MAX),
             min_idle_timeout_seconds: *IDLE_TIMEOUT_SECONDS.start(),
@@ -57,7 +62,9 @@ impl Settings {
         }
         let value = update.idle_timeout_seconds.map(serde_json::Value::from);
         self.store.set_setting(IDLE_TIMEOUT_KEY, value.as_ref()).await?;
-        tracing::info!(idle_timeout_seconds = ?update.idle_timeout_seconds, "settings changed");
+        let theme = update.theme.map(|theme| serde_json::json!(theme));
+        self.store.set_setting(THEME_KEY, theme.as_ref()).await?;
+        tracing::info!(idle_timeout_seconds = ?update.idle_timeout_seconds, theme = ?update.theme, "settings changed");
         self.settings().await
     }
 

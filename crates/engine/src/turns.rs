@@ -591,6 +591,17 @@ impl Turns {
             .collect())
     }
 
+    /// Stops one live reply of the topic; a reply that is not live is left as it is.
+    pub(crate) async fn stop_reply(&self, request: ReplyRequest) -> Result<(), ApiError> {
+        let topic = self.store.get_topic(&request.topic_id).await?;
+        match self.message_of(&topic.id, &request.message_id).await {
+            Ok(reply) if reply.message.role == MessageRole::Assistant => {}
+            Ok(_) | Err(_) => return Err(ApiError::not_found("reply", &request.message_id)),
+        }
+        self.streams.abort_reply(&topic.id, &request.message_id).await;
+        Ok(())
+    }
+
     /// Stop on a topic whose reply waits for approvals: its questions are answered "no"
     /// and the reply is stopped. True if there was such a reply.
     pub(crate) async fn stop_waiting_replies(&self, topic_id: &TopicId) -> Result<bool, ApiError> {

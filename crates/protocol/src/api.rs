@@ -520,6 +520,18 @@ pub struct AppSettings {
     pub min_idle_timeout_seconds: u32,
     /// The longest idle timeout the user may choose.
     pub max_idle_timeout_seconds: u32,
+    /// Light or dark, as the user chose it; absent: follow the system.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub theme: Option<Theme>,
+}
+
+/// The app's colours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Theme {
+    Light,
+    Dark,
 }
 
 /// The body of `settings_update`: every setting, as it should be from now on.
@@ -531,6 +543,10 @@ pub struct UpdateAppSettings {
     #[serde(default)]
     #[ts(optional)]
     pub idle_timeout_seconds: Option<u32>,
+    /// Absent or `null`: follow the system's light or dark setting.
+    #[serde(default)]
+    #[ts(optional)]
+    pub theme: Option<Theme>,
 }
 
 /// How a message sent while a turn runs should be handled.

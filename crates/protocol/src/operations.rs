@@ -51,6 +51,7 @@ macro_rules! for_each_operation {
                 inbox_release($crate::api::InboxItemRequest) => $crate::api::InboxItem;
                 messages_list($crate::api::TopicRequest) => Vec<$crate::api::StoredMessage>;
                 messages_page($crate::api::MessagesPageRequest) => $crate::api::MessagesPage;
+                reply_stop($crate::api::ReplyRequest) => ();
                 message_select($crate::api::MessageRequest) => ();
                 messages_search($crate::search::SearchRequest) => $crate::search::SearchResults;
                 message_delete($crate::api::MessageRequest) => ();

@@ -105,6 +105,7 @@ pub fn declarations() -> String {
         FeatureInfo::decl(&cfg),
         AppSettings::decl(&cfg),
         UpdateAppSettings::decl(&cfg),
+        Theme::decl(&cfg),
         InboxMode::decl(&cfg),
         InboxState::decl(&cfg),
         InboxItem::decl(&cfg),

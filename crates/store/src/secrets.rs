@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
-#[error("secret store at {path}: {message}")]
+#[error("{path}: {message}")]
 pub struct SecretError {
     pub path: String,
     pub message: String,
@@ -39,7 +39,7 @@ const KEYCHAIN_PATIENCE: Duration = Duration::from_secs(3);
 pub fn open(data_dir: &Path) -> Box<dyn SecretStore> {
     if std::env::var("COLLOQUY_SECRET_STORE").is_ok_and(|v| v == "file") {
         let file = FileSecretStore::new(data_dir.join("secrets.json"));
-        return Box::new(file.because("COLLOQUY_SECRET_STORE=file"));
+        return Box::new(file.because("COLLOQUY_SECRET_STORE=file chose it"));
     }
     open_with(data_dir, KeychainSecretStore::probe, KEYCHAIN_PATIENCE)
 }
@@ -64,8 +64,14 @@ fn open_with(
             move_file_keys(&file, &keychain);
             Box::new(keychain)
         }
-        Ok(Err(why)) => Box::new(file.because(&format!("no keychain is available ({why})"))),
-        Err(_) => Box::new(file.because("the keychain did not answer")),
+        Ok(Err(why)) => {
+            tracing::info!(why = %why, "no usable keychain: API keys are kept in a private file");
+            Box::new(file.because(&why))
+        }
+        Err(_) => Box::new(file.because(&format!(
+            "the keychain did not answer within {} s; Colloquy asks it again at its next start",
+            patience.as_secs().max(1)
+        ))),
     }
 }
 
@@ -235,14 +241,11 @@ mod tests {
     #[test]
     fn without_a_keychain_the_file_is_used_and_says_why() {
         let dir = tempfile::tempdir().unwrap();
-        let store = open_with(dir.path(), || Err("no Secret Service on the session bus".into()), KEYCHAIN_PATIENCE);
+        let store = open_with(dir.path(), || Err("no keychain service is running".into()), KEYCHAIN_PATIENCE);
         let path = dir.path().join("secrets.json");
         assert_eq!(
             store.describe(),
-            format!(
-                "a file readable only by you: {} (no keychain is available (no Secret Service on the session bus))",
-                path.display()
-            )
+            format!("a file readable only by you: {} (no keychain service is running)", path.display())
         );
         store.set("p", "sk-in-the-file").unwrap();
         assert_eq!(store.get("p").unwrap().as_deref(), Some("sk-in-the-file"));
@@ -281,7 +284,7 @@ mod tests {
             Err("gave up".to_owned())
         };
         let store = open_with(dir.path(), probe, Duration::from_millis(10));
-        assert!(store.describe().ends_with("(the keychain did not answer)"), "{}", store.describe());
+        assert!(store.describe().contains("(the keychain did not answer within 1 s;"), "{}", store.describe());
         store.set("p", "k").unwrap();
         assert_eq!(store.get("p").unwrap().as_deref(), Some("k"));
         drop(hang);

@@ -29,14 +29,40 @@ use crate::status::StatusHub;
 use crate::{PreparedExecution, PreparedTurn, ReplySlot, StreamConfig, StreamError};
 
 pub(crate) enum Command {
-    Open { turn: Box<PreparedTurn>, listener: Listener, reply: oneshot::Sender<Result<AttachReply, StreamError>> },
-    Attach { listener: Listener, after: Vec<ExecutionCursor>, reply: oneshot::Sender<AttachReply> },
-    Detach { listener_id: ListenerId },
-    Abort { reply: oneshot::Sender<()> },
-    Steer { reply: oneshot::Sender<bool> },
-    IsStreaming { reply: oneshot::Sender<bool> },
-    Forget { message_ids: Vec<MessageId>, reply: oneshot::Sender<()> },
-    Shutdown { reply: oneshot::Sender<()> },
+    Open {
+        turn: Box<PreparedTurn>,
+        listener: Listener,
+        reply: oneshot::Sender<Result<AttachReply, StreamError>>,
+    },
+    Attach {
+        listener: Listener,
+        after: Vec<ExecutionCursor>,
+        reply: oneshot::Sender<AttachReply>,
+    },
+    Detach {
+        listener_id: ListenerId,
+    },
+    Abort {
+        reply: oneshot::Sender<()>,
+    },
+    /// Stops one reply of the live turn; the others go on.
+    AbortReply {
+        message_id: MessageId,
+        reply: oneshot::Sender<()>,
+    },
+    Steer {
+        reply: oneshot::Sender<bool>,
+    },
+    IsStreaming {
+        reply: oneshot::Sender<bool>,
+    },
+    Forget {
+        message_ids: Vec<MessageId>,
+        reply: oneshot::Sender<()>,
+    },
+    Shutdown {
+        reply: oneshot::Sender<()>,
+    },
 }
 
 struct LiveTurn {
@@ -45,7 +71,8 @@ struct LiveTurn {
     span: tracing::Span,
     /// Set once every execution is done: the turn is evicted then.
     evict_at: Option<Instant>,
-    abort_waiters: Vec<oneshot::Sender<()>>,
+    /// Who waits for a stop: of the whole turn (`None`), or of one reply.
+    abort_waiters: Vec<(Option<MessageId>, oneshot::Sender<()>)>,
     /// Whether `streaming` has been published since the turn (re)started.
     streaming_published: bool,
     /// Whether `awaiting_approval` is the topic's published status right now.
@@ -165,12 +192,28 @@ impl TopicActor {
                     for execution in &turn.executions {
                         execution.cancel.cancel();
                     }
-                    turn.abort_waiters.push(reply);
+                    turn.abort_waiters.push((None, reply));
                 }
                 _ => {
                     let _ = reply.send(());
                 }
             },
+            Command::AbortReply { message_id, reply } => {
+                let live = |turn: &&mut LiveTurn| {
+                    turn.executions.iter().any(|e| e.message_id() == &message_id && !e.is_done())
+                };
+                match self.turn.as_mut().filter(live) {
+                    Some(turn) => {
+                        for execution in turn.executions.iter().filter(|e| e.message_id() == &message_id) {
+                            execution.cancel.cancel();
+                        }
+                        turn.abort_waiters.push((Some(message_id), reply));
+                    }
+                    None => {
+                        let _ = reply.send(());
+                    }
+                }
+            }
             Command::Steer { reply } => {
                 let running = self.turn.as_ref().filter(|t| t.is_running());
                 if let Some(turn) = running {
@@ -468,14 +511,19 @@ impl TopicActor {
         let Some(execution) = turn.executions.get_mut(index) else { return };
         let Phase::Finishing(status) = execution.phase else { return };
         execution.phase = Phase::Done(status);
+        let stopped = execution.message_id().clone();
         let finished = !turn.is_running();
         if finished {
             self.live_turns.fetch_sub(1, Ordering::SeqCst);
             self.status.publish(&self.topic_id, turn.final_status());
             turn.evict_at = Some(Instant::now() + self.config.grace_period);
-            for waiter in turn.abort_waiters.drain(..) {
-                let _ = waiter.send(());
-            }
+        }
+        let (done, waiting) = std::mem::take(&mut turn.abort_waiters)
+            .into_iter()
+            .partition(|(reply, _)| finished || reply.as_ref() == Some(&stopped));
+        turn.abort_waiters = waiting;
+        for (_, waiter) in done {
+            let _ = waiter.send(());
         }
         let Some(turn) = self.turn.as_ref() else { return };
         let message = self.terminal_message(turn, &turn.executions[index], status);

@@ -268,6 +268,17 @@ impl StreamManager {
         }
     }
 
+    /// Stops one reply of the topic's live turn (a model column of a multi-model turn);
+    /// the others go on. Resolves once it is persisted as paused; a no-op when that reply
+    /// is not live.
+    pub async fn abort_reply(&self, topic_id: &TopicId, message_id: &MessageId) {
+        let (reply, rx) = oneshot::channel();
+        let command = Command::AbortReply { message_id: message_id.clone(), reply };
+        if self.send(topic_id, command, ActorMissing::Fail).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+
     /// How many turns, across all topics, are still producing output.
     pub fn live_turns(&self) -> usize {
         self.inner.live_turns.load(Ordering::SeqCst)

@@ -489,6 +489,46 @@ async fn status_feed_follows_a_turn_and_marks_completion_unseen() {
 }
 
 #[tokio::test]
+async fn stopping_one_reply_of_a_multi_model_turn_pauses_it_and_the_other_goes_on() {
+    let h = harness(StreamConfig::default()).await;
+    let (kept, a) = gated("a", MessageId::new(), ReplySlot::New);
+    let (stopped, b) = gated("b", MessageId::new(), ReplySlot::New);
+    let (kept_id, stopped_id) = (a.message_id.clone(), b.message_id.clone());
+    let turn = PreparedTurn {
+        topic_id: h.topic.clone(),
+        turn_id: TurnId::new(),
+        user: Some(user("both")),
+        executions: vec![a, b],
+    };
+    let (l, mut rx) = h.manager.listener(ListenerId("w1".into()), &h.topic);
+    h.manager.open(turn, l).await.unwrap();
+    kept.send(token("one ")).unwrap();
+    stopped.send(token("half")).unwrap();
+    read_until(&mut rx, is_delta("half")).await;
+
+    h.manager.abort_reply(&h.topic, &stopped_id).await;
+    let row = h.store.get_message(&stopped_id).await.unwrap();
+    assert_eq!(
+        (row.status, row.status_reason.as_deref(), row.message.text().as_str()),
+        (MessageStatus::Paused, Some("user_stop"), "half")
+    );
+    assert!(h.manager.is_streaming(&h.topic).await, "the other model goes on");
+    // Stopping a reply that is not live (or no longer) is a no-op.
+    h.manager.abort_reply(&h.topic, &stopped_id).await;
+    h.manager.abort_reply(&h.topic, &MessageId::new()).await;
+
+    kept.send(token("two")).unwrap();
+    drop(kept);
+    let messages = read_until(&mut rx, is_topic_done).await;
+    let terminals: Vec<(MessageId, TerminalStatus)> = messages
+        .iter()
+        .filter_map(|m| if let StreamMessage::Terminal(t) = m { Some((t.message_id.clone(), t.status)) } else { None })
+        .collect();
+    assert_eq!(terminals, [(stopped_id, TerminalStatus::Paused), (kept_id.clone(), TerminalStatus::Success)]);
+    assert_eq!(h.store.get_message(&kept_id).await.unwrap().message.text(), "one two");
+}
+
+#[tokio::test]
 async fn a_multi_model_turn_streams_every_model_and_is_done_when_one_fails() {
     let h = harness(StreamConfig::default()).await;
     let mut feed = h.manager.status().subscribe();

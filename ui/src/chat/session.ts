@@ -230,6 +230,19 @@ export class TopicSession {
   }
 
   /**
+   * Stops one reply of the live turn (a model column); the other models go on. Its
+   * terminal arrives on the stream. Resolves with the error to show beside it, if any.
+   */
+  async stopReply(messageId: string): Promise<ApiFailure | undefined> {
+    try {
+      await this.backend.call('reply_stop', { topicId: this.topicId, messageId } satisfies ReplyRequest);
+      return undefined;
+    } catch (error) {
+      return toApiFailure(error, 'Could not stop this reply');
+    }
+  }
+
+  /**
    * Generates a reply again as a new version of it (the old one stays, one `‹ ›` away).
    * Resolves with the error to show beside it, if any.
    */

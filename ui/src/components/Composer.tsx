@@ -1,5 +1,6 @@
-import { useState, type ClipboardEvent, type DragEvent, type KeyboardEvent } from 'react';
+import { useState, type ClipboardEvent, type DragEvent, type KeyboardEvent, type Ref } from 'react';
 import type { PendingFile } from '../chat/attachments';
+import { isShortcut } from '../keyboard/shortcuts';
 import type { ModelRef, Provider } from '../protocol.gen';
 import { AttachButton } from './AttachButton';
 import { AttachmentChips, AttachmentProblems } from './AttachmentChips';
@@ -34,6 +35,8 @@ interface ComposerProps {
   onSteer: (text: string) => void;
   onInterrupt: (message: OutgoingMessage) => void;
   onStop: () => void;
+  /** The text area, for the keyboard shortcut that focuses it. */
+  inputRef?: Ref<HTMLTextAreaElement> | undefined;
 }
 
 /**
@@ -43,7 +46,7 @@ interface ComposerProps {
  * button, a paste or a drop; they are checked against the backend's limits here.
  */
 export function Composer(props: ComposerProps) {
-  const { busy, stopping, awaitingApproval, disabled, restored, providers, models, onModelsChange, onStop } = props;
+  const { busy, stopping, awaitingApproval, disabled, restored, providers, models, onModelsChange, onStop, inputRef } = props;
   const attachments = props.attachments ?? true;
   const addressee = props.addressee ?? 'Colloquy';
   const [text, setText] = useState('');
@@ -79,7 +82,7 @@ export function Composer(props: ComposerProps) {
   const primary = () => (busy ? submitText(props.onQueue) : submitMessage(props.onSend));
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+    if (isShortcut('send', event.nativeEvent)) {
       event.preventDefault();
       primary();
     }
@@ -124,7 +127,10 @@ export function Composer(props: ComposerProps) {
       <AttachmentChips files={files} disabled={disabled} onRemove={remove} />
       <AttachmentProblems problems={problems} onDismiss={() => setProblems([])} />
       <textarea
+        ref={inputRef}
         data-testid="composer-input"
+        // The key handler tells the message box from other fields by this.
+        data-composer
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={onKeyDown}

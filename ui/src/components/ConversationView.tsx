@@ -3,10 +3,12 @@ import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { encodeAttachment } from '../chat/attachments';
 import type { ConversationFeatures } from '../chat/features';
 import { InboxStore } from '../chat/inbox';
+import { focusIsFree, useShortcuts } from '../keyboard/keyHandler';
 import { TopicSession } from '../chat/session';
 import type { ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
 import { useBackend } from './BackendContext';
 import { Composer, type OutgoingMessage } from './Composer';
+import { EditRequestContext, type EditRequest } from './EditRequestContext';
 import { ErrorNotice } from './ErrorNotice';
 import { InboxList } from './InboxList';
 import { MessageList } from './MessageList';
@@ -51,6 +53,28 @@ export function ConversationView(props: ConversationViewProps) {
   const [unsent, setUnsent] = useState<OutgoingMessage>();
   const [fileError, setFileError] = useState<ApiFailure>();
   const awaitingApproval = status === 'awaiting_approval';
+  const composer = useRef<HTMLTextAreaElement>(null);
+  const [editRequest, setEditRequest] = useState<EditRequest>();
+
+  useShortcuts({
+    'focus-composer': () => {
+      const input = composer.current;
+      if (!input || input.disabled) return false;
+      input.focus();
+      return true;
+    },
+    'stop-reply': () => {
+      if (!state.running || state.stopping) return false;
+      void session.stop();
+      return true;
+    },
+    'edit-last': () => {
+      const last = features.tree ? state.turns.findLast((turn) => turn.user && !turn.unsaved)?.user : undefined;
+      if (!last) return false;
+      setEditRequest({ messageId: last.id, done: () => composer.current?.focus() });
+      return true;
+    },
+  });
 
   useEffect(() => {
     session.open();
@@ -63,6 +87,15 @@ export function ConversationView(props: ConversationViewProps) {
     session.setStatus(status);
     void inbox.followStatus(status);
   }, [session, inbox, status]);
+
+  // Opening a topic is opening it to write in: its message box takes the focus once
+  // shown, unless the user went on to something else meanwhile (the search box).
+  const focusedOnOpen = useRef(false);
+  useEffect(() => {
+    if (!state.loaded || focusedOnOpen.current) return;
+    focusedOnOpen.current = true;
+    if (focusIsFree()) composer.current?.focus();
+  }, [state.loaded]);
 
   const firstPath = useRef(pathVersion);
   useEffect(() => {
@@ -95,6 +128,7 @@ export function ConversationView(props: ConversationViewProps) {
     };
     return {
       retry: features.retry ? (messageId) => session.retry(messageId) : undefined,
+      stopReply: (messageId) => session.stopReply(messageId),
       continueReply: (messageId) => session.continueReply(messageId),
       addModel: features.addModel ? (turnId, model) => session.addModel(turnId, model) : undefined,
       tree: features.tree ? tree : undefined,
@@ -129,15 +163,17 @@ export function ConversationView(props: ConversationViewProps) {
     <section className="chat">
       {header}
       {state.loaded ? (
-        <MessageList
-          turns={state.turns}
-          waiting={state.sending}
-          providers={providers}
-          commands={commands}
-          hasOlder={state.hasOlder}
-          loadingOlder={state.loadingOlder}
-          onLoadOlder={session.loadOlder}
-        />
+        <EditRequestContext.Provider value={editRequest}>
+          <MessageList
+            turns={state.turns}
+            waiting={state.sending}
+            providers={providers}
+            commands={commands}
+            hasOlder={state.hasOlder}
+            loadingOlder={state.loadingOlder}
+            onLoadOlder={session.loadOlder}
+          />
+        </EditRequestContext.Provider>
       ) : state.loadError ? (
         <div className="chat-status">
           <ErrorNotice error={state.loadError} onRetry={() => session.reload()} />
@@ -177,6 +213,7 @@ export function ConversationView(props: ConversationViewProps) {
             onSteer={toInbox('steer')}
             onInterrupt={deliver('interrupt')}
             onStop={() => void session.stop()}
+            inputRef={composer}
           />
         )}
       </div>

@@ -1,14 +1,15 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
-import type { AppSettings, UpdateAppSettings } from '../protocol.gen';
+import type { AppSettings, Theme, UpdateAppSettings } from '../protocol.gen';
 import { fieldErrorsFrom, NO_ERRORS, type FieldErrors } from '../settings/fieldErrors';
 import { draftFromSettings, effectiveIdleTimeout, formatDuration, settingsInputFromDraft, type GeneralDraft } from '../settings/generalForm';
 import { useBackend } from './BackendContext';
 import { ErrorNotice } from './ErrorNotice';
+import { applyTheme } from '../theme';
 
-const FIELDS = ['idleTimeoutSeconds'] as const;
+const FIELDS = ['idleTimeoutSeconds', 'theme'] as const;
 
-/** Settings that apply to the whole app: how long a silent reply may wait before it is stopped. */
+/** Settings that apply to the whole app: its colours, and how long a silent reply may wait before it is stopped. */
 export function GeneralSettings() {
   const backend = useBackend();
   const [settings, setSettings] = useState<AppSettings>();
@@ -37,7 +38,8 @@ export function GeneralSettings() {
     };
   }, [backend, attempt]);
 
-  const save = async (input: UpdateAppSettings) => {
+  /** `announce`: say what the saved timeout means (the theme shows itself). */
+  const save = async (input: UpdateAppSettings, announce: boolean) => {
     setSaving(true);
     setSaved(false);
     setErrors(NO_ERRORS);
@@ -45,7 +47,8 @@ export function GeneralSettings() {
       const updated = await backend.call('settings_update', input);
       setSettings(updated);
       setDraft(draftFromSettings(updated));
-      setSaved(true);
+      applyTheme(updated.theme);
+      setSaved(announce);
     } catch (failure) {
       setErrors(fieldErrorsFrom(toApiFailure(failure, 'Could not save the settings'), FIELDS));
     } finally {
@@ -62,7 +65,14 @@ export function GeneralSettings() {
       setSaved(false);
       return;
     }
-    void save(result.input);
+    // `settings_update` takes every setting: the theme stays as it is.
+    void save({ ...result.input, theme: settings.theme }, true);
+  };
+
+  const chooseTheme = (theme: Theme | undefined) => {
+    if (!settings) return;
+    applyTheme(theme);
+    void save({ idleTimeoutSeconds: settings.idleTimeoutSeconds, theme }, false);
   };
 
   return (
@@ -77,6 +87,20 @@ export function GeneralSettings() {
               {errors['']}
             </div>
           )}
+          <label className="field">
+            <span className="field-label">Theme</span>
+            <select
+              data-testid="theme-select"
+              value={settings.theme ?? 'system'}
+              disabled={saving}
+              onChange={(event) => chooseTheme(event.target.value === 'system' ? undefined : (event.target.value as Theme))}
+            >
+              <option value="system">Same as the system</option>
+              <option value="light">Light</option>
+              <option value="dark">Dark</option>
+            </select>
+            <span className="field-help">Applies at once, in every window.</span>
+          </label>
           <label className="field">
             <span className="field-label">Stop a reply that has gone silent after (seconds)</span>
             <input

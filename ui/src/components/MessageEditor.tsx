@@ -1,6 +1,8 @@
 import { useState, type KeyboardEvent } from 'react';
 import { storedFile, type PendingFile } from '../chat/attachments';
 import { messageText, type ChatMessage } from '../chat/messages';
+import { APPLE } from '../keyboard/keyHandler';
+import { isShortcut, shortcutText } from '../keyboard/shortcuts';
 import { AttachButton } from './AttachButton';
 import { AttachmentChips, AttachmentProblems } from './AttachmentChips';
 import type { OutgoingMessage } from './Composer';
@@ -18,7 +20,7 @@ interface MessageEditorProps {
 /**
  * A sent message being edited, in its place: its text and files (removable, more can be
  * added). Send makes a new version of it that the models answer; Cancel (or Esc) leaves
- * everything as it was. Ctrl/Cmd+Enter sends.
+ * everything as it was. Ctrl/Cmd+Enter sends (keys from the shortcuts table).
  */
 export function MessageEditor({ message, attachments, onSend, onCancel }: MessageEditorProps) {
   const [text, setText] = useState(() => messageText(message));
@@ -34,10 +36,10 @@ export function MessageEditor({ message, attachments, onSend, onCancel }: Messag
     void onSend({ text: text.trim(), files }).finally(() => setSending(false));
   };
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (event.key === 'Escape') {
+    if (isShortcut('edit-cancel', event.nativeEvent)) {
       event.preventDefault();
       onCancel();
-    } else if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && !event.nativeEvent.isComposing) {
+    } else if (isShortcut('edit-send', event.nativeEvent)) {
       event.preventDefault();
       send();
     }
@@ -68,7 +70,9 @@ export function MessageEditor({ message, attachments, onSend, onCancel }: Messag
       />
       <div className="message-editor-bar">
         {attachments && <AttachButton disabled={sending} onFiles={addFiles} />}
-        <span className="small muted message-editor-hint">Ctrl+Enter sends a new version; Esc cancels</span>
+        <span className="small muted message-editor-hint">
+          {shortcutText('edit-send', APPLE)} sends a new version; {shortcutText('edit-cancel', APPLE)} cancels
+        </span>
         <button type="button" className="button ghost small" data-testid="message-edit-cancel" onClick={onCancel}>
           Cancel
         </button>

@@ -59,7 +59,10 @@ function FileChip({ file }: { file: FilePart }) {
 function ImageViewer({ file, onClose }: { file: FilePart; onClose: () => void }) {
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
-      if (event.key === 'Escape') onClose();
+      if (event.key !== 'Escape') return;
+      // Taken: the window's shortcuts (Esc stops a reply) leave it alone.
+      event.preventDefault();
+      onClose();
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);

@@ -1,6 +1,7 @@
+import { useState } from 'react';
 import type { ReplyView } from '../chat/conversation';
 import type { BranchHandlers } from './BranchActions';
-import { messageStatus } from '../chat/messages';
+import { isLiveStatus, messageStatus } from '../chat/messages';
 import type { MessageStatus, Provider } from '../protocol.gen';
 import { ReplyMessage } from './ReplyMessage';
 import { ReplyActions } from './ReplyActions';
@@ -13,12 +14,15 @@ interface ModelColumnProps {
   /** The column shown when the window is too narrow for all of them. */
   selected: boolean;
   onRetry?: ((messageId: string) => Promise<void>) | undefined;
+  /** Stops this model's reply; the other models go on. */
+  onStop: (messageId: string) => Promise<void>;
   onContinue: (messageId: string) => Promise<void>;
   branch?: BranchHandlers | undefined;
 }
 
 /** One model's reply to a message that several models answer. */
-export function ModelColumn({ reply, providers, id, tabId, selected, onRetry, onContinue, branch }: ModelColumnProps) {
+export function ModelColumn({ reply, providers, id, tabId, selected, onRetry, onStop, onContinue, branch }: ModelColumnProps) {
+  const [stopping, setStopping] = useState(false);
   const model = replyModelName(reply);
   const provider =
     reply.message.metadata?.providerName ?? providers.find((candidate) => candidate.id === reply.model?.providerId)?.name;
@@ -38,6 +42,21 @@ export function ModelColumn({ reply, providers, id, tabId, selected, onRetry, on
         <span className="model-column-name">{model || 'Model'}</span>
         {provider && <span className="muted small">{provider}</span>}
         <ReplyStatusMark status={status} />
+        {isLiveStatus(status) && (
+          <button
+            type="button"
+            className="button ghost small model-column-stop"
+            data-testid="model-column-stop"
+            disabled={stopping}
+            title={`Stop ${model || 'this model'}'s reply; the other models go on`}
+            onClick={() => {
+              setStopping(true);
+              void onStop(reply.messageId).finally(() => setStopping(false));
+            }}
+          >
+            {stopping ? 'Stopping…' : 'Stop'}
+          </button>
+        )}
       </header>
       <ReplyMessage reply={reply} />
       <ReplyActions reply={reply} onRetry={onRetry} onContinue={onContinue} branch={branch} />

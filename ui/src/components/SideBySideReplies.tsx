@@ -1,5 +1,6 @@
 import { useId, useState, type KeyboardEvent } from 'react';
 import type { ReplyView } from '../chat/conversation';
+import { isLiveStatus, messageStatus } from '../chat/messages';
 import type { BranchHandlers } from './BranchActions';
 import type { Provider } from '../protocol.gen';
 import { ModelColumn } from './ModelColumn';
@@ -10,6 +11,9 @@ interface SideBySideRepliesProps {
   replies: ReplyView[];
   providers: Provider[];
   onRetry?: ((messageId: string) => Promise<void>) | undefined;
+  /** Writes every model's reply again (absent where replies cannot be retried). */
+  onRetryAll?: (() => Promise<void>) | undefined;
+  onStop: (messageId: string) => Promise<void>;
   onContinue: (messageId: string) => Promise<void>;
   branch?: BranchHandlers | undefined;
 }
@@ -24,8 +28,10 @@ function columnKey(reply: ReplyView): string {
  * on a narrow one (the stylesheet decides). Every column stays mounted, so a reply in a
  * tab that is not selected goes on streaming and is complete when the user switches.
  */
-export function SideBySideReplies({ replies, providers, onRetry, onContinue, branch }: SideBySideRepliesProps) {
+export function SideBySideReplies({ replies, providers, onRetry, onRetryAll, onStop, onContinue, branch }: SideBySideRepliesProps) {
   const [chosen, setChosen] = useState<string>();
+  const [retrying, setRetrying] = useState(false);
+  const anyLive = replies.some((reply) => reply.live || isLiveStatus(messageStatus(reply.message, reply.live)));
   const keys = replies.map(columnKey);
   const selected = chosen !== undefined && keys.includes(chosen) ? chosen : keys[0];
   const baseId = useId();
@@ -45,6 +51,23 @@ export function SideBySideReplies({ replies, providers, onRetry, onContinue, bra
 
   return (
     <div className="side-by-side" style={{ '--columns': replies.length } as React.CSSProperties}>
+      {onRetryAll && !anyLive && (
+        <div className="side-by-side-actions">
+          <button
+            type="button"
+            className="button ghost small"
+            data-testid="turn-retry-all"
+            disabled={retrying}
+            title="Write every model's reply again; these versions stay one click away"
+            onClick={() => {
+              setRetrying(true);
+              void onRetryAll().finally(() => setRetrying(false));
+            }}
+          >
+            {retrying ? 'Retrying…' : `Retry all ${replies.length}`}
+          </button>
+        </div>
+      )}
       <div className="model-tabs" role="tablist" aria-label="Replies by model" onKeyDown={onKeyDown}>
         {replies.map((reply, index) => (
           <ModelTab
@@ -67,6 +90,7 @@ export function SideBySideReplies({ replies, providers, onRetry, onContinue, bra
             tabId={tabId(index)}
             selected={keys[index] === selected}
             onRetry={onRetry}
+            onStop={onStop}
             onContinue={onContinue}
             branch={branch}
           />

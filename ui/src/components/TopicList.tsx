@@ -1,4 +1,6 @@
 import { useState, type FormEvent } from 'react';
+import { APPLE } from '../keyboard/keyHandler';
+import { shortcutText } from '../keyboard/shortcuts';
 import type { Topic, TopicStatus, TopicStatusEvent } from '../protocol.gen';
 import { TopicExportMenu } from './TopicExportMenu';
 
@@ -19,7 +21,14 @@ interface TopicListProps {
 export function TopicList({ topics, statuses, selectedId, creating, onSelect, onCreate, onRename, onDelete, onOpenInWindow }: TopicListProps) {
   return (
     <nav className="topic-list" aria-label="Topics">
-      <button type="button" className="button primary new-topic" data-testid="new-topic-button" onClick={onCreate} disabled={creating}>
+      <button
+        type="button"
+        className="button primary new-topic"
+        data-testid="new-topic-button"
+        title={`New topic (${shortcutText('new-topic', APPLE)})`}
+        onClick={onCreate}
+        disabled={creating}
+      >
         {creating ? 'Creating…' : '+ New topic'}
       </button>
       {topics.length === 0 ? (

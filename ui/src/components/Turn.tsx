@@ -17,6 +17,8 @@ import { UserMessage } from './UserMessage';
  */
 export interface ReplyCommands {
   retry?: ((messageId: string) => Promise<ApiFailure | undefined>) | undefined;
+  /** Stops one reply of a live turn; the turn's other replies go on. */
+  stopReply(messageId: string): Promise<ApiFailure | undefined>;
   continueReply(messageId: string): Promise<ApiFailure | undefined>;
   addModel?: ((turnId: string, model: ModelRef) => Promise<ApiFailure | undefined>) | undefined;
   /** The history as a tree: absent where it stays one line (an agent session). */
@@ -61,6 +63,20 @@ export const Turn = memo(function Turn({ turn, providers, commands }: TurnProps)
   const { retry, addModel, tree } = commands;
   const onRetry = retry ? (messageId: string) => run(() => retry(messageId), busyHint) : undefined;
   const onContinue = (messageId: string) => run(() => commands.continueReply(messageId), busyHint);
+  const onStop = (messageId: string) => run(() => commands.stopReply(messageId), '');
+  // Retry every model of the turn: each retry joins the turn the first one starts.
+  const onRetryAll = retry
+    ? async () => {
+        setFailure(undefined);
+        for (const reply of turn.replies) {
+          const error = await retry(reply.messageId);
+          if (error) {
+            setFailure({ error, hint: error.kind === 'conflict' ? busyHint : '' });
+            return;
+          }
+        }
+      }
+    : undefined;
   const branch: BranchHandlers | undefined = tree && {
     select: (messageId) => run(() => tree.selectVersion(messageId), busyHint),
     fork: (messageId) => run(() => tree.fork(messageId), busyHint),
@@ -92,7 +108,15 @@ export const Turn = memo(function Turn({ turn, providers, commands }: TurnProps)
       )}
       {turn.replies.length === 1 && <Reply reply={turn.replies[0] as ReplyView} onRetry={onRetry} onContinue={onContinue} branch={branch} />}
       {turn.replies.length > 1 && (
-        <SideBySideReplies replies={turn.replies} providers={providers} onRetry={onRetry} onContinue={onContinue} branch={branch} />
+        <SideBySideReplies
+          replies={turn.replies}
+          providers={providers}
+          onRetry={onRetry}
+          onRetryAll={onRetryAll}
+          onStop={onStop}
+          onContinue={onContinue}
+          branch={branch}
+        />
       )}
       {failure && (
         <ErrorNotice error={failure.error} hint={failure.hint || undefined} onDismiss={() => setFailure(undefined)} />

@@ -1,7 +1,8 @@
-import { useState } from 'react';
+import { useContext, useState } from 'react';
 import type { ChatMessage } from '../chat/messages';
 import { BranchActions, type BranchHandlers } from './BranchActions';
 import { CopyMessageButton } from './CopyMessageButton';
+import { EditRequestContext, type EditRequest } from './EditRequestContext';
 import type { OutgoingMessage } from './Composer';
 import { MessageEditor } from './MessageEditor';
 import { MessageView } from './MessageView';
@@ -21,11 +22,28 @@ interface UserMessageProps {
 /** A message the user sent, with `‹ n/m ›`, Edit, Copy, Fork from here and Delete; or its editor. */
 export function UserMessage({ message, versions, handlers, onEdit, attachments }: UserMessageProps) {
   const [editing, setEditing] = useState(false);
+  // An edit asked for from the keyboard (↑ in an empty message box); a request made
+  // before this message was shown is not for it.
+  const request = useContext(EditRequestContext);
+  const [seenRequest, setSeenRequest] = useState(request);
+  const [requested, setRequested] = useState<EditRequest>();
+  if (request !== seenRequest) {
+    setSeenRequest(request);
+    if (request?.messageId === message.id && onEdit) {
+      setEditing(true);
+      setRequested(request);
+    }
+  }
   if (editing && onEdit) {
-    const send = async (edited: OutgoingMessage) => {
-      if (await onEdit(edited)) setEditing(false);
+    const close = () => {
+      setEditing(false);
+      requested?.done();
+      setRequested(undefined);
     };
-    return <MessageEditor message={message} attachments={attachments} onSend={send} onCancel={() => setEditing(false)} />;
+    const send = async (edited: OutgoingMessage) => {
+      if (await onEdit(edited)) close();
+    };
+    return <MessageEditor message={message} attachments={attachments} onSend={send} onCancel={close} />;
   }
   return (
     <div className="user-message">
@@ -34,7 +52,13 @@ export function UserMessage({ message, versions, handlers, onEdit, attachments }
         <div className="message-actions user-actions" data-testid="user-actions">
           {versions && versions.length > 1 && <VersionSwitcher versions={versions} current={message.id} onSelect={handlers.select} />}
           {onEdit && (
-            <button type="button" className="button ghost small" data-testid="message-edit" title="Change this message and get new replies" onClick={() => setEditing(true)}>
+            <button
+              type="button"
+              className="button ghost small"
+              data-testid="message-edit"
+              title="Change this message and get new replies (↑ in an empty message box edits your last one)"
+              onClick={() => setEditing(true)}
+            >
               Edit
             </button>
           )}

@@ -15,8 +15,8 @@ import type {
   TopicStatusEvent,
   UpdateTopic,
 } from '../protocol.gen';
+import { ShortcutRegistry, ShortcutRegistryContext, useKeyboardShortcuts, useShortcutHandlers } from '../keyboard/keyHandler';
 import { revealMessage } from '../search/revealMessage';
-import { searchShortcut } from '../search/shortcuts';
 import { pathVersion, StatusFeed } from '../status/feed';
 import { notifyApprovals } from '../status/notifications';
 import { AgentSessionList } from './AgentSessionList';
@@ -29,7 +29,10 @@ import { ErrorNotice } from './ErrorNotice';
 import { FindInTopic } from './FindInTopic';
 import { NewAgentSessionForm, Onboarding, SettingsView } from './LazyViews';
 import { SearchPalette } from './SearchPalette';
+import { ShortcutsSheet } from './ShortcutsSheet';
+import { Sidebar } from './Sidebar';
 import { needsAttention, TopicList } from './TopicList';
+import { useSidebarLayout } from './useSidebarLayout';
 
 type SidebarSection = 'topics' | 'agents';
 
@@ -61,6 +64,12 @@ export function Workspace() {
   const looking = useUserIsLooking();
   const [searching, setSearching] = useState(false);
   const [finding, setFinding] = useState(false);
+  const [showingShortcuts, setShowingShortcuts] = useState(false);
+  const sidebarLayout = useSidebarLayout();
+  const { closeOverlay } = sidebarLayout;
+  // The window's one key handler; what each shortcut does is registered below and by the open conversation.
+  const [shortcuts] = useState(() => new ShortcutRegistry());
+  useKeyboardShortcuts(shortcuts);
   /** A message opened from search, to scroll to and highlight once shown. */
   const [reveal, setReveal] = useState<{ messageId: string; at: number }>();
 
@@ -76,11 +85,15 @@ export function Workspace() {
   }, [approvals, statuses]);
 
   /** Shows a topic or an agent session, with its list in the sidebar. */
-  const select = useCallback((id: string) => {
-    setSelectedId(id);
-    setView('chat');
-    setSidebar(isAgentTopic(id) ? 'agents' : 'topics');
-  }, []);
+  const select = useCallback(
+    (id: string) => {
+      setSelectedId(id);
+      setView('chat');
+      setSidebar(isAgentTopic(id) ? 'agents' : 'topics');
+      closeOverlay();
+    },
+    [closeOverlay],
+  );
 
   useEffect(() => approvals.onNewlyPending((fresh) => notifyApprovals(fresh, (approval) => select(approval.topicId))), [approvals, select]);
 
@@ -219,7 +232,6 @@ export function Workspace() {
   useListFollowsStatuses(statuses, sessions, isAgentTopic, reloadSessions);
 
   const conversationOpen = view === 'chat' && (open.kind === 'topic' || open.kind === 'session');
-  useSearchShortcuts(conversationOpen, setSearching, setFinding);
   useEffect(() => (reveal ? revealMessage(reveal.messageId) : undefined), [reveal]);
 
   const run = async (what: string, action: () => Promise<void>) => {
@@ -304,6 +316,61 @@ export function Workspace() {
     [select, reloadTopics],
   );
 
+  const toggleSettings = () => {
+    setView(view === 'settings' ? 'chat' : 'settings');
+    closeOverlay();
+  };
+
+  /** The next or previous conversation in the sidebar's list, shown. */
+  const openNeighbour = (step: 1 | -1) => {
+    const ids = sidebar === 'topics' ? topicList.map((topic) => topic.id) : (sessions ?? []).map((session) => session.topicId);
+    if (ids.length === 0) return false;
+    const at = shownId === undefined ? -1 : ids.indexOf(shownId);
+    const next = ids[at < 0 ? 0 : Math.min(ids.length - 1, Math.max(0, at + step))];
+    if (next !== undefined) select(next);
+    return true;
+  };
+
+  const ready = providers !== undefined && providers.length > 0 && topics !== undefined;
+  useShortcutHandlers(shortcuts, {
+    shortcuts: () => {
+      if (!ready) return false;
+      setSearching(false);
+      setShowingShortcuts((shown) => !shown);
+      return true;
+    },
+    search: () => {
+      if (!ready) return false;
+      setShowingShortcuts(false);
+      setFinding(false);
+      setSearching(true);
+      return true;
+    },
+    find: () => {
+      if (!conversationOpen) return false;
+      setSearching(false);
+      setFinding(true);
+      // Pressed again while open: select the text to type a new search.
+      const input = document.querySelector<HTMLInputElement>('[data-testid="find-input"]');
+      input?.focus();
+      input?.select();
+      return true;
+    },
+    settings: () => {
+      if (!ready) return false;
+      setView('settings');
+      closeOverlay();
+      return true;
+    },
+    'new-topic': () => {
+      if (!ready) return false;
+      if (!creating) createTopic();
+      return true;
+    },
+    'previous-topic': () => ready && openNeighbour(-1),
+    'next-topic': () => ready && openNeighbour(1),
+  });
+
   const onSettled = useCallback(() => void reloadTopics(), [reloadTopics]);
   const onSessionSettled = useCallback(() => void reloadSessions(), [reloadSessions]);
 
@@ -334,163 +401,136 @@ export function Workspace() {
   }
 
   return (
-    <ApprovalsContext.Provider value={approvals}>
-      <div className="layout">
-        <aside className="sidebar">
-          <div className="brand">Colloquy</div>
-          <button type="button" className="button ghost search-button" data-testid="search-button" title="Search all messages (Ctrl+K)" onClick={() => setSearching(true)}>
-            Search… <kbd className="small muted">Ctrl K</kbd>
-          </button>
-          <ApprovalInboxPanel onOpenTopic={select} />
-          <SidebarTabs
-            section={sidebar}
-            onSection={setSidebar}
-            attention={{
-              topics: topicList.some((topic) => needsAttention(statuses.get(topic.id))),
-              agents: (sessions ?? []).some((session) => needsAttention(statuses.get(session.topicId))),
-            }}
-          />
-          {sidebar === 'topics' ? (
-            <TopicList
-              topics={topicList}
-              statuses={statuses}
-              selectedId={shownId}
-              creating={creating}
-              onSelect={select}
-              onCreate={createTopic}
-              onRename={(id, title) => updateTopic({ id, title }, 'Could not rename the topic')}
-              onDelete={deleteTopic}
-              onOpenInWindow={(id) => void run('Could not open a new window', () => backend.openWindow(id))}
-            />
-          ) : (
-            <AgentSessionList
-              sessions={sessions}
-              error={sessionsError}
-              statuses={statuses}
-              selectedId={view === 'chat' ? shownId : undefined}
-              creating={view === 'new-session'}
-              onSelect={select}
-              onNew={() => setView('new-session')}
-              onOpenInWindow={(id) => void run('Could not open a new window', () => backend.openWindow(id))}
-              onRetry={() => void reloadSessions()}
-            />
-          )}
-          {!feedState.connected && feedState.error && (
-            <p className="muted small feed-notice" role="status" title={feedState.error.message}>
-              Reconnecting to topic statuses…
-            </p>
-          )}
-          <button
-            type="button"
-            className={`button ghost settings-button${view === 'settings' ? ' active' : ''}`}
-            data-testid="settings-button"
-            onClick={() => setView(view === 'settings' ? 'chat' : 'settings')}
+    <ShortcutRegistryContext.Provider value={shortcuts}>
+      <ApprovalsContext.Provider value={approvals}>
+        <div className="layout">
+          <Sidebar
+            layout={sidebarLayout}
+            settingsOpen={view === 'settings'}
+            creating={creating}
+            onNewTopic={createTopic}
+            onSearch={() => setSearching(true)}
+            onSettings={toggleSettings}
+            onShortcuts={() => setShowingShortcuts(true)}
           >
-            ⚙ Settings
-          </button>
-        </aside>
-        <main className="main">
-          {actionError && <ErrorNotice error={actionError} onDismiss={() => setActionError(undefined)} />}
-          {finding && conversationOpen && <FindInTopic onClose={() => setFinding(false)} />}
-          {view === 'settings' ? (
-            <SettingsView
-              providers={providers}
-              topics={[...topicList, ...(sessions ?? []).map(sessionAsTopic)]}
-              onProvidersChanged={() => void reloadProviders()}
-              onAssistantsChanged={() => setAssistantsVersion((n) => n + 1)}
-              onTopicsChanged={() => void reloadTopics()}
-              onClose={() => setView('chat')}
+            <ApprovalInboxPanel onOpenTopic={select} />
+            <SidebarTabs
+              section={sidebar}
+              onSection={setSidebar}
+              attention={{
+                topics: topicList.some((topic) => needsAttention(statuses.get(topic.id))),
+                agents: (sessions ?? []).some((session) => needsAttention(statuses.get(session.topicId))),
+              }}
             />
-          ) : view === 'new-session' ? (
-            <NewAgentSessionForm providers={providers} onCreated={sessionCreated} onCancel={() => setView('chat')} />
-          ) : open.kind === 'topic' ? (
-            <ChatView
-              key={open.topic.id}
-              topic={open.topic}
-              providers={providers}
-              assistants={assistants}
-              status={selectedStatus?.status}
-              onTopicModelChange={(model: ModelRef) => updateTopic({ id: open.topic.id, model }, 'Could not change the model')}
-              onTopicChanged={topicChanged}
-              onSettled={onSettled}
-              origin={topicList.find((t) => t.id === open.topic.forkedFrom?.topicId)}
-              pathVersion={pathVersion(feedState, open.topic.id)}
-              onOpenTopic={select}
-              onForked={topicForked}
-            />
-          ) : open.kind === 'session' ? (
-            <AgentSessionView
-              key={open.session.topicId}
-              session={open.session}
-              providers={providers}
-              status={selectedStatus?.status}
-              onSessionChanged={sessionChanged}
-              onSessionDeleted={sessionDeleted}
-              onSettled={onSessionSettled}
-            />
-          ) : open.kind === 'loading' ? (
-            <div className="center-screen muted" role="status">
-              Loading the agent session…
-            </div>
-          ) : sidebar === 'agents' ? (
-            <div className="center-screen">
-              <div className="card narrow">
-                <h2>No agent session open</h2>
-                <p className="muted">Start one to let Claude Code work in a folder on this computer, asking you before it changes anything.</p>
-                <button type="button" className="button primary" onClick={() => setView('new-session')}>
-                  New agent session
-                </button>
+            {sidebar === 'topics' ? (
+              <TopicList
+                topics={topicList}
+                statuses={statuses}
+                selectedId={shownId}
+                creating={creating}
+                onSelect={select}
+                onCreate={createTopic}
+                onRename={(id, title) => updateTopic({ id, title }, 'Could not rename the topic')}
+                onDelete={deleteTopic}
+                onOpenInWindow={(id) => void run('Could not open a new window', () => backend.openWindow(id))}
+              />
+            ) : (
+              <AgentSessionList
+                sessions={sessions}
+                error={sessionsError}
+                statuses={statuses}
+                selectedId={view === 'chat' ? shownId : undefined}
+                creating={view === 'new-session'}
+                onSelect={select}
+                onNew={() => setView('new-session')}
+                onOpenInWindow={(id) => void run('Could not open a new window', () => backend.openWindow(id))}
+                onRetry={() => void reloadSessions()}
+              />
+            )}
+            {!feedState.connected && feedState.error && (
+              <p className="muted small feed-notice" role="status" title={feedState.error.message}>
+                Reconnecting to topic statuses…
+              </p>
+            )}
+          </Sidebar>
+          <main className="main">
+            {actionError && <ErrorNotice error={actionError} onDismiss={() => setActionError(undefined)} />}
+            {finding && conversationOpen && <FindInTopic onClose={() => setFinding(false)} />}
+            {view === 'settings' ? (
+              <SettingsView
+                providers={providers}
+                topics={[...topicList, ...(sessions ?? []).map(sessionAsTopic)]}
+                onProvidersChanged={() => void reloadProviders()}
+                onAssistantsChanged={() => setAssistantsVersion((n) => n + 1)}
+                onTopicsChanged={() => void reloadTopics()}
+                onClose={() => setView('chat')}
+              />
+            ) : view === 'new-session' ? (
+              <NewAgentSessionForm providers={providers} onCreated={sessionCreated} onCancel={() => setView('chat')} />
+            ) : open.kind === 'topic' ? (
+              <ChatView
+                key={open.topic.id}
+                topic={open.topic}
+                providers={providers}
+                assistants={assistants}
+                status={selectedStatus?.status}
+                onTopicModelChange={(model: ModelRef) => updateTopic({ id: open.topic.id, model }, 'Could not change the model')}
+                onTopicChanged={topicChanged}
+                onSettled={onSettled}
+                origin={topicList.find((t) => t.id === open.topic.forkedFrom?.topicId)}
+                pathVersion={pathVersion(feedState, open.topic.id)}
+                onOpenTopic={select}
+                onForked={topicForked}
+              />
+            ) : open.kind === 'session' ? (
+              <AgentSessionView
+                key={open.session.topicId}
+                session={open.session}
+                providers={providers}
+                status={selectedStatus?.status}
+                onSessionChanged={sessionChanged}
+                onSessionDeleted={sessionDeleted}
+                onSettled={onSessionSettled}
+              />
+            ) : open.kind === 'loading' ? (
+              <div className="center-screen muted" role="status">
+                Loading the agent session…
               </div>
-            </div>
-          ) : (
-            <div className="center-screen">
-              <div className="card narrow">
-                <h2>No topic open</h2>
-                <p className="muted">Start a new topic to chat with {providers[0]?.defaultModel ?? 'a model'}.</p>
-                <button type="button" className="button primary" onClick={createTopic} disabled={creating}>
-                  New topic
-                </button>
+            ) : sidebar === 'agents' ? (
+              <div className="center-screen">
+                <div className="card narrow">
+                  <h2>No agent session open</h2>
+                  <p className="muted">Start one to let Claude Code work in a folder on this computer, asking you before it changes anything.</p>
+                  <button type="button" className="button primary" onClick={() => setView('new-session')}>
+                    New agent session
+                  </button>
+                </div>
               </div>
-            </div>
-          )}
-        </main>
-      </div>
-      {searching && (
-        <SearchPalette
-          topicId={conversationOpen ? shownId : undefined}
-          topicTitle={open.kind === 'topic' ? open.topic.title : open.kind === 'session' ? sessionAsTopic(open.session).title : undefined}
-          onOpen={openHit}
-          onClose={() => setSearching(false)}
-        />
-      )}
-    </ApprovalsContext.Provider>
+            ) : (
+              <div className="center-screen">
+                <div className="card narrow">
+                  <h2>No topic open</h2>
+                  <p className="muted">Start a new topic to chat with {providers[0]?.defaultModel ?? 'a model'}.</p>
+                  <button type="button" className="button primary" onClick={createTopic} disabled={creating}>
+                    New topic
+                  </button>
+                </div>
+              </div>
+            )}
+          </main>
+        </div>
+        {searching && (
+          <SearchPalette
+            topicId={conversationOpen ? shownId : undefined}
+            topicTitle={open.kind === 'topic' ? open.topic.title : open.kind === 'session' ? sessionAsTopic(open.session).title : undefined}
+            onOpen={openHit}
+            onClose={() => setSearching(false)}
+          />
+        )}
+        {showingShortcuts && <ShortcutsSheet onClose={() => setShowingShortcuts(false)} />}
+      </ApprovalsContext.Provider>
+    </ShortcutRegistryContext.Provider>
   );
-}
-
-/** Ctrl/Cmd+K, Ctrl/Cmd+Shift+F: the search box; Ctrl/Cmd+F: find in the open conversation. */
-function useSearchShortcuts(conversationOpen: boolean, setSearching: (open: boolean) => void, setFinding: (open: boolean) => void) {
-  useEffect(() => {
-    const onKey = (event: KeyboardEvent) => {
-      const shortcut = searchShortcut(event);
-      if (!shortcut || (shortcut === 'find' && !conversationOpen)) return;
-      // Ours, not the web view's own find.
-      event.preventDefault();
-      event.stopPropagation();
-      if (shortcut === 'search') {
-        setFinding(false);
-        setSearching(true);
-      } else {
-        setSearching(false);
-        setFinding(true);
-        // Pressed again while open: select the text to type a new search.
-        const input = document.querySelector<HTMLInputElement>('[data-testid="find-input"]');
-        input?.focus();
-        input?.select();
-      }
-    };
-    window.addEventListener('keydown', onKey, true);
-    return () => window.removeEventListener('keydown', onKey, true);
-  }, [conversationOpen, setSearching, setFinding]);
 }
 
 /** The topic named by `#topic=<id>` (or the older `?topic=<id>`) in the address. */

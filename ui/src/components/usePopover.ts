@@ -19,7 +19,10 @@ export function usePopover<T extends HTMLElement>({ side = 'below', align = 'sta
       if (ref.current && !ref.current.contains(event.target as Node)) setOpen(false);
     };
     const onKey = (event: KeyboardEvent) => {
-      if (event.key === 'Escape') setOpen(false);
+      if (event.key !== 'Escape') return;
+      // Taken: the window's shortcuts (Esc stops a reply) leave it alone.
+      event.preventDefault();
+      setOpen(false);
     };
     document.addEventListener('mousedown', onPointer);
     document.addEventListener('keydown', onKey);

@@ -135,3 +135,45 @@ async fn a_reply_cut_at_the_length_limit_can_be_continued() {
     assert_eq!(err.kind, ErrorKind::BadRequest);
     assert!(err.message.contains("cut-off"), "{}", err.message);
 }
+
+#[tokio::test]
+async fn one_model_of_a_side_by_side_turn_is_stopped_and_the_other_goes_on() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    let first: Provider = f.provider(&server, "").await;
+    let other: Provider = f
+        .call("provider_create", json!({ "name": "Other", "baseUrl": server.base_url(), "defaultModel": "scripted" }))
+        .await;
+    let topic = f.topic().await;
+    let a = protocol::ModelRef { provider_id: first.id.clone(), model: "scripted".into() };
+    let b = protocol::ModelRef { provider_id: other.id.clone(), model: "scripted".into() };
+    let slow = || Script {
+        chunks: Some(vec!["one ".into(), "two ".into(), "three".into()]),
+        token_delay_ms: Some(150),
+        ..Script::default()
+    };
+    server.push_script(slow());
+    server.push_script(slow());
+    let mut request = open_request(topic.id.clone(), "Compare");
+    request.models = Some(vec![a.clone(), b.clone()]);
+    let (listener, mut rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    f.engine.stream_open(request, listener).await.unwrap();
+    let stopped = f.messages(&topic).await.into_iter().find(|r| r.model.as_ref() == Some(&b)).unwrap();
+
+    let stop = json!({ "topicId": topic.id, "messageId": stopped.id });
+    f.engine.call("reply_stop", stop.clone()).await.unwrap();
+    let row = f.messages(&topic).await.into_iter().find(|r| r.id == stopped.id).unwrap();
+    assert_eq!((row.status, row.status_reason.as_deref()), (MessageStatus::Paused, Some("user_stop")));
+    drain(&mut rx).await;
+    let kept = f.messages(&topic).await.into_iter().find(|r| r.model.as_ref() == Some(&a)).unwrap();
+    assert_eq!((kept.status, kept.message.text().as_str()), (MessageStatus::Success, "one two three"));
+
+    // Stopping a reply that is no longer live changes nothing; a user message or an
+    // unknown id is not a reply.
+    f.engine.call("reply_stop", stop).await.unwrap();
+    let user = f.messages(&topic).await[0].id.clone();
+    for id in [user.to_string(), "nope".to_owned()] {
+        let err = f.engine.call("reply_stop", json!({ "topicId": topic.id, "messageId": id })).await.unwrap_err();
+        assert_eq!(err.kind, ErrorKind::NotFound, "{id}");
+    }
+}

@@ -27,6 +27,7 @@ async fn the_idle_timeout_is_a_setting_that_is_checked_kept_and_read_when_a_turn
         default_idle_timeout_seconds: 90,
         min_idle_timeout_seconds: 10,
         max_idle_timeout_seconds: 3600,
+        theme: None,
     };
     assert_eq!(f.call::<AppSettings>("settings_get", Value::Null).await, defaults);
     assert_eq!(next_turn_idle_timeout(&f, &topic).await, Some(Duration::from_secs(90)));
@@ -69,4 +70,24 @@ async fn an_unusable_stored_idle_timeout_falls_back_to_the_default() {
     f.engine.inner.store.set_setting("idle_timeout_seconds", Some(&json!("soon"))).await.unwrap();
     assert_eq!(f.call::<AppSettings>("settings_get", Value::Null).await.idle_timeout_seconds, None);
     assert_eq!(next_turn_idle_timeout(&f, &topic).await, Some(StreamConfig::default().idle_timeout));
+}
+
+#[tokio::test]
+async fn the_theme_is_kept_and_a_value_this_build_does_not_know_reads_as_the_system_one() {
+    let f = fixture().await;
+    let saved: AppSettings = f.call("settings_update", json!({ "theme": "dark", "idleTimeoutSeconds": 30 })).await;
+    assert_eq!((saved.theme, saved.idle_timeout_seconds), (Some(protocol::api::Theme::Dark), Some(30)));
+    assert_eq!(f.call::<AppSettings>("settings_get", Value::Null).await.theme, Some(protocol::api::Theme::Dark));
+    let err = f.engine.call("settings_update", json!({ "theme": "sepia" })).await.unwrap_err();
+    assert!(err.message.contains("sepia"), "{}", err.message);
+    assert_eq!(
+        f.call::<AppSettings>("settings_get", Value::Null).await.theme,
+        Some(protocol::api::Theme::Dark),
+        "a refused change keeps it"
+    );
+    // Every setting is sent each time: leaving the theme out goes back to the system's.
+    let saved: AppSettings = f.call("settings_update", json!({ "idleTimeoutSeconds": 30 })).await;
+    assert_eq!(saved.theme, None);
+    f.engine.inner.store.set_setting("theme", Some(&json!("sepia"))).await.unwrap();
+    assert_eq!(f.call::<AppSettings>("settings_get", Value::Null).await.theme, None);
 }

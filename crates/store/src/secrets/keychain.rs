@@ -31,6 +31,8 @@ impl KeychainSecretStore {
         Self::checked(Self { service: SERVICE.to_owned(), backend: Some(backend) })
     }
 
+    /// The probe's failure is said in words with what to do ([`in_words`]); the
+    /// platform's own message goes to the log.
     fn checked(store: Self) -> Result<Self, String> {
         let key = "colloquy-probe";
         store.set(key, "probe").map_err(|e| e.message)?;
@@ -52,8 +54,47 @@ impl KeychainSecretStore {
         }
     }
 
-    fn error(&self, error: impl std::fmt::Display) -> SecretError {
-        SecretError { path: self.describe(), message: error.to_string() }
+    fn error(&self, error: keyring::Error) -> SecretError {
+        tracing::warn!(error = %error, "a keychain call failed");
+        SecretError { path: self.describe(), message: in_words(&error) }
+    }
+}
+
+/// A keychain failure as the user should read it: what happened and what to do, without
+/// the platform's error dump (D-Bus names, OS status codes), which goes to the log.
+pub(crate) fn in_words(error: &keyring::Error) -> String {
+    let raw = error.to_string().to_lowercase();
+    let said = |patterns: &[&str]| patterns.iter().any(|p| raw.contains(p));
+    match error {
+        keyring::Error::NoStorageAccess(_) if said(&["lock", "dismissed", "denied"]) => {
+            "the keychain is locked or refused access: unlock it (or allow Colloquy) and try again".to_owned()
+        }
+        keyring::Error::NoStorageAccess(_) => {
+            "Colloquy may not use the keychain: allow it in the keychain's settings and try again".to_owned()
+        }
+        keyring::Error::PlatformFailure(_)
+            if said(&[
+                "no secret service",
+                "serviceunknown",
+                "not provided by any",
+                "org.freedesktop.secrets",
+                "no such interface",
+            ]) =>
+        {
+            "no keychain service is running (on Linux: GNOME Keyring, KWallet or KeePassXC's Secret Service); \
+             start one and restart Colloquy to keep keys there"
+                .to_owned()
+        }
+        keyring::Error::PlatformFailure(_)
+            if said(&["session bus", "dbus_session_bus_address", "failed to connect", "no such file or directory"]) =>
+        {
+            "there is no desktop session bus to reach a keychain through (a headless or remote session)".to_owned()
+        }
+        keyring::Error::TooLong(what, limit) => format!("the {what} is too long for the keychain (at most {limit})"),
+        keyring::Error::BadEncoding(_) => {
+            "the keychain holds a key Colloquy cannot read: enter the key again in Settings".to_owned()
+        }
+        _ => "the keychain could not be used; the log has the system's own message".to_owned(),
     }
 }
 
@@ -217,5 +258,31 @@ mod tests {
         assert!(store.set("p", "sk-new").is_err());
         keychain.lock(false);
         assert_eq!(store.get("p").unwrap().as_deref(), Some("sk"), "a failed write changes nothing");
+    }
+
+    #[test]
+    fn keychain_failures_are_said_in_words_without_the_platform_dump() {
+        let platform = |message: &str| keyring::Error::PlatformFailure(message.into());
+        let cases = [
+            (
+                platform(
+                    "zbus error: org.freedesktop.DBus.Error.ServiceUnknown: The name org.freedesktop.secrets was not provided by any .service files",
+                ),
+                "no keychain service is running",
+            ),
+            (platform("no secret service provider or dbus session found"), "no keychain service is running"),
+            (platform("I/O error: No such file or directory (os error 2)"), "no desktop session bus"),
+            (keyring::Error::NoStorageAccess("the keychain is locked".into()), "unlock it"),
+            (keyring::Error::BadEncoding(vec![0xff]), "enter the key again"),
+            (platform("0x80004005"), "could not be used"),
+        ];
+        for (error, says) in cases {
+            let words = in_words(&error);
+            assert!(words.contains(says), "{error}: {words}");
+            assert!(
+                !words.contains("zbus") && !words.contains("org.freedesktop") && !words.contains("os error"),
+                "{words}"
+            );
+        }
     }
 }
