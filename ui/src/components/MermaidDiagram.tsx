@@ -1,5 +1,6 @@
 import { useEffect, useState, useSyncExternalStore } from 'react';
 import type { CustomRendererProps } from 'streamdown';
+import { onThemeChange, resolvedTheme } from '../theme';
 import { drawMermaid, drawnMermaid, type MermaidImage } from './mermaidImage';
 
 type Drawing = { kind: 'drawing' } | { kind: 'drawn'; image: MermaidImage } | { kind: 'failed'; message: string };
@@ -11,7 +12,7 @@ type Drawing = { kind: 'drawing' } | { kind: 'drawn'; image: MermaidImage } | { 
  * (where and what it expected) above the source.
  */
 export function MermaidDiagram({ code, isIncomplete }: CustomRendererProps) {
-  const dark = useDarkPage();
+  const dark = useDarkTheme();
   const [drawing, setDrawing] = useState<Drawing>(() => {
     const image = isIncomplete ? undefined : drawnMermaid(code, dark);
     return image ? { kind: 'drawn', image } : { kind: 'drawing' };
@@ -58,25 +59,7 @@ function errorMessage(error: unknown): string {
   return message.trim() || 'Mermaid gave no reason.';
 }
 
-/** Whether the page is dark now: its background, so it follows any theme setting. */
-function useDarkPage(): boolean {
-  return useSyncExternalStore(subscribeToPageColours, pageIsDark, () => false);
-}
-
-function subscribeToPageColours(onChange: () => void): () => void {
-  const media = matchMedia('(prefers-color-scheme: dark)');
-  media.addEventListener('change', onChange);
-  // A theme chosen in the app shows as an attribute on <html> (a class, data-*, style).
-  const observer = new MutationObserver(onChange);
-  observer.observe(document.documentElement, { attributes: true });
-  return () => {
-    media.removeEventListener('change', onChange);
-    observer.disconnect();
-  };
-}
-
-function pageIsDark(): boolean {
-  const [r = 255, g = 255, b = 255] = (getComputedStyle(document.documentElement).backgroundColor.match(/[\d.]+/g) ?? []).map(Number);
-  // Relative luminance, roughly: below the middle grey is a dark page.
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b < 128;
+/** Whether the app shows its dark colours now (`theme.ts`: the user's choice, else the system's). */
+function useDarkTheme(): boolean {
+  return useSyncExternalStore(onThemeChange, () => resolvedTheme() === 'dark', () => false);
 }
