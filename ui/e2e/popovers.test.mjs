@@ -47,10 +47,17 @@ e2eTest(stack, 'in an 800×600 window the Add-model menu above the composer is o
 
   const button = byTestId(page, 'add-model-button');
   const composer = byTestId(page, 'composer-input');
-  await waitUntil('the button is at the bottom of the list, near the composer', async () => {
+  // The reply's footer (time, usage) arrives after it is stored: wait until the button has
+  // stopped moving, so the menu is measured where it stays.
+  let last = '';
+  await waitUntil('the button is at the bottom of the list, near the composer, and still', async () => {
     const [buttonBox, composerBox] = [await button.boundingBox(), await composer.boundingBox()];
-    return buttonBox && composerBox && composerBox.y - (buttonBox.y + buttonBox.height) < 120;
-  });
+    const near = buttonBox && composerBox && composerBox.y - (buttonBox.y + buttonBox.height) < 120;
+    const here = JSON.stringify(buttonBox);
+    const still = here === last;
+    last = here;
+    return near && still;
+  }, { interval: 250 });
   await button.click();
   const menu = page.getByRole('menu', { name: 'Model to add' });
   await assertOnScreenAndOnTop(page, menu, 'the Add-model menu');
