@@ -45,15 +45,16 @@ e2eTest(stack, 'the idle timeout is chosen in Settings → General, refused when
 });
 
 /** The page's background colour, as painted. */
-const background = (page) => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+const background = (page) => page.locator('html').evaluate((root) => root.ownerDocument.defaultView.getComputedStyle(root).backgroundColor);
+const theme = (page) => page.locator('html').getAttribute('data-theme');
 
 e2eTest(stack, 'the theme follows the system until chosen, applies at once in every window, and is kept', async () => {
   const page = await stack.openApp();
   await page.emulateMedia({ colorScheme: 'dark' });
-  await waitUntil('the system theme (dark) is followed', async () => (await page.evaluate(() => document.documentElement.dataset.theme)) === 'dark');
+  await waitUntil('the system theme (dark) is followed', async () => (await theme(page)) === 'dark');
   const dark = await background(page);
   await page.emulateMedia({ colorScheme: 'light' });
-  await waitUntil('a system change is followed', async () => (await page.evaluate(() => document.documentElement.dataset.theme)) === 'light');
+  await waitUntil('a system change is followed', async () => (await theme(page)) === 'light');
   const light = await background(page);
   assert.notEqual(dark, light);
 

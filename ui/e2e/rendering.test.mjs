@@ -206,6 +206,37 @@ e2eTest(stack, 'inline and display math render with KaTeX, with its stylesheet',
   assert.match(math.katexFont, /KaTeX/);
 });
 
+e2eTest(stack, 'dollar amounts stay text beside math, and \\(…\\) and \\[…\\] are math', async () => {
+  const page = await stack.openApp();
+  const markdown = [
+    'The plan costs $5 and the pro plan $10, or $1,000 a year ($5-$10 a month).',
+    '',
+    'Inline \\(a^2 + b^2 = c^2\\) and $x_1$, shown as math.',
+    '',
+    '\\[',
+    '\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}',
+    '\\]',
+    '',
+    'In code it stays: `echo $5 \\(x\\)`.',
+    '',
+  ].join('\n');
+  await replyWith(page, markdown, 'Prices and math');
+  const message = lastAssistant(page);
+  await waitUntil('KaTeX rendered the math', async () => (await message.locator('.katex').count()) >= 3);
+  const shown = await message.evaluate((root) => ({
+    paragraphs: [...root.querySelectorAll('p')].map((p) => p.innerText),
+    inline: [...root.querySelectorAll('.katex:not(.katex-display .katex) annotation')].map((a) => a.textContent),
+    display: [...root.querySelectorAll('.katex-display annotation')].map((a) => a.textContent.trim()),
+  }));
+  assert.equal(shown.paragraphs[0], 'The plan costs $5 and the pro plan $10, or $1,000 a year ($5-$10 a month).');
+  assert.deepEqual(shown.inline, ['a^2 + b^2 = c^2', 'x_1']);
+  assert.deepEqual(shown.display, ['\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}']);
+  assert.ok(
+    shown.paragraphs.some((text) => text.includes('In code it stays: echo $5 \\(x\\).')),
+    `code is left alone: ${JSON.stringify(shown.paragraphs)}`,
+  );
+});
+
 e2eTest(stack, 'CJK text renders, with emphasis next to CJK punctuation', async () => {
   const page = await stack.openApp();
   // CommonMark alone leaves "**…。**" followed by a letter unbolded; the CJK rules bold it.

@@ -7,6 +7,9 @@ describe('markdownFeatures', () => {
     expect(markdownFeatures('$$\n\\int_0^1 x\\,dx\n').math).toBe(true);
     expect(markdownFeatures('It costs $5.').math).toBe(false);
     expect(markdownFeatures('between $ and $ signs').math).toBe(false);
+    expect(markdownFeatures('It costs $5 and $10, or $1,000.').math).toBe(false);
+    expect(markdownFeatures('LaTeX style: \\(a^2\\) and \\[b\\]').math).toBe(true);
+    expect(markdownFeatures('Money $5, then $x$.').math).toBe(true);
   });
 
   it('finds a mermaid fence, not the word', () => {

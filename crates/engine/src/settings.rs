@@ -10,7 +10,7 @@ use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use protocol::ApiError;
-use protocol::api::{AppSettings, Theme, UpdateAppSettings};
+use protocol::api::{AppSettings, UpdateAppSettings};
 use store::Store;
 
 /// The key the idle timeout is stored under.

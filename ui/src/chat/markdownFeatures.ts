@@ -10,8 +10,9 @@ export interface MarkdownFeatures {
   cjk: boolean;
 }
 
-// `$$` opens display math; `$x$` is inline math (no space just inside either dollar).
-const MATH = /\$\$|\$[^\s$](?:[^$\n]*[^\s$])?\$/;
+// `$$` opens display math, `\(` and `\[` open math; `$x$` is inline math, but a `$`
+// before a digit or a space opens none (`$5 and $10`: see `mathDelimiters.ts`).
+const MATH = /\$\$|\\[([]|\$[^\s$\d][^$\n]*\$/;
 // A fence whose info string starts with `mermaid` (``` or ~~~, indented up to 3 spaces).
 const MERMAID = /^ {0,3}(?:`{3,}|~{3,})\s*mermaid\b/im;
 // Han, kana, Hangul, and the CJK punctuation and full-width forms.

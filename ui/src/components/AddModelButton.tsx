@@ -12,7 +12,7 @@ interface AddModelButtonProps {
 
 /** "+ Add model": asks one more model to answer this turn, beside the others. */
 export function AddModelButton({ providers, taken, onAdd }: AddModelButtonProps) {
-  const { open, setOpen, ref } = usePopover<HTMLDivElement>();
+  const { open, setOpen, ref, panelRef } = usePopover<HTMLDivElement>();
   const [adding, setAdding] = useState(false);
   const options = modelOptions(providers);
   const free = options.filter((option) => !taken.includes(option.key));
@@ -38,7 +38,7 @@ export function AddModelButton({ providers, taken, onAdd }: AddModelButtonProps)
         {adding ? 'Asking…' : '+ Add model'}
       </button>
       {open && (
-        <ul className="popover-menu" role="menu" aria-label="Model to add">
+        <ul className="popover-menu" role="menu" aria-label="Model to add" ref={panelRef}>
           {options.map((option) => {
             const answering = taken.includes(option.key);
             return (

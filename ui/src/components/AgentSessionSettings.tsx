@@ -24,7 +24,7 @@ interface AgentSessionSettingsProps {
  */
 export function AgentSessionSettings({ session, providers, onChanged, onReset, onDeleted }: AgentSessionSettingsProps) {
   const backend = useBackend();
-  const { open, setOpen, ref } = usePopover<HTMLDivElement>();
+  const { open, setOpen, ref, panelRef } = usePopover<HTMLDivElement>({ align: 'end' });
   const [title, setTitle] = useState(session.title);
   const [model, setModel] = useState(session.model);
   const [shown, setShown] = useState(session);
@@ -89,7 +89,7 @@ export function AgentSessionSettings({ session, providers, onChanged, onReset, o
         Session settings
       </button>
       {open && (
-        <div className="popover-menu topic-settings-panel agent-session-panel" role="dialog" aria-label="Agent session settings" data-testid="agent-session-settings">
+        <div className="popover-menu topic-settings-panel agent-session-panel" role="dialog" aria-label="Agent session settings" data-testid="agent-session-settings" ref={panelRef}>
           <form
             className="field"
             onSubmit={(event) => {

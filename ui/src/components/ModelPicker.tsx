@@ -18,7 +18,7 @@ interface ModelPickerProps {
  * shows is what the composer sends.
  */
 export function ModelPicker({ providers, turn, assistantName, disabled, onChange }: ModelPickerProps) {
-  const { open, setOpen, ref } = usePopover<HTMLDivElement>();
+  const { open, setOpen, ref, panelRef } = usePopover<HTMLDivElement>({ side: 'above' });
   const value = turn.models;
   const options = modelOptions(providers);
   const chosen = new Set(value.map(modelKey));
@@ -59,7 +59,7 @@ export function ModelPicker({ providers, turn, assistantName, disabled, onChange
         <span aria-hidden="true">▾</span>
       </button>
       {open && (
-        <fieldset className="popover-menu model-select-menu">
+        <fieldset className="popover-menu model-select-menu" ref={panelRef}>
           <legend>Models for your next message</legend>
           {options.map((option) => {
             const checked = chosen.has(option.key);

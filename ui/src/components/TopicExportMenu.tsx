@@ -14,7 +14,7 @@ const FORMATS: readonly { format: ExportFormat; label: string; help: string }[] 
 /** The topic menu's "Export": Markdown, a web page or JSON, downloaded (or saved to Downloads on the desktop). */
 export function TopicExportMenu({ topicId, title }: { topicId: string; title: string }) {
   const backend = useBackend();
-  const { open, setOpen, ref } = usePopover<HTMLSpanElement>();
+  const { open, setOpen, ref, panelRef } = usePopover<HTMLSpanElement>({ align: 'end' });
   const [busy, setBusy] = useState<ExportFormat>();
   const [done, setDone] = useState<string>();
   const [error, setError] = useState<ApiFailure>();
@@ -52,7 +52,7 @@ export function TopicExportMenu({ topicId, title }: { topicId: string; title: st
         ⇩
       </button>
       {open && (
-        <div className="popover-menu topic-export-menu" role="menu" aria-label="Export as">
+        <div className="popover-menu topic-export-menu" role="menu" aria-label="Export as" ref={panelRef}>
           {FORMATS.map(({ format, label, help }) => (
             <button
               key={format}

@@ -22,7 +22,7 @@ interface TopicSettingsProps {
  */
 export function TopicSettings({ topic, assistants, onTopicChanged }: TopicSettingsProps) {
   const backend = useBackend();
-  const { open, setOpen, ref } = usePopover<HTMLDivElement>();
+  const { open, setOpen, ref, panelRef } = usePopover<HTMLDivElement>({ align: 'end' });
   const [saving, setSaving] = useState(false);
   const [failure, setFailure] = useState<ApiFailure>();
   const assistant = assistants.find((candidate) => candidate.id === topic.assistantId);
@@ -55,7 +55,7 @@ export function TopicSettings({ topic, assistants, onTopicChanged }: TopicSettin
         Topic settings
       </button>
       {open && (
-        <div className="popover-menu topic-settings-panel" role="dialog" aria-label="Topic settings" data-testid="topic-settings">
+        <div className="popover-menu topic-settings-panel" role="dialog" aria-label="Topic settings" data-testid="topic-settings" ref={panelRef}>
           <label className="field">
             <span className="field-label">Assistant</span>
             <select

@@ -10,16 +10,19 @@ import { markdownFeatures } from '../chat/markdownFeatures';
 //   (see `markdownFeatures`).
 // A text gets the plugins it uses, so a message renders the same whichever others loaded.
 
-type PluginName = keyof Omit<PluginConfig, 'renderers'>;
+type PluginName = 'code' | 'math' | 'mermaid' | 'cjk';
 
+// Mermaid is a custom renderer of ```mermaid fences (see `mermaidPlugin.ts`), not
+// Streamdown's own mermaid plugin.
 const LOADERS: Record<PluginName, () => Promise<Partial<PluginConfig>>> = {
   code: () => import('@streamdown/code').then(({ code }) => ({ code })),
   math: () => import('./mathPlugin').then(({ math }) => ({ math })),
-  mermaid: () => import('./mermaidPlugin').then(({ mermaid }) => ({ mermaid })),
+  mermaid: () => import('./mermaidPlugin').then(({ mermaid }) => mermaid),
   cjk: () => import('@streamdown/cjk').then(({ cjk }) => ({ cjk })),
 };
 
-const loaded: Partial<PluginConfig> = {};
+/** What each plugin adds to Streamdown's config, once it has loaded. */
+const loaded: Partial<Record<PluginName, Partial<PluginConfig>>> = {};
 const loading = new Set<PluginName>();
 const listeners = new Set<() => void>();
 /** One stable config per set of features a text uses; emptied when a plugin arrives. */
@@ -31,7 +34,7 @@ function load(name: PluginName): void {
   LOADERS[name]().then(
     (plugin) => {
       loading.delete(name);
-      Object.assign(loaded, plugin);
+      loaded[name] = plugin;
       configs.clear();
       for (const listener of listeners) listener();
     },
@@ -52,11 +55,11 @@ function configFor(math: boolean, mermaid: boolean, cjk: boolean): PluginConfig 
   const key = `${+math}${+mermaid}${+cjk}`;
   let config = configs.get(key);
   if (!config) {
-    config = {};
-    if (loaded.code) config.code = loaded.code;
-    if (math && loaded.math) config.math = loaded.math;
-    if (mermaid && loaded.mermaid) config.mermaid = loaded.mermaid;
-    if (cjk && loaded.cjk) config.cjk = loaded.cjk;
+    const used: PluginName[] = ['code'];
+    if (math) used.push('math');
+    if (mermaid) used.push('mermaid');
+    if (cjk) used.push('cjk');
+    config = Object.assign({}, ...used.map((name) => loaded[name])) as PluginConfig;
     configs.set(key, config);
   }
   return config;

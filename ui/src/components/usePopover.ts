@@ -1,12 +1,17 @@
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { floatBeside, type PopoverPlacement } from './popoverPlacement';
 
 /**
- * Open/closed state for a small pop-over menu: it closes on Escape and on a click
- * outside the element the returned ref is attached to.
+ * Open/closed state for a small pop-over menu or panel: it closes on Escape and on a
+ * click outside the element `ref` is attached to (the trigger and the panel inside it).
+ * `panelRef` goes on the panel: it is then shown above everything, never clipped, beside
+ * the `ref` element on the side `placement` prefers, flipped and shifted to stay inside the
+ * window (see `floatBeside`).
  */
-export function usePopover<T extends HTMLElement>() {
+export function usePopover<T extends HTMLElement>({ side = 'below', align = 'start' }: PopoverPlacement = {}) {
   const [open, setOpen] = useState(false);
   const ref = useRef<T>(null);
+  const panelRef = useCallback((panel: HTMLElement | null) => (panel ? floatBeside(panel, () => ref.current, { side, align }) : undefined), [side, align]);
 
   useEffect(() => {
     if (!open) return;
@@ -27,5 +32,5 @@ export function usePopover<T extends HTMLElement>() {
     };
   }, [open]);
 
-  return { open, setOpen, ref };
+  return { open, setOpen, ref, panelRef };
 }

@@ -112,7 +112,7 @@ fn settings(
         None | Some(Value::Null) => None,
         Some(Value::String(prompt)) => {
             match crate::limits::at_most("systemPrompt", prompt.trim(), crate::limits::SYSTEM_PROMPT) {
-                Ok(prompt) if prompt.is_empty() => None,
+                Ok("") => None,
                 Ok(prompt) => Some(prompt.to_owned()),
                 Err(err) => {
                     left_out("systemPrompt", err.message);
