@@ -117,6 +117,9 @@ e2eTest(stack, "Stop on one model's column stops that reply only; Retry all writ
   const alphaText = await replyText(column(page, 'alpha'));
   assert.ok(alphaText.split(' ').length >= 60, `alpha wrote its whole reply (${alphaText.length} characters)`);
 
+  // Click once both columns show their stored state (the history is read again after the
+  // turn ends, and the turn is drawn again with it).
+  for (const model of ['alpha', 'beta']) await column(page, model).locator('[data-testid="reply-retry"]').waitFor();
   await stack.testkit.script([{ chunks: ['again one'] }, { chunks: ['again two'] }]);
   await byTestId(page, 'turn-retry-all').click();
   for (const model of ['alpha', 'beta']) {
