@@ -2,17 +2,22 @@
 
 use super::*;
 
+/// Two providers on the same mock server: two models that can answer one message side by side.
+async fn two_models(f: &Fixture, server: &MockServer) -> (protocol::ModelRef, protocol::ModelRef) {
+    let first: Provider = f.provider(server, "").await;
+    let other: Provider = f
+        .call("provider_create", json!({ "name": "Other", "baseUrl": server.base_url(), "defaultModel": "scripted" }))
+        .await;
+    let model = |provider: Provider| protocol::ModelRef { provider_id: provider.id, model: "scripted".into() };
+    (model(first), model(other))
+}
+
 #[tokio::test]
 async fn several_models_answer_side_by_side_and_each_can_be_retried_or_continued() {
     let f = fixture().await;
     let server = mock(None).await;
-    let first: Provider = f.provider(&server, "").await;
-    let other: Provider = f
-        .call("provider_create", json!({ "name": "Other", "baseUrl": server.base_url(), "defaultModel": "scripted" }))
-        .await;
+    let (a, b) = two_models(&f, &server).await;
     let topic = f.topic().await;
-    let a = protocol::ModelRef { provider_id: first.id.clone(), model: "scripted".into() };
-    let b = protocol::ModelRef { provider_id: other.id.clone(), model: "scripted".into() };
     server.push_script(Script { chunks: Some(vec!["from one".into()]), ..Script::default() });
     server.push_script(
         serde_json::from_value(json!({ "fault": { "kind": "status", "status": 500, "body": "{}" } })).unwrap(),
@@ -140,13 +145,8 @@ async fn a_reply_cut_at_the_length_limit_can_be_continued() {
 async fn one_model_of_a_side_by_side_turn_is_stopped_and_the_other_goes_on() {
     let f = fixture().await;
     let server = mock(None).await;
-    let first: Provider = f.provider(&server, "").await;
-    let other: Provider = f
-        .call("provider_create", json!({ "name": "Other", "baseUrl": server.base_url(), "defaultModel": "scripted" }))
-        .await;
+    let (a, b) = two_models(&f, &server).await;
     let topic = f.topic().await;
-    let a = protocol::ModelRef { provider_id: first.id.clone(), model: "scripted".into() };
-    let b = protocol::ModelRef { provider_id: other.id.clone(), model: "scripted".into() };
     let slow = || Script {
         chunks: Some(vec!["one ".into(), "two ".into(), "three".into()]),
         token_delay_ms: Some(150),
