@@ -54,6 +54,7 @@ import type {
   SavedFile,
   SearchRequest,
   SearchResults,
+  ShowShortcutRequest,
   StoredMessage,
   StreamAttachRequest,
   StreamOpenRequest,
@@ -146,6 +147,7 @@ export interface Operations {
   backup_restore: { request: RestoreRequest; response: RestorePlan };
   window_open: { request: WindowOpenRequest; response: null };
   file_save: { request: SaveFileRequest; response: SavedFile };
+  show_shortcut_set: { request: ShowShortcutRequest; response: AppSettings };
   stream_detach: { request: TopicRequest; response: null };
   stream_abort: { request: TopicRequest; response: null };
 }

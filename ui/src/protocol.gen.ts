@@ -473,7 +473,14 @@ maxIdleTimeoutSeconds: number,
 /**
  * Light or dark, as the user chose it; absent: follow the system.
  */
-theme?: Theme, };
+theme?: Theme, 
+/**
+ * The key combination that shows Colloquy from any app (desktop only), in the
+ * accelerator syntax `show_shortcut_set` takes, e.g. `CommandOrControl+Shift+Space`;
+ * absent: off (the default). Set only through `show_shortcut_set`, which registers it
+ * with the system first.
+ */
+showShortcut?: string, };
 
 export type UpdateAppSettings = { 
 /**
@@ -503,6 +510,13 @@ export type InboxMoveRequest = { id: string, position: number, };
 export type InboxItemRequest = { id: string, };
 
 export type WindowOpenRequest = { topicId?: TopicId, };
+
+export type ShowShortcutRequest = { 
+/**
+ * Modifiers and one key joined by `+`, e.g. `CommandOrControl+Shift+Space` or
+ * `Alt+KeyC`; absent or `null` turns the shortcut off.
+ */
+shortcut?: string, };
 
 export type Attachment = { 
 /**

@@ -305,6 +305,14 @@ impl Operations for Engine {
         Err(ApiError::new(ErrorKind::BadRequest, "only the desktop app saves files; a browser downloads them"))
     }
 
+    /// Served by the desktop shell itself; a browser has no app to bring forward.
+    async fn show_shortcut_set(&self) -> Result<AppSettings, ApiError> {
+        Err(ApiError::new(
+            ErrorKind::BadRequest,
+            "only the desktop app has a global shortcut; a browser tab cannot be brought forward from other apps",
+        ))
+    }
+
     /// Served by the desktop shell itself; over HTTP there is no window to open.
     async fn window_open(&self) -> Result<(), ApiError> {
         Err(ApiError::new(

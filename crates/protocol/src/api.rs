@@ -524,6 +524,13 @@ pub struct AppSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub theme: Option<Theme>,
+    /// The key combination that shows Colloquy from any app (desktop only), in the
+    /// accelerator syntax `show_shortcut_set` takes, e.g. `CommandOrControl+Shift+Space`;
+    /// absent: off (the default). Set only through `show_shortcut_set`, which registers it
+    /// with the system first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub show_shortcut: Option<String>,
 }
 
 /// The app's colours.
@@ -625,6 +632,17 @@ pub struct WindowOpenRequest {
     #[serde(default)]
     #[ts(optional)]
     pub topic_id: Option<TopicId>,
+}
+
+/// The body of `show_shortcut_set` (desktop only).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ShowShortcutRequest {
+    /// Modifiers and one key joined by `+`, e.g. `CommandOrControl+Shift+Space` or
+    /// `Alt+KeyC`; absent or `null` turns the shortcut off.
+    #[serde(default)]
+    #[ts(optional)]
+    pub shortcut: Option<String>,
 }
 
 /// How the user answers a tool call waiting for approval.

@@ -105,6 +105,7 @@ macro_rules! for_each_operation {
             desktop {
                 window_open($crate::api::WindowOpenRequest) => ();
                 file_save($crate::archive::SaveFileRequest) => $crate::archive::SavedFile;
+                show_shortcut_set($crate::api::ShowShortcutRequest) => $crate::api::AppSettings;
             }
             streaming {
                 stream_open($crate::api::StreamOpenRequest) => $crate::envelope::AttachReply;
