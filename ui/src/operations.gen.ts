@@ -63,6 +63,7 @@ import type {
   ToolInfo,
   ToolRuleInput,
   Topic,
+  TopicDeletedIfEmpty,
   TopicRequest,
   TopicUsage,
   UpdateAgentSession,
@@ -86,6 +87,7 @@ export interface Operations {
   topic_create: { request: CreateTopic; response: Topic };
   topic_update: { request: UpdateTopic; response: Topic };
   topic_delete: { request: TopicRequest; response: null };
+  topic_delete_if_empty: { request: TopicRequest; response: TopicDeletedIfEmpty };
   topic_mark_seen: { request: TopicRequest; response: null };
   inbox_list: { request: TopicRequest; response: Array<InboxItem> };
   inbox_add: { request: InboxAddRequest; response: InboxItem };

@@ -499,9 +499,18 @@ export type InboxMode = "queue" | "steer";
 
 export type InboxState = "queued" | "held";
 
-export type InboxItem = { id: string, topicId: TopicId, text: string, mode: InboxMode, state: InboxState, note?: string, createdAt: string, };
+export type InboxItem = { id: string, topicId: TopicId, text: string, mode: InboxMode, state: InboxState, note?: string, 
+/**
+ * Who answers it when it runs; absent: the topic's model.
+ */
+models?: Array<ModelRef>, createdAt: string, };
 
-export type InboxAddRequest = { topicId: TopicId, text: string, mode: InboxMode, };
+export type InboxAddRequest = { topicId: TopicId, text: string, mode: InboxMode, 
+/**
+ * The models that answer it when it runs (several: side by side, as `stream_open`'s
+ * `models`); absent or empty: the topic's model. Chat topics only.
+ */
+models?: Array<ModelRef>, };
 
 export type InboxUpdateRequest = { id: string, text?: string, mode?: InboxMode, };
 
@@ -510,6 +519,12 @@ export type InboxMoveRequest = { id: string, position: number, };
 export type InboxItemRequest = { id: string, };
 
 export type WindowOpenRequest = { topicId?: TopicId, };
+
+export type TopicDeletedIfEmpty = { 
+/**
+ * Whether the topic was deleted; `false`: something was said in it, and it stays.
+ */
+deleted: boolean, };
 
 export type ShowShortcutRequest = { 
 /**

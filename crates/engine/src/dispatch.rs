@@ -8,8 +8,8 @@ use protocol::api::{
     AuditListRequest, CreateTopic, FetchedImage, IdRequest, ImageFetchRequest, InboxAddRequest, InboxItem,
     InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, ListModelsRequest, MessageRequest, MessagesPage,
     MessagesPageRequest, ModelList, Provider, ProviderInput, ProviderPresetInfo, ProviderRequest, ReplyRequest,
-    StoredMessage, ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic, TopicRequest, UpdateAgentSession,
-    UpdateAppSettings, UpdateAssistant, UpdateProvider, UpdateToolRule, UpdateTopic,
+    StoredMessage, ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic, TopicDeletedIfEmpty, TopicRequest,
+    UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider, UpdateToolRule, UpdateTopic,
 };
 use protocol::archive::{
     BackupInfo, ExportRequest, ExportedFile, ImportReport, ImportRequest, RestorePlan, RestoreRequest, SavedFile,
@@ -53,6 +53,17 @@ impl Operations for Engine {
         self.inner.store.get_topic(&request.topic_id).await?;
         self.inner.streams.close_topic(&request.topic_id).await;
         Ok(self.inner.store.delete_topic(&request.topic_id).await?)
+    }
+
+    async fn topic_delete_if_empty(&self, request: TopicRequest) -> Result<TopicDeletedIfEmpty, ApiError> {
+        if crate::sessions::is_session(&request.topic_id) {
+            return Err(ApiError::bad_request("topicId", "an agent session is deleted with agent_session_delete"));
+        }
+        let deleted = self.inner.store.delete_topic_if_empty(&request.topic_id).await?;
+        if deleted {
+            self.inner.streams.close_topic(&request.topic_id).await;
+        }
+        Ok(TopicDeletedIfEmpty { deleted })
     }
 
     async fn reply_stop(&self, request: ReplyRequest) -> Result<(), ApiError> {

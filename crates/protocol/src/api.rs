@@ -299,6 +299,14 @@ pub struct AddModelRequest {
     pub model: ModelRef,
 }
 
+/// The answer of `topic_delete_if_empty`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TopicDeletedIfEmpty {
+    /// Whether the topic was deleted; `false`: something was said in it, and it stays.
+    pub deleted: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TopicRequest {
@@ -589,6 +597,10 @@ pub struct InboxItem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub note: Option<String>,
+    /// Who answers it when it runs; absent: the topic's model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub models: Option<Vec<ModelRef>>,
     pub created_at: String,
 }
 
@@ -598,6 +610,11 @@ pub struct InboxAddRequest {
     pub topic_id: TopicId,
     pub text: String,
     pub mode: InboxMode,
+    /// The models that answer it when it runs (several: side by side, as `stream_open`'s
+    /// `models`); absent or empty: the topic's model. Chat topics only.
+    #[serde(default)]
+    #[ts(optional)]
+    pub models: Option<Vec<ModelRef>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
