@@ -73,6 +73,8 @@ export class TopicSession {
   /** The `before` cursor of the page above `stored`; `null` when it starts at the first turn. */
   private older: string | null = null;
   private loadingOlder = false;
+  /** The cursor whose read failed (its error is shown): not read again until dismissed. */
+  private failedOlder: string | undefined;
   /** The next read replaces what is loaded (the path changed) instead of joining it. */
   private rereadAll = false;
   private readonly replies = new LiveReplies();
@@ -165,17 +167,22 @@ export class TopicSession {
 
   dismissError(): void {
     this.error = undefined;
+    this.failedOlder = undefined;
     this.render();
   }
 
-  /** Reads the page of turns above the loaded ones (the user scrolled up to them). */
-  loadOlder = async (): Promise<void> => {
+  /**
+   * Reads `turns` turns above the loaded ones (the user scrolls up towards them). One read
+   * at a time, so never two for the same cursor; a cursor whose read failed is not read
+   * again until the error is dismissed (scrolling would otherwise ask for it at every frame).
+   */
+  loadOlder = async (turns: number = PAGE_TURNS): Promise<void> => {
     const before = this.older;
-    if (!this.active || this.loadingOlder || before === null || !this.stored) return;
+    if (!this.active || this.loadingOlder || before === null || !this.stored || before === this.failedOlder) return;
     this.loadingOlder = true;
     this.render();
     try {
-      const request: MessagesPageRequest = { topicId: this.topicId, before, turns: PAGE_TURNS };
+      const request: MessagesPageRequest = { topicId: this.topicId, before, turns: Math.min(MAX_PAGE_TURNS, Math.max(1, Math.round(turns))) };
       const page = await this.backend.call('messages_page', request);
       // A read of the newest page meanwhile may have replaced what this page joins.
       if (this.stored && this.older === before) {
@@ -191,6 +198,7 @@ export class TopicSession {
         this.readHistory();
       } else {
         this.error = failure;
+        this.failedOlder = before;
       }
     } finally {
       this.loadingOlder = false;
