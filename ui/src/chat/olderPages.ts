@@ -6,22 +6,26 @@ import { MAX_PAGE_TURNS, PAGE_TURNS } from './history';
  * the window still cover the time a read takes at the current speed (at least a few
  * screens, when the view is still). A fast scroll asks for a larger page (up to the
  * backend's limit), so the reads keep ahead of it instead of each ending at the top.
+ *
+ * The floor is counted in turns, not pixels: until turns are measured their heights are
+ * guesses (a topic just opened looks shorter than it is), and a read is not worth making
+ * on a guess.
  */
 
 /** What a page read costs, at most, on a slow machine (a debug server under load): the lead time a prefetch needs. */
 export const READ_AHEAD_MS = 1_500;
 /** A page covers this much scrolling at the current speed (so the next read starts well before it runs out). */
 export const PAGE_AHEAD_MS = 3_000;
-/** Read ahead by at least this many screens, even when the view is still. */
-export const MIN_AHEAD_SCREENS = 3;
+/** Read ahead by at least this many turns, even when the view is still (a few screens of them). */
+export const MIN_AHEAD_TURNS = 10;
 /** Scroll samples older than this say nothing about the current speed. */
 const SPEED_WINDOW_MS = 250;
 
 export interface OlderPageInput {
   /** Pixels above the window (the scroller's `scrollTop`, less what precedes the list). */
   above: number;
-  /** The window's height. */
-  viewport: number;
+  /** Loaded turns above the window (the index of the first one in view). */
+  turnsAbove: number;
   /** How fast the view moves up, in pixels per millisecond (0 when still or moving down). */
   speed: number;
   /** The average height of a loaded turn. */
@@ -29,9 +33,8 @@ export interface OlderPageInput {
 }
 
 /** The number of turns to read above the loaded ones now, or 0 when nothing needs reading yet. */
-export function olderPageTurns({ above, viewport, speed, turnHeight }: OlderPageInput): number {
-  const ahead = Math.max(MIN_AHEAD_SCREENS * viewport, speed * READ_AHEAD_MS);
-  if (above >= ahead) return 0;
+export function olderPageTurns({ above, turnsAbove, speed, turnHeight }: OlderPageInput): number {
+  if (turnsAbove >= MIN_AHEAD_TURNS && above >= speed * READ_AHEAD_MS) return 0;
   if (!(turnHeight > 0) || speed <= 0) return PAGE_TURNS;
   const wanted = Math.ceil((speed * PAGE_AHEAD_MS) / turnHeight);
   return Math.min(MAX_PAGE_TURNS, Math.max(PAGE_TURNS, wanted));

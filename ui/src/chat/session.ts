@@ -11,6 +11,7 @@ import type {
   StoredMessage,
   StreamAttachRequest,
   StreamMessage,
+  MessagesPage,
   MessagesPageRequest,
   StreamOpenRequest,
   Topic,
@@ -19,8 +20,9 @@ import type {
 } from '../protocol.gen';
 import { attachmentParts } from './attachments';
 import { buildConversation, type PendingEdit, type TurnView } from './conversation';
+import { takeEarlyPage } from './earlyPage';
 import { joinNewest, loadedTurns, MAX_PAGE_TURNS, PAGE_TURNS, prependOlder } from './history';
-import type { ChatMessage } from './messages';
+import { isLiveStatus, type ChatMessage } from './messages';
 import { LiveReplies } from './replies';
 
 /** What the chat view renders; a new object whenever something visible changed. */
@@ -530,7 +532,8 @@ export class TopicSession {
           const loaded = this.stored ? loadedTurns(this.stored) : 0;
           const turns = whole ? Math.min(MAX_PAGE_TURNS, Math.max(PAGE_TURNS, loaded)) : PAGE_TURNS;
           const request: MessagesPageRequest = { topicId: this.topicId, turns };
-          const page = await this.backend.call('messages_page', request);
+          const early = this.stored || whole ? undefined : takeEarlyPage(this.topicId);
+          const page = (early && earlyPageToShow(await early)) ?? (await this.backend.call('messages_page', request));
           const joined = joinNewest(whole || !this.stored ? undefined : { rows: this.stored, older: this.older }, page);
           const stored = joined.rows;
           this.stored = stored;
@@ -603,6 +606,15 @@ export class TopicSession {
     this.state = this.buildState(this.state);
     for (const listener of this.listeners) listener();
   }
+}
+
+/**
+ * The first read of a topic opened from the address can be the page `main.ts` asked for
+ * while the app loaded; not when it shows a reply still being written, which may have
+ * ended since (the attach that runs beside this read would not say so): that is read again.
+ */
+function earlyPageToShow(page: MessagesPage | undefined): MessagesPage | undefined {
+  return page?.messages.some((row) => isLiveStatus(row.status)) ? undefined : page;
 }
 
 function newMessageId(): string {

@@ -101,9 +101,10 @@ export function MessageList({ turns, waiting, providers, commands, hasOlder = fa
     // Sampled during a read too: the speed is known when it ends.
     speed.current.sample(element.scrollTop, at);
     if (!hasOlder || loadingOlder || !onLoadOlder) return;
+    const above = Math.max(0, element.scrollTop - START_PX);
     const wanted = olderPageTurns({
-      above: Math.max(0, element.scrollTop - START_PX),
-      viewport: element.clientHeight,
+      above,
+      turnsAbove: list.current?.findItemIndex(above) ?? 0,
       speed: speed.current.upward(at),
       turnHeight: turnCount > 0 ? element.scrollHeight / turnCount : 0,
     });
