@@ -127,7 +127,6 @@ describe('images in a reply', () => {
     subscribe: () => Promise.reject(new Error('unused')),
     subscribeStatus: () => Promise.reject(new Error('unused')),
     openWindow: () => Promise.resolve(),
-    sendAsPageCloses: () => undefined,
   };
   const renderText = (text: string) =>
     renderToStaticMarkup(

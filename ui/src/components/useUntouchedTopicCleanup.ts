@@ -9,8 +9,9 @@ import type { Topic, TopicRequest, TopicStatusEvent } from '../protocol.gen';
  * settings as made, and no turn in the status feed. The backend deletes it only if no
  * message and no queued item is stored, in one statement (`topic_delete_if_empty`), so a
  * message sent from another window at the same moment is never lost with it. Only topics
- * this window made are removed, when they are left or the page closes on one; one opened
- * in another window (`keep`) is kept.
+ * this window made are removed, when they are left; one opened in another window (`keep`)
+ * is kept. Closing the tab on one leaves it: `pagehide` cannot tell a close from a reload,
+ * and a reload must find the topic it shows.
  */
 export function useUntouchedTopicCleanup(
   backend: Backend,
@@ -52,16 +53,6 @@ export function useUntouchedTopicCleanup(
         // It stays in the list, as an empty topic the user can delete.
       });
   }, [backend, shownId, untouched]);
-
-  // Closing the tab (or reloading it) on an untouched new topic takes it away too.
-  useEffect(() => {
-    const onPageHide = () => {
-      const current = shown.current;
-      if (current !== undefined && untouched(current)) backend.sendAsPageCloses('topic_delete_if_empty', { topicId: current });
-    };
-    window.addEventListener('pagehide', onPageHide);
-    return () => window.removeEventListener('pagehide', onPageHide);
-  }, [backend, untouched]);
 
   /** A topic this window made with "New topic". */
   const madeHere = useCallback((topic: Topic) => {
