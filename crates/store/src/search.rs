@@ -247,15 +247,17 @@ const AMONG: &str = concat!(
 const RANK_CAP: i64 = 1_000;
 
 /// Every word of a query with unspaced text is shorter than a trigram: a substring test
-/// of the rows of `message_cjk` (the others are empty), newest written first, so the scan
-/// stops once the page is full.
+/// of the texts `message_cjk` keeps (its `_content` table; the rows of other messages are
+/// empty), newest written first, so the scan stops once the page is full. `CROSS JOIN`
+/// keeps that order: SQLite may not reorder it.
 const CJK_SCANNED: &str = concat!(
     hit_columns!(),
-    "FROM message_cjk JOIN messages AS m ON m.rowid = message_cjk.rowid JOIN topics AS t ON t.id = m.topic_id \
-     WHERE ?1 IS NULL AND message_cjk.rowid BETWEEN ?12 AND ?13 AND message_cjk.body != '' ",
-    short_words_in!("message_cjk.body"),
+    "FROM message_cjk_content AS c CROSS JOIN messages AS m ON m.rowid = c.id \
+       CROSS JOIN topics AS t ON t.id = m.topic_id \
+     WHERE ?1 IS NULL AND c.id BETWEEN ?12 AND ?13 AND c.c0 != '' ",
+    short_words_in!("c.c0"),
     filters!(),
-    "ORDER BY message_cjk.rowid DESC LIMIT ?10 OFFSET ?11"
+    "ORDER BY c.id DESC LIMIT ?10 OFFSET ?11"
 );
 
 /// FTS5 syntax with unspaced text: `message_words` answers for the messages without such
@@ -358,6 +360,9 @@ impl Store {
                     .map_err(|err| query_error(err, &plan))?;
                 if newest.len() as i64 <= RANK_CAP {
                     page.fetch(&mut conn, WORDS_RANKED, Some(expression)).await
+                } else if page.topic_id.is_some() {
+                    // A topic's matches are seldom among the newest in the database.
+                    page.fetch(&mut conn, WORDS_NEWEST, Some(expression)).await
                 } else {
                     let list = serde_json::to_string(&newest).map_err(|e| StoreError::Encode(e.to_string()))?;
                     let among = page.fetch(&mut conn, AMONG, Some(&list)).await?;
@@ -389,13 +394,9 @@ impl Store {
             let body = bodies.get(rowid).map(String::as_str).unwrap_or_default();
             hits.push(hit(row, excerpt(body, &plan.marks, plan.index == Index::Cjk))?);
         }
-        let mut active: HashMap<TopicId, HashSet<String>> = HashMap::new();
+        let shown = active_ids(&mut conn, hits.iter().map(|hit| hit.topic_id.as_str())).await?;
         for hit in &mut hits {
-            if !active.contains_key(&hit.topic_id) {
-                let ids = active_ids(&mut conn, &hit.topic_id).await?;
-                active.insert(hit.topic_id.clone(), ids);
-            }
-            hit.on_active_path = active.get(&hit.topic_id).is_some_and(|ids| ids.contains(hit.message_id.as_str()));
+            hit.on_active_path = shown.contains(hit.message_id.as_str());
         }
         Ok(SearchResults { hits, next_offset: more.then(|| offset.saturating_add(limit)) })
     }
@@ -511,11 +512,31 @@ fn query_error(err: sqlx::Error, plan: &Plan) -> StoreError {
     }
 }
 
-/// The ids on a topic's active path (read from the tree alone, not the messages' parts).
-async fn active_ids(conn: &mut SqliteConnection, topic_id: &TopicId) -> Result<HashSet<String>> {
-    let nodes = tree::nodes(conn, topic_id.as_str()).await?;
-    let steps = Tree::new(&nodes).path(Tip::Active).unwrap_or_default();
-    Ok(steps.iter().map(|step| nodes[step.node].id.clone()).collect())
+/// The ids on these topics' active paths, read in one statement from the tree alone (not
+/// the messages' parts).
+async fn active_ids<'a>(conn: &mut SqliteConnection, topics: impl Iterator<Item = &'a str>) -> Result<HashSet<String>> {
+    let topics: Vec<&str> = topics.collect::<HashSet<_>>().into_iter().collect();
+    if topics.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let list = serde_json::to_string(&topics).map_err(|e| StoreError::Encode(e.to_string()))?;
+    let rows = sqlx::query(
+        "SELECT topic_id, id, parent_id, role, provider_id, model_name, selected, status, status_reason \
+         FROM messages WHERE topic_id IN (SELECT value FROM json_each(?)) ORDER BY rowid",
+    )
+    .bind(list)
+    .fetch_all(conn)
+    .await?;
+    let mut by_topic: HashMap<String, Vec<tree::Node>> = HashMap::new();
+    for row in &rows {
+        by_topic.entry(row.try_get("topic_id")?).or_default().push(tree::node(row)?);
+    }
+    let mut shown = HashSet::new();
+    for nodes in by_topic.values() {
+        let steps = Tree::new(nodes).path(Tip::Active).unwrap_or_default();
+        shown.extend(steps.iter().map(|step| nodes[step.node].id.clone()));
+    }
+    Ok(shown)
 }
 
 fn hit(row: &SqliteRow, snippet: Vec<SnippetPiece>) -> Result<SearchHit> {
