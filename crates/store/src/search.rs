@@ -222,8 +222,9 @@ const CJK_NEWEST: &str = matched!("message_cjk", short_words_in!("message_cjk.bo
 /// and without ranking anything: at most the cap, the query is worth ranking (filters do
 /// not make ranking cheaper: bm25 counts every message that holds each phrase, across the
 /// database); beyond it, the newest matches are likely to hold the page ([`AMONG`]).
-const WORDS_NEWEST_MATCHES: &str =
-    "SELECT rowid FROM message_words WHERE message_words MATCH ?1 ORDER BY rowid DESC LIMIT ?2";
+/// One row: how many, and their rowids as a JSON list (one value, not a row each).
+const WORDS_NEWEST_MATCHES: &str = "SELECT count(*), json_group_array(rowid) FROM \
+     (SELECT rowid FROM message_words WHERE message_words MATCH ?1 ORDER BY rowid DESC LIMIT ?2)";
 
 /// Whether the query matches more than [`RANK_CAP`] messages of `message_cjk`: the row
 /// after the cap.
@@ -352,20 +353,19 @@ impl Store {
             (Index::Cjk, None) => page.fetch(&mut conn, CJK_SCANNED, None).await,
             (Index::Both, Some(expression)) => page.fetch(&mut conn, BOTH_NEWEST, Some(expression)).await,
             (Index::Words, Some(expression)) => {
-                let newest: Vec<i64> = sqlx::query_scalar(WORDS_NEWEST_MATCHES)
+                let (count, newest): (i64, String) = sqlx::query_as(WORDS_NEWEST_MATCHES)
                     .bind(expression)
                     .bind(RANK_CAP + 1)
-                    .fetch_all(&mut *conn)
+                    .fetch_one(&mut *conn)
                     .await
                     .map_err(|err| query_error(err, &plan))?;
-                if newest.len() as i64 <= RANK_CAP {
+                if count <= RANK_CAP {
                     page.fetch(&mut conn, WORDS_RANKED, Some(expression)).await
                 } else if page.topic_id.is_some() {
                     // A topic's matches are seldom among the newest in the database.
                     page.fetch(&mut conn, WORDS_NEWEST, Some(expression)).await
                 } else {
-                    let list = serde_json::to_string(&newest).map_err(|e| StoreError::Encode(e.to_string()))?;
-                    let among = page.fetch(&mut conn, AMONG, Some(&list)).await?;
+                    let among = page.fetch(&mut conn, AMONG, Some(&newest)).await?;
                     if among.len() as i64 == page.limit {
                         Ok(among)
                     } else {
