@@ -100,6 +100,18 @@ pub async fn file_save(app: tauri::AppHandle, request: Option<Value>) -> Reply<S
     Ok(SavedFile { path: path.display().to_string() })
 }
 
+/// Sets (or turns off) the "show Colloquy" shortcut: see `shortcut`.
+#[tauri::command]
+pub async fn show_shortcut_set(
+    app: tauri::AppHandle,
+    engine: State<'_, Engine>,
+    request: Option<Value>,
+) -> Reply<protocol::api::AppSettings> {
+    let request: protocol::api::ShowShortcutRequest =
+        parse(request.unwrap_or_else(|| Value::Object(Default::default())))?;
+    crate::shortcut::set(&app, &engine, request).await
+}
+
 #[tauri::command]
 pub async fn stream_attach(
     engine: State<'_, Engine>,
@@ -207,6 +219,7 @@ macro_rules! plain_commands {
             stream_interrupt,
             window_open,
             file_save,
+            show_shortcut_set,
             stream_edit,
             stream_retry,
             stream_continue,

@@ -12,6 +12,7 @@ use engine::{Engine, EngineConfig};
 use protocol::ApiError;
 use tauri::{AppHandle, Manager};
 use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
+use tauri_plugin_window_state::{AppHandleExt, StateFlags};
 
 use crate::commands;
 use crate::single_instance;
@@ -22,12 +23,22 @@ pub fn run() -> std::process::ExitCode {
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
+        .plugin(window_state_plugin())
+        .plugin(crate::shortcut::plugin())
         .manage(commands::StatusFeeds::default())
+        .manage(WindowStateSaver::default())
         .invoke_handler(commands::handler())
-        .on_window_event(|window, event| {
-            if let tauri::WindowEvent::Destroyed = event {
+        .on_window_event(|window, event| match event {
+            tauri::WindowEvent::Destroyed => {
                 commands::window_destroyed(window.app_handle(), window.label());
+                if window.label() == MAIN_WINDOW {
+                    save_window_state(window.app_handle());
+                }
             }
+            tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_) if window.label() == MAIN_WINDOW => {
+                window.app_handle().state::<WindowStateSaver>().schedule(window.app_handle());
+            }
+            _ => {}
         })
         .setup(|app| {
             // Telemetry needs the runtime Tauri has just started.
@@ -105,6 +116,7 @@ fn start(handle: AppHandle, data_dir: PathBuf, lock: DataFolderLock) -> Result<(
         Ok(engine) => {
             tracing::info!(data_dir = %data_dir.display(), "engine ready");
             crate::notify::watch(handle.clone(), engine.clone());
+            tauri::async_runtime::block_on(crate::shortcut::register_stored(&handle, &engine));
             handle.manage(engine);
             open_main_window(&handle);
             Ok(())
@@ -159,7 +171,7 @@ fn offer_fresh_start(handle: AppHandle, data_dir: PathBuf, reason: &str) {
 }
 
 /// Shows the main window, creating it if it was closed.
-fn open_main_window(handle: &AppHandle) {
+pub(crate) fn open_main_window(handle: &AppHandle) {
     if let Some(window) = handle.get_webview_window(MAIN_WINDOW) {
         let _ = window.unminimize();
         let _ = window.show();
@@ -193,6 +205,53 @@ fn build_window(handle: &AppHandle, label: &str, url: String) -> tauri::Result<(
         builder = builder.data_directory(dir.join("webview"));
     }
     builder.build().map(|_| ())
+}
+
+/// What of the main window is remembered: where it was, its size, maximized or full
+/// screen. Not whether it was visible: it always opens shown.
+const REMEMBERED: StateFlags = StateFlags::all().difference(StateFlags::VISIBLE);
+
+/// The main window opens where and at the size it was left (`tauri-plugin-window-state`).
+/// Other windows open at the default size, so they do not cover the main one exactly.
+/// The state file is the plugin's in the config folder, or `window-state.json` in an
+/// explicit data folder, so tests and profiles keep their own.
+fn window_state_plugin() -> tauri::plugin::TauriPlugin<tauri::Wry> {
+    let mut builder = tauri_plugin_window_state::Builder::new()
+        .with_state_flags(REMEMBERED)
+        .with_filter(|label| label == MAIN_WINDOW);
+    if let Some(dir) = explicit_data_dir() {
+        // The plugin joins this onto the config folder; an absolute path replaces it.
+        builder = builder.with_filename(dir.join("window-state.json").to_string_lossy());
+    }
+    builder.build()
+}
+
+/// Writes the window state now. The plugin writes only at a clean exit; this also
+/// covers a crash or a kill after the window was moved, resized or closed.
+fn save_window_state(handle: &AppHandle) {
+    if let Err(err) = handle.save_window_state(REMEMBERED) {
+        tracing::warn!(error = %err, "could not save the window's size and position");
+    }
+}
+
+/// Saves the window state once the main window has stopped moving or resizing for a
+/// moment: one write per gesture, not one per event.
+#[derive(Default)]
+struct WindowStateSaver(std::sync::Mutex<Option<tauri::async_runtime::JoinHandle<()>>>);
+
+impl WindowStateSaver {
+    const QUIET: Duration = Duration::from_millis(400);
+
+    fn schedule(&self, handle: &AppHandle) {
+        let handle = handle.clone();
+        let save = tauri::async_runtime::spawn(async move {
+            tokio::time::sleep(Self::QUIET).await;
+            save_window_state(&handle);
+        });
+        if let Some(previous) = self.0.lock().unwrap_or_else(|e| e.into_inner()).replace(save) {
+            previous.abort();
+        }
+    }
 }
 
 /// Exits once no reply is streaming, unless a window has been reopened meanwhile.

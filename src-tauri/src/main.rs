@@ -7,6 +7,7 @@ mod commands;
 mod desktop;
 mod notify;
 mod saving;
+mod shortcut;
 mod single_instance;
 
 use clap::{Parser, Subcommand};

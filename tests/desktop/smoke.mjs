@@ -1,5 +1,8 @@
 // Desktop smoke test: the real `colloquy` window, driven through tauri-driver and
-// WebKitWebDriver. Onboarding -> demo provider -> new topic -> send -> a finished reply.
+// WebKitWebDriver. Onboarding -> demo provider -> new topic -> send -> a finished reply;
+// then the desktop-only settings: a "show Colloquy" shortcut is recorded and registered,
+// the window is resized, and a second launch on the same data folder opens the window at
+// that size with the shortcut registered again.
 //
 // Run by `cargo xtask test` as
 //   xvfb-run -a --server-args="-screen 0 1280x800x24" node tests/desktop/smoke.mjs
@@ -8,7 +11,7 @@
 // Artifacts: test-artifacts/desktop-smoke.png on success, desktop-failure.png on
 // failure, desktop-driver.log (tauri-driver, WebKitWebDriver and app output) always.
 
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Session, TauriDriver, sleep } from './webdriver.mjs';
@@ -22,9 +25,14 @@ const WEBKIT_WEBDRIVER = process.env.WEBKIT_WEBDRIVER || '/usr/bin/WebKitWebDriv
 const PROMPT = 'Write a tiny Rust hello world';
 const SESSION_TIMEOUT_MS = 60_000;
 const REPLY_TIMEOUT_MS = 60_000;
-const OVERALL_TIMEOUT_MS = 240_000;
+const OVERALL_TIMEOUT_MS = 300_000;
 
 const REPLY = '[data-testid="message"][data-role="assistant"]';
+/** The size the window is given before the app is closed, and must reopen at. */
+const RESIZED = { width: 900, height: 640 };
+/** WebDriver's key value for Control, and Alt. */
+const CONTROL = '\uE009';
+const ALT = '\uE00A';
 
 let driver = null;
 let session = null;
@@ -69,6 +77,113 @@ async function main() {
   const png = await session.screenshot();
   writeFileSync(path.join(ARTIFACTS, 'desktop-smoke.png'), png);
   log('screenshot saved to test-artifacts/desktop-smoke.png');
+
+  await setShowShortcut();
+  await resizeAndReopen(capabilities);
+}
+
+/** Settings → General: record Ctrl+Alt+K as the "show Colloquy" shortcut and use it. */
+async function setShowShortcut() {
+  await openGeneralSettings();
+  await clickInPage('[data-testid="show-shortcut-keys"]', 'focus');
+  await session.pressKeys([CONTROL, ALT], 'k');
+  await waitForText('[data-testid="show-shortcut-keys"]', (text) => text === 'Ctrl+Alt+K', 'the recorded combination', 'value');
+  await clickInPage('[data-testid="show-shortcut-save"]');
+  // "On" is said only after the system accepted the combination (XGrabKey on this display).
+  await waitForText('[data-testid="show-shortcut-status"]', (text) => text.startsWith('On: Ctrl+Alt+K'), 'the shortcut to be on');
+  log('show-Colloquy shortcut Ctrl+Alt+K registered');
+}
+
+/**
+ * Resizes the window, waits for the size to be saved (it is written when the window stops
+ * changing, not only at a clean exit), ends the app, launches it again on the same data
+ * folder and checks the window's size and the shortcut.
+ */
+async function resizeAndReopen(capabilities) {
+  await session.setWindowRect(RESIZED);
+  const stateFile = path.join(process.env.COLLOQUY_DATA_DIR, 'window-state.json');
+  await waitUntil(() => {
+    const main = readJson(stateFile)?.main;
+    return main && main.width === RESIZED.width && main.height === RESIZED.height;
+  }, `${stateFile} to hold the new size`);
+  log(`window resized to ${RESIZED.width}×${RESIZED.height} and saved`);
+
+  await session.delete();
+  session = null;
+  // The second launch must find the data folder free, or it would hand over to this one.
+  await waitUntil(() => appProcesses().length === 0, 'the first app process to exit', 20_000);
+
+  session = await Session.create(driver.baseUrl, capabilities, SESSION_TIMEOUT_MS);
+  log(`second launch: session ${session.id}`);
+  await session.waitFor('[data-testid="new-topic-button"]', { what: 'the main screen (the provider was kept)' });
+  const rect = await session.windowRect();
+  if (rect.width !== RESIZED.width || rect.height !== RESIZED.height) {
+    throw new Error(`the window reopened at ${rect.width}×${rect.height}, not at the saved ${RESIZED.width}×${RESIZED.height}`);
+  }
+  log(`the window reopened at its saved size, ${rect.width}×${rect.height}`);
+  await waitUntil(() => driver.logTail(400).includes('show-Colloquy shortcut registered'), 'the stored shortcut to be registered at start');
+  await openGeneralSettings();
+  await waitForText('[data-testid="show-shortcut-status"]', (text) => text.startsWith('On: Ctrl+Alt+K'), 'the kept shortcut');
+  log('the shortcut is registered again after the restart');
+}
+
+async function openGeneralSettings() {
+  await clickInPage('[data-testid="settings-button"]');
+  await clickInPage('[data-testid="settings-tab"][data-section="general"]');
+}
+
+/**
+ * Calls `method` (`click` or `focus`) on `selector` in the page once it is there and
+ * enabled. WebKitWebDriver's element click refuses some visible sidebar buttons as "not
+ * interactable" in this window; what is tested here is the app, not that hit test.
+ */
+async function clickInPage(selector, method = 'click') {
+  await waitUntil(
+    () =>
+      session.execute(
+        'const e = document.querySelector(arguments[0]); if (!e || e.disabled) return false; e[arguments[1]](); return true;',
+        [selector, method],
+      ),
+    `${selector} to ${method}`,
+  );
+}
+
+/** Polls `selector`'s text (or a property such as an input's `value`) until `accept` says yes. */
+async function waitForText(selector, accept, what, property = 'innerText') {
+  let last = '';
+  await waitUntil(async () => {
+    last = await session.execute('const e = document.querySelector(arguments[0]); return e ? e[arguments[1]] : null;', [selector, property]);
+    return typeof last === 'string' && accept(last);
+  }, `${what} (last: ${JSON.stringify(last)})`);
+}
+
+async function waitUntil(check, what, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+function readJson(file) {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Processes running COLLOQUY_BIN. */
+function appProcesses() {
+  const binary = path.resolve(COLLOQUY_BIN);
+  return readdirSync('/proc').filter((pid) => {
+    if (!/^\d+$/.test(pid)) return false;
+    try {
+      return readlinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, '') === binary;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**

@@ -83,7 +83,12 @@ export class Session {
   async waitFor(selector, { timeoutMs = 30_000, what = selector } = {}) {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const [element] = await this.findAll(selector);
+      // WebKitWebDriver can answer a find with "stale element" while React replaces the
+      // nodes it is walking; that is a "not yet", not a failure.
+      const [element] = await this.findAll(selector).catch((error) => {
+        if (error instanceof WebDriverError && error.code === 'stale element reference') return [];
+        throw error;
+      });
       if (element) return element;
       if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (${selector})`);
       await sleep(250);
@@ -132,6 +137,26 @@ export class Session {
    */
   execute(script, args = []) {
     return this.cmd('POST', '/execute/sync', { script, args });
+  }
+
+  /** The window's position and outer size: `{ x, y, width, height }`. */
+  windowRect() {
+    return this.cmd('GET', '/window/rect');
+  }
+
+  /** Moves and/or resizes the window, as a user dragging it would. */
+  setWindowRect(rect) {
+    return this.cmd('POST', '/window/rect', rect);
+  }
+
+  /**
+   * Presses `key` (a WebDriver key value, e.g. `'k'`) while holding `modifiers` (WebDriver
+   * key values such as `'\uE009'` for Control), then releases them all.
+   */
+  pressKeys(modifiers, key) {
+    const down = [...modifiers, key].map((value) => ({ type: 'keyDown', value }));
+    const up = [key, ...modifiers.slice().reverse()].map((value) => ({ type: 'keyUp', value }));
+    return this.cmd('POST', '/actions', { actions: [{ type: 'key', id: 'keyboard', actions: [...down, ...up] }] });
   }
 
   /** The current window as PNG bytes. */

@@ -13,6 +13,7 @@ import {
   normalize,
   openNewTopic,
   setTopicWorkspace,
+  sleep,
   tempWorkspace,
   testkitRequests,
   topicItem,
@@ -244,4 +245,21 @@ e2eTest(stack, '"New topic" then leaving it without sending leaves no empty topi
   const listed = (await stack.server.api('topics_list')).map((t) => t.id);
   assert.ok(listed.includes(next) && listed.includes(setUp), 'the used topics stay');
   assert.ok(!listed.includes(empty) && !listed.includes(last));
+});
+
+e2eTest(stack, 'closing the tab on an untouched "New topic" takes it away; a topic with a message survives its tab', async () => {
+  const page = await stack.openApp();
+  const untouched = await openNewTopic(page);
+  await page.close({ runBeforeUnload: true });
+  await waitUntil('the untouched topic is gone from the backend', async () => !(await stack.server.api('topics_list')).some((t) => t.id === untouched));
+
+  const second = await stack.openApp();
+  await stack.testkit.script({ chunks: ['Kept.'] });
+  const used = await openNewTopic(second);
+  await typeAndEnter(second, 'Keep me');
+  await replyStored(second);
+  await second.close({ runBeforeUnload: true });
+  // The page is gone; give a stray request time to arrive before checking nothing went.
+  await sleep(500);
+  assert.ok((await stack.server.api('topics_list')).some((t) => t.id === used), 'a topic with a message stays');
 });

@@ -130,3 +130,29 @@ e2eTest(stack, "Stop on one model's column stops that reply only; Retry all writ
     await waitUntil(`${model} is written again`, async () => (await replyText(column(page, model))).startsWith('again'));
   }
 });
+
+e2eTest(stack, 'a message queued while a reply streams keeps the models picked for it and runs side by side', async () => {
+  await stack.testkit.script([{ chunks: words(60, 'long'), tokenDelayMs: 30 }]);
+  const page = await stack.openApp();
+  await openNewTopic(page);
+  await typeAndEnter(page, 'One answer first');
+  const replies = page.locator('[data-testid="message"][data-role="assistant"]');
+  await waitUntil('the first reply streams', async () => (await replyText(replies.first())).includes('long3'));
+
+  // Picked while the reply streams: the queued message goes to both, the running one is untouched.
+  await alsoAskBeta(page);
+  await stack.testkit.script([{ chunks: ['queued ', 'one'] }, { chunks: ['queued ', 'two'] }]);
+  await typeAndEnter(page, 'Then both of you');
+  const item = byTestId(page, 'inbox-item');
+  await item.waitFor();
+  assert.equal(normalize(await item.locator('[data-testid="inbox-models"]').innerText()), '→ alpha + beta');
+
+  await waitUntil('the queued message ran with two columns', async () => (await byTestId(page, 'model-column').count()) === 2, { timeout: 30_000 });
+  for (const model of ['alpha', 'beta']) {
+    await waitUntil(`${model} answered the queued message`, async () => (await column(page, model).locator('[data-testid="message"]').getAttribute('data-status')) === 'success', {
+      timeout: 30_000,
+    });
+    assert.match(await replyText(column(page, model)), /^queued (one|two)$/);
+  }
+  await waitUntil('the inbox is empty', async () => (await byTestId(page, 'inbox-item').count()) === 0);
+});

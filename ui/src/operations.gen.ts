@@ -54,6 +54,7 @@ import type {
   SavedFile,
   SearchRequest,
   SearchResults,
+  ShowShortcutRequest,
   StoredMessage,
   StreamAttachRequest,
   StreamOpenRequest,
@@ -62,6 +63,7 @@ import type {
   ToolInfo,
   ToolRuleInput,
   Topic,
+  TopicDeletedIfEmpty,
   TopicRequest,
   TopicUsage,
   UpdateAgentSession,
@@ -85,6 +87,7 @@ export interface Operations {
   topic_create: { request: CreateTopic; response: Topic };
   topic_update: { request: UpdateTopic; response: Topic };
   topic_delete: { request: TopicRequest; response: null };
+  topic_delete_if_empty: { request: TopicRequest; response: TopicDeletedIfEmpty };
   topic_mark_seen: { request: TopicRequest; response: null };
   inbox_list: { request: TopicRequest; response: Array<InboxItem> };
   inbox_add: { request: InboxAddRequest; response: InboxItem };
@@ -146,6 +149,7 @@ export interface Operations {
   backup_restore: { request: RestoreRequest; response: RestorePlan };
   window_open: { request: WindowOpenRequest; response: null };
   file_save: { request: SaveFileRequest; response: SavedFile };
+  show_shortcut_set: { request: ShowShortcutRequest; response: AppSettings };
   stream_detach: { request: TopicRequest; response: null };
   stream_abort: { request: TopicRequest; response: null };
 }

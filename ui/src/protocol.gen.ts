@@ -473,7 +473,14 @@ maxIdleTimeoutSeconds: number,
 /**
  * Light or dark, as the user chose it; absent: follow the system.
  */
-theme?: Theme, };
+theme?: Theme, 
+/**
+ * The key combination that shows Colloquy from any app (desktop only), in the
+ * accelerator syntax `show_shortcut_set` takes, e.g. `CommandOrControl+Shift+Space`;
+ * absent: off (the default). Set only through `show_shortcut_set`, which registers it
+ * with the system first.
+ */
+showShortcut?: string, };
 
 export type UpdateAppSettings = { 
 /**
@@ -492,9 +499,18 @@ export type InboxMode = "queue" | "steer";
 
 export type InboxState = "queued" | "held";
 
-export type InboxItem = { id: string, topicId: TopicId, text: string, mode: InboxMode, state: InboxState, note?: string, createdAt: string, };
+export type InboxItem = { id: string, topicId: TopicId, text: string, mode: InboxMode, state: InboxState, note?: string, 
+/**
+ * Who answers it when it runs; absent: the topic's model.
+ */
+models?: Array<ModelRef>, createdAt: string, };
 
-export type InboxAddRequest = { topicId: TopicId, text: string, mode: InboxMode, };
+export type InboxAddRequest = { topicId: TopicId, text: string, mode: InboxMode, 
+/**
+ * The models that answer it when it runs (several: side by side, as `stream_open`'s
+ * `models`); absent or empty: the topic's model. Chat topics only.
+ */
+models?: Array<ModelRef>, };
 
 export type InboxUpdateRequest = { id: string, text?: string, mode?: InboxMode, };
 
@@ -503,6 +519,19 @@ export type InboxMoveRequest = { id: string, position: number, };
 export type InboxItemRequest = { id: string, };
 
 export type WindowOpenRequest = { topicId?: TopicId, };
+
+export type TopicDeletedIfEmpty = { 
+/**
+ * Whether the topic was deleted; `false`: something was said in it, and it stays.
+ */
+deleted: boolean, };
+
+export type ShowShortcutRequest = { 
+/**
+ * Modifiers and one key joined by `+`, e.g. `CommandOrControl+Shift+Space` or
+ * `Alt+KeyC`; absent or `null` turns the shortcut off.
+ */
+shortcut?: string, };
 
 export type Attachment = { 
 /**

@@ -127,6 +127,7 @@ describe('images in a reply', () => {
     subscribe: () => Promise.reject(new Error('unused')),
     subscribeStatus: () => Promise.reject(new Error('unused')),
     openWindow: () => Promise.resolve(),
+    sendAsPageCloses: () => undefined,
   };
   const renderText = (text: string) =>
     renderToStaticMarkup(

@@ -159,6 +159,10 @@ export class FakeBackend implements Backend {
     this.windows.push(topicId);
   }
 
+  sendAsPageCloses<K extends Operation>(name: K, ...request: OperationRequest<K>): void {
+    void this.call(name, ...request).catch(() => undefined);
+  }
+
   names(): string[] {
     return this.calls.map((call) => call.name);
   }

@@ -8,8 +8,8 @@ use protocol::api::{
     AuditListRequest, CreateTopic, FetchedImage, IdRequest, ImageFetchRequest, InboxAddRequest, InboxItem,
     InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, ListModelsRequest, MessageRequest, MessagesPage,
     MessagesPageRequest, ModelList, Provider, ProviderInput, ProviderPresetInfo, ProviderRequest, ReplyRequest,
-    StoredMessage, ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic, TopicRequest, UpdateAgentSession,
-    UpdateAppSettings, UpdateAssistant, UpdateProvider, UpdateToolRule, UpdateTopic,
+    StoredMessage, ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic, TopicDeletedIfEmpty, TopicRequest,
+    UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider, UpdateToolRule, UpdateTopic,
 };
 use protocol::archive::{
     BackupInfo, ExportRequest, ExportedFile, ImportReport, ImportRequest, RestorePlan, RestoreRequest, SavedFile,
@@ -53,6 +53,17 @@ impl Operations for Engine {
         self.inner.store.get_topic(&request.topic_id).await?;
         self.inner.streams.close_topic(&request.topic_id).await;
         Ok(self.inner.store.delete_topic(&request.topic_id).await?)
+    }
+
+    async fn topic_delete_if_empty(&self, request: TopicRequest) -> Result<TopicDeletedIfEmpty, ApiError> {
+        if crate::sessions::is_session(&request.topic_id) {
+            return Err(ApiError::bad_request("topicId", "an agent session is deleted with agent_session_delete"));
+        }
+        let deleted = self.inner.store.delete_topic_if_empty(&request.topic_id).await?;
+        if deleted {
+            self.inner.streams.close_topic(&request.topic_id).await;
+        }
+        Ok(TopicDeletedIfEmpty { deleted })
     }
 
     async fn reply_stop(&self, request: ReplyRequest) -> Result<(), ApiError> {
@@ -303,6 +314,14 @@ impl Operations for Engine {
     /// Served by the desktop shell itself; a browser downloads the file instead.
     async fn file_save(&self) -> Result<SavedFile, ApiError> {
         Err(ApiError::new(ErrorKind::BadRequest, "only the desktop app saves files; a browser downloads them"))
+    }
+
+    /// Served by the desktop shell itself; a browser has no app to bring forward.
+    async fn show_shortcut_set(&self) -> Result<AppSettings, ApiError> {
+        Err(ApiError::new(
+            ErrorKind::BadRequest,
+            "only the desktop app has a global shortcut; a browser tab cannot be brought forward from other apps",
+        ))
     }
 
     /// Served by the desktop shell itself; over HTTP there is no window to open.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use protocol::api::{
     InboxAddRequest, InboxItem, InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, StreamOpenRequest,
 };
-use protocol::{ApiError, StatusMessage, TopicId, TopicStatus};
+use protocol::{ApiError, ModelRef, StatusMessage, TopicId, TopicStatus};
 use sessions::SessionHost;
 use store::Store;
 use streams::{ListenerId, StreamManager};
@@ -57,12 +57,40 @@ impl Inbox {
             return Err(ApiError::bad_request("text", "the message is empty"));
         }
         self.store.get_topic(&request.topic_id).await?;
-        let item = self.store.add_inbox_item(&request.topic_id, text, request.mode).await?;
+        let models = self.checked_models(&request.topic_id, request.models).await?;
+        let item = self.store.add_inbox_item(&request.topic_id, text, request.mode, models.as_deref()).await?;
         if request.mode == protocol::api::InboxMode::Steer {
             self.steer(&request.topic_id, text).await?;
         }
         self.dispatch_next(&request.topic_id).await;
         self.store.get_inbox_item(&item.id).await.or(Ok(item))
+    }
+
+    /// The models a queued message picked, checked now rather than when it runs: each
+    /// provider exists, none twice, not too many; none for an agent session (its agent
+    /// answers). Empty is no choice.
+    async fn checked_models(
+        &self,
+        topic_id: &TopicId,
+        models: Option<Vec<ModelRef>>,
+    ) -> Result<Option<Vec<ModelRef>>, ApiError> {
+        let Some(models) = models.filter(|models| !models.is_empty()) else { return Ok(None) };
+        if crate::sessions::is_session(topic_id) {
+            return Err(ApiError::bad_request(
+                "models",
+                "an agent session has one agent; other models answer in chat topics",
+            ));
+        }
+        let models = crate::turns::distinct(models)?;
+        for model in &models {
+            if self.store.get_provider(&model.provider_id).await.is_err() {
+                return Err(ApiError::bad_request(
+                    "models",
+                    format!("no provider {} (for {model})", model.provider_id),
+                ));
+            }
+        }
+        Ok(Some(models))
     }
 
     pub(crate) async fn inbox_update(&self, request: InboxUpdateRequest) -> Result<InboxItem, ApiError> {
@@ -141,7 +169,7 @@ impl Inbox {
             text: item.text.clone(),
             message_id: None,
             model: None,
-            models: None,
+            models: item.models.clone(),
             attachments: None,
         };
         // Nobody listens yet: subscribers attach when the status feed shows the turn.

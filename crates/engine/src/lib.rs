@@ -394,6 +394,13 @@ impl Engine {
         self.inner.settings.update_settings(update).await
     }
 
+    /// Stores the desktop's "show Colloquy" shortcut once the shell has registered it
+    /// (`None`: off). The desktop shell's `show_shortcut_set` calls this; over HTTP the
+    /// operation is refused, as there is no desktop to bring forward.
+    pub async fn store_show_shortcut(&self, shortcut: Option<&str>) -> Result<protocol::api::AppSettings, ApiError> {
+        self.inner.settings.set_show_shortcut(shortcut).await
+    }
+
     pub(crate) async fn create_topic(
         &self,
         request: protocol::api::CreateTopic,

@@ -17,6 +17,10 @@ use store::Store;
 const IDLE_TIMEOUT_KEY: &str = "idle_timeout_seconds";
 /// The key the theme is stored under.
 const THEME_KEY: &str = "theme";
+/// The key the desktop's "show Colloquy" shortcut is stored under.
+const SHOW_SHORTCUT_KEY: &str = "show_shortcut";
+/// The longest accelerator stored (`CommandOrControl+Shift+Alt+Super+BracketRight` is 45).
+const SHOW_SHORTCUT_MAX_CHARS: usize = 64;
 /// The idle timeouts a user may choose: shorter cuts off models that think before their
 /// first token; longer and a dead connection goes unnoticed for more than an hour.
 pub(crate) const IDLE_TIMEOUT_SECONDS: RangeInclusive<u32> = 10..=3600;
@@ -37,8 +41,15 @@ impl Settings {
         let chosen = self.stored_idle_timeout().await?;
         // A value this build does not know (a newer or damaged database) reads as none.
         let theme = self.store.setting(THEME_KEY).await?.and_then(|value| serde_json::from_value(value).ok());
+        let show_shortcut = self
+            .store
+            .setting(SHOW_SHORTCUT_KEY)
+            .await?
+            .and_then(|value| value.as_str().map(str::to_owned))
+            .filter(|shortcut| valid_shortcut_text(shortcut));
         Ok(AppSettings {
             theme,
+            show_shortcut,
             idle_timeout_seconds: chosen,
             default_idle_timeout_seconds: u32::try_from(self.default_idle_timeout.as_secs()).unwrap_or(u32::MAX),
             min_idle_timeout_seconds: *IDLE_TIMEOUT_SECONDS.start(),
@@ -68,6 +79,23 @@ impl Settings {
         self.settings().await
     }
 
+    /// Stores the desktop's "show Colloquy" shortcut (`None`: off). The desktop shell has
+    /// parsed and registered it with the system before; this only checks it is plausible
+    /// text, so a bad value never reaches the database.
+    pub(crate) async fn set_show_shortcut(&self, shortcut: Option<&str>) -> Result<AppSettings, ApiError> {
+        if let Some(shortcut) = shortcut
+            && !valid_shortcut_text(shortcut)
+        {
+            return Err(ApiError::bad_request(
+                "shortcut",
+                format!("must be modifiers and a key joined by `+`, at most {SHOW_SHORTCUT_MAX_CHARS} characters"),
+            ));
+        }
+        self.store.set_setting(SHOW_SHORTCUT_KEY, shortcut.map(serde_json::Value::from).as_ref()).await?;
+        tracing::info!(shortcut = ?shortcut, "show-Colloquy shortcut changed");
+        self.settings().await
+    }
+
     /// How long a reply of a turn starting now may stay silent. A setting that cannot be
     /// read does not stop the turn: the default applies, and the log says why.
     pub(crate) async fn idle_timeout(&self) -> Duration {
@@ -90,4 +118,12 @@ impl Settings {
             .and_then(|seconds| u32::try_from(seconds).ok())
             .filter(|seconds| IDLE_TIMEOUT_SECONDS.contains(seconds)))
     }
+}
+
+/// Whether `shortcut` can be an accelerator at all: short, printable, and not empty
+/// around a `+`. The desktop's parser decides the rest.
+fn valid_shortcut_text(shortcut: &str) -> bool {
+    shortcut.chars().count() <= SHOW_SHORTCUT_MAX_CHARS
+        && shortcut.split('+').all(|part| !part.trim().is_empty())
+        && !shortcut.chars().any(char::is_control)
 }

@@ -180,6 +180,16 @@ async fn provider_per_format(f: &Fixture, server: &MockServer, key: &str) -> Vec
     out
 }
 
+/// Two providers on the same mock server: two models that can answer one message side by side.
+async fn two_models(f: &Fixture, server: &MockServer) -> (protocol::ModelRef, protocol::ModelRef) {
+    let first: Provider = f.provider(server, "").await;
+    let other: Provider = f
+        .call("provider_create", json!({ "name": "Other", "baseUrl": server.base_url(), "defaultModel": "scripted" }))
+        .await;
+    let model = |provider: Provider| protocol::ModelRef { provider_id: provider.id, model: "scripted".into() };
+    (model(first), model(other))
+}
+
 /// A topic that talks to `provider`'s scripted model.
 async fn topic_with(f: &Fixture, provider: &Provider) -> Topic {
     f.call("topic_create", json!({ "model": { "providerId": provider.id, "model": "scripted" } })).await

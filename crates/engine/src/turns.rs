@@ -686,7 +686,7 @@ fn prompt_messages<'a>(history: &'a [StoredMessage], upto: Option<&TurnId>) -> i
 }
 
 /// A turn asks each model once, and not too many at a time.
-fn distinct(models: Vec<ModelRef>) -> Result<Vec<ModelRef>, ApiError> {
+pub(crate) fn distinct(models: Vec<ModelRef>) -> Result<Vec<ModelRef>, ApiError> {
     let mut out: Vec<ModelRef> = Vec::with_capacity(models.len());
     for model in models {
         if out.contains(&model) {

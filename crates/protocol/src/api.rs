@@ -299,6 +299,14 @@ pub struct AddModelRequest {
     pub model: ModelRef,
 }
 
+/// The answer of `topic_delete_if_empty`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TopicDeletedIfEmpty {
+    /// Whether the topic was deleted; `false`: something was said in it, and it stays.
+    pub deleted: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TopicRequest {
@@ -524,6 +532,13 @@ pub struct AppSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub theme: Option<Theme>,
+    /// The key combination that shows Colloquy from any app (desktop only), in the
+    /// accelerator syntax `show_shortcut_set` takes, e.g. `CommandOrControl+Shift+Space`;
+    /// absent: off (the default). Set only through `show_shortcut_set`, which registers it
+    /// with the system first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub show_shortcut: Option<String>,
 }
 
 /// The app's colours.
@@ -582,6 +597,10 @@ pub struct InboxItem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub note: Option<String>,
+    /// Who answers it when it runs; absent: the topic's model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub models: Option<Vec<ModelRef>>,
     pub created_at: String,
 }
 
@@ -591,6 +610,11 @@ pub struct InboxAddRequest {
     pub topic_id: TopicId,
     pub text: String,
     pub mode: InboxMode,
+    /// The models that answer it when it runs (several: side by side, as `stream_open`'s
+    /// `models`); absent or empty: the topic's model. Chat topics only.
+    #[serde(default)]
+    #[ts(optional)]
+    pub models: Option<Vec<ModelRef>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
@@ -625,6 +649,17 @@ pub struct WindowOpenRequest {
     #[serde(default)]
     #[ts(optional)]
     pub topic_id: Option<TopicId>,
+}
+
+/// The body of `show_shortcut_set` (desktop only).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ShowShortcutRequest {
+    /// Modifiers and one key joined by `+`, e.g. `CommandOrControl+Shift+Space` or
+    /// `Alt+KeyC`; absent or `null` turns the shortcut off.
+    #[serde(default)]
+    #[ts(optional)]
+    pub shortcut: Option<String>,
 }
 
 /// How the user answers a tool call waiting for approval.

@@ -42,6 +42,7 @@ macro_rules! for_each_operation {
                 topic_create($crate::api::CreateTopic) => $crate::api::Topic;
                 topic_update($crate::api::UpdateTopic) => $crate::api::Topic;
                 topic_delete($crate::api::TopicRequest) => ();
+                topic_delete_if_empty($crate::api::TopicRequest) => $crate::api::TopicDeletedIfEmpty;
                 topic_mark_seen($crate::api::TopicRequest) => ();
                 inbox_list($crate::api::TopicRequest) => Vec<$crate::api::InboxItem>;
                 inbox_add($crate::api::InboxAddRequest) => $crate::api::InboxItem;
@@ -105,6 +106,7 @@ macro_rules! for_each_operation {
             desktop {
                 window_open($crate::api::WindowOpenRequest) => ();
                 file_save($crate::archive::SaveFileRequest) => $crate::archive::SavedFile;
+                show_shortcut_set($crate::api::ShowShortcutRequest) => $crate::api::AppSettings;
             }
             streaming {
                 stream_open($crate::api::StreamOpenRequest) => $crate::envelope::AttachReply;

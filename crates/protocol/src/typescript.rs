@@ -114,6 +114,8 @@ pub fn declarations() -> String {
         InboxMoveRequest::decl(&cfg),
         InboxItemRequest::decl(&cfg),
         WindowOpenRequest::decl(&cfg),
+        TopicDeletedIfEmpty::decl(&cfg),
+        ShowShortcutRequest::decl(&cfg),
         Attachment::decl(&cfg),
         ModelCapabilities::decl(&cfg),
         ToolAnnotations::decl(&cfg),

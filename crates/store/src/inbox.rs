@@ -3,8 +3,8 @@
 //! Items are ordered by `position`; a `steer` item goes first. Nothing leaves the inbox
 //! except by [`Store::remove_inbox_item`] (its turn was admitted, or the user cancelled it).
 
-use protocol::TopicId;
 use protocol::api::{InboxItem, InboxMode, InboxState};
+use protocol::{ModelRef, TopicId};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -27,13 +27,28 @@ fn from_row(row: &SqliteRow) -> Result<InboxItem> {
         mode,
         state,
         note: row.try_get("note")?,
+        models: models_from_text(row.try_get("models")?),
         created_at: row.try_get("created_at")?,
     })
 }
 
+/// The stored model choice. Text this build cannot read (a damaged or newer database)
+/// reads as no choice: the item still runs, on the topic's model.
+fn models_from_text(text: Option<String>) -> Option<Vec<ModelRef>> {
+    let text = text?;
+    match serde_json::from_str::<Vec<ModelRef>>(&text) {
+        Ok(models) if !models.is_empty() => Some(models),
+        Ok(_) => None,
+        Err(err) => {
+            tracing::warn!(error = %err, "an inbox item's stored models cannot be read; it goes to the topic's model");
+            None
+        }
+    }
+}
+
 macro_rules! inbox_columns {
     () => {
-        "id, topic_id, text, mode, state, note, created_at"
+        "id, topic_id, text, mode, state, note, models, created_at"
     };
 }
 
@@ -62,8 +77,15 @@ impl Store {
         }
     }
 
-    /// Queues a message: `queue` at the end, `steer` at the front.
-    pub async fn add_inbox_item(&self, topic_id: &TopicId, text: &str, mode: InboxMode) -> Result<InboxItem> {
+    /// Queues a message: `queue` at the end, `steer` at the front. `models`: who answers
+    /// it when it runs (`None`: the topic's model then).
+    pub async fn add_inbox_item(
+        &self,
+        topic_id: &TopicId,
+        text: &str,
+        mode: InboxMode,
+        models: Option<&[ModelRef]>,
+    ) -> Result<InboxItem> {
         let id = protocol::MessageId::new().0;
         let now = now();
         let position = match mode {
@@ -71,15 +93,22 @@ impl Store {
             InboxMode::Steer => "(SELECT COALESCE(MIN(position), 1) - 1 FROM inbox WHERE topic_id = ?1)",
         };
         let sql = format!(
-            "INSERT INTO inbox (id, topic_id, text, mode, state, note, position, created_at, updated_at) \
-             VALUES (?2, ?1, ?3, ?4, 'queued', NULL, {position}, ?5, ?5)"
+            "INSERT INTO inbox (id, topic_id, text, mode, state, note, position, created_at, updated_at, models) \
+             VALUES (?2, ?1, ?3, ?4, 'queued', NULL, {position}, ?5, ?5, ?6)"
         );
+        let models = match models {
+            Some(models) if !models.is_empty() => {
+                Some(serde_json::to_string(models).map_err(|e| StoreError::Encode(e.to_string()))?)
+            }
+            _ => None,
+        };
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(topic_id.as_str())
             .bind(&id)
             .bind(text)
             .bind(mode_text(mode))
             .bind(&now)
+            .bind(models)
             .execute(&mut *self.writer().await?)
             .await?;
         self.get_inbox_item(&id).await
@@ -185,9 +214,9 @@ mod tests {
     async fn the_inbox_keeps_order_steers_first_and_survives_a_reopen() {
         let (store, dir) = store().await;
         let topic = store.create_topic("t", None).await.unwrap().id;
-        let a = store.add_inbox_item(&topic, "a", InboxMode::Queue).await.unwrap();
-        let b = store.add_inbox_item(&topic, "b", InboxMode::Queue).await.unwrap();
-        let s = store.add_inbox_item(&topic, "s", InboxMode::Steer).await.unwrap();
+        let a = store.add_inbox_item(&topic, "a", InboxMode::Queue, None).await.unwrap();
+        let b = store.add_inbox_item(&topic, "b", InboxMode::Queue, None).await.unwrap();
+        let s = store.add_inbox_item(&topic, "s", InboxMode::Steer, None).await.unwrap();
         let texts = |items: Vec<InboxItem>| items.into_iter().map(|i| i.text).collect::<Vec<_>>();
         assert_eq!(texts(store.list_inbox(&topic).await.unwrap()), ["s", "a", "b"]);
         assert_eq!(texts(store.move_inbox_item(&b.id, 0).await.unwrap()), ["b", "s", "a"]);
@@ -207,5 +236,28 @@ mod tests {
         assert_eq!(texts(items.clone()), ["a2", "b"]);
         assert_eq!(items[0].state, InboxState::Held);
         assert_eq!(reopened.next_queued(&topic).await.unwrap().map(|i| i.text).as_deref(), Some("b"));
+    }
+
+    #[tokio::test]
+    async fn an_item_keeps_its_models_and_an_unreadable_choice_reads_as_none() {
+        let (store, _dir) = store().await;
+        let topic = store.create_topic("t", None).await.unwrap().id;
+        let models = vec![
+            ModelRef { provider_id: protocol::ProviderId("p1".into()), model: "a".into() },
+            ModelRef { provider_id: protocol::ProviderId("p2".into()), model: "b".into() },
+        ];
+        let picked = store.add_inbox_item(&topic, "both", InboxMode::Queue, Some(&models)).await.unwrap();
+        assert_eq!(picked.models.as_ref(), Some(&models));
+        let plain = store.add_inbox_item(&topic, "plain", InboxMode::Queue, Some(&[])).await.unwrap();
+        assert_eq!(plain.models, None);
+        assert_eq!(store.next_queued(&topic).await.unwrap().unwrap().models, Some(models));
+
+        sqlx::query("UPDATE inbox SET models = '{not json' WHERE id = ?")
+            .bind(&picked.id)
+            .execute(&mut *store.writer().await.unwrap())
+            .await
+            .unwrap();
+        let item = store.get_inbox_item(&picked.id).await.unwrap();
+        assert_eq!((item.text.as_str(), item.models), ("both", None));
     }
 }

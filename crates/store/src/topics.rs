@@ -201,6 +201,25 @@ impl Store {
         }
         Ok(())
     }
+
+    /// Deletes the topic only if nothing was ever said in it: no message, no queued item.
+    /// One statement under the write turn, so a first message written at the same moment
+    /// either lands first (the topic stays) or finds the topic gone. `false`: it stays.
+    pub async fn delete_topic_if_empty(&self, id: &TopicId) -> Result<bool> {
+        let result = sqlx::query(
+            "DELETE FROM topics WHERE id = ?1 \
+             AND NOT EXISTS (SELECT 1 FROM messages WHERE topic_id = ?1) \
+             AND NOT EXISTS (SELECT 1 FROM inbox WHERE topic_id = ?1)",
+        )
+        .bind(id.as_str())
+        .execute(&mut *self.writer().await?)
+        .await?;
+        if result.rows_affected() == 0 {
+            self.get_topic(id).await?;
+            return Ok(false);
+        }
+        Ok(true)
+    }
 }
 
 #[cfg(test)]

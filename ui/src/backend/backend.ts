@@ -50,6 +50,12 @@ export interface Backend {
   subscribeStatus(onMessage: (message: StatusMessage) => void, onEnd: (error?: ApiFailure) => void): Promise<FeedSubscription>;
   /** Shows the topic in another window: a desktop window, or a browser tab. */
   openWindow(topicId: string): Promise<void>;
+  /**
+   * Sends `name` as the page goes away (`pagehide`): over HTTP the request outlives the
+   * page (`fetch` with `keepalive`); in the desktop window it is an ordinary call that
+   * may not get out if the window is already torn down. Nothing is answered.
+   */
+  sendAsPageCloses<K extends Operation>(name: K, ...request: OperationRequest<K>): void;
 }
 
 export interface FeedSubscription {

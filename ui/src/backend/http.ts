@@ -178,13 +178,20 @@ export class HttpBackend implements Backend {
     }
   }
 
-  private async post(name: string, request: unknown, signal?: AbortSignal): Promise<Response> {
+  sendAsPageCloses<K extends Operation>(name: K, ...[request]: OperationRequest<K>): void {
+    this.post(name, request, undefined, true).catch(() => {
+      // The page is gone; there is nobody to tell.
+    });
+  }
+
+  private async post(name: string, request: unknown, signal?: AbortSignal, keepalive = false): Promise<Response> {
     let response: Response;
     try {
       const init: RequestInit = {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${this.token}` },
         body: JSON.stringify(request ?? {}),
+        keepalive,
       };
       if (signal) init.signal = signal;
       response = await fetch(`${this.baseUrl}/api/${name}`, init);

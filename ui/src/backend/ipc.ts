@@ -120,4 +120,10 @@ export class IpcBackend implements Backend {
   async openWindow(topicId: string): Promise<void> {
     await this.call('window_open', { topicId });
   }
+
+  sendAsPageCloses<K extends Operation>(name: K, ...request: OperationRequest<K>): void {
+    this.call(name, ...request).catch(() => {
+      // The window is gone; there is nobody to tell.
+    });
+  }
 }

@@ -6,6 +6,7 @@ import type {
   InboxMode,
   InboxMoveRequest,
   InboxUpdateRequest,
+  ModelRef,
   TopicRequest,
   TopicStatus,
 } from '../protocol.gen';
@@ -115,9 +116,12 @@ export class InboxStore {
     }
   }
 
-  /** Queue: run as the next turn. Steer: the live turn yields at its next step and this goes first. */
-  async add(text: string, mode: InboxMode): Promise<boolean> {
-    const request: InboxAddRequest = { topicId: this.topicId, text, mode };
+  /**
+   * Queue: run as the next turn. Steer: the live turn yields at its next step and this
+   * goes first. `models`: who answers it when it runs (none: the topic's model then).
+   */
+  async add(text: string, mode: InboxMode, models?: readonly ModelRef[]): Promise<boolean> {
+    const request: InboxAddRequest = { topicId: this.topicId, text, mode, ...(models?.length ? { models: [...models] } : {}) };
     return this.change(mode === 'steer' ? 'Could not steer the reply' : 'Could not queue the message', () =>
       this.backend.call('inbox_add', request),
     );

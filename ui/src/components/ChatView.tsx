@@ -1,6 +1,6 @@
 import { useCallback, useState } from 'react';
 import { CHAT_FEATURES } from '../chat/features';
-import { modelKey, savesAsTopicModel, turnModels, type TurnModelsSource } from '../chat/turnModels';
+import { modelKey, savesAsTopicModel, turnModels } from '../chat/turnModels';
 import type { Assistant, ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
 import { ConversationView } from './ConversationView';
 import { FolderIcon } from './Icons';
@@ -86,7 +86,6 @@ export function ChatView(props: ChatViewProps) {
         features={CHAT_FEATURES}
         models={turn.value.models}
         modelPicker={<ModelPicker providers={providers} turn={turn.value} assistantName={assistant?.name} onChange={pick} />}
-        queueNote={queueNote(turn.value.source, turn.value.standing)}
         onMessageSent={onMessageSent}
         onSettled={handleSettled}
         pathVersion={pathVersion}
@@ -132,10 +131,4 @@ function useTurnModels(topic: Topic, providers: Provider[], assistant: Assistant
   }
   const value = picked.base === baseKey ? turnModels(topic.model, assistant, providers, picked.models) : standing;
   return { value, set: (models: ModelRef[]) => setPicked({ base: baseKey, models }) };
-}
-
-/** What Queue and Steer say when this window's pick is not what a queued message gets. */
-function queueNote(source: TurnModelsSource, standing: ModelRef[]): string | undefined {
-  if (source !== 'picked') return undefined;
-  return `A queued message is answered by ${standing.map((model) => model.model).join(' + ')} (the topic's standing choice), not by the models picked in this window.`;
 }

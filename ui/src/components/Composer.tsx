@@ -34,8 +34,6 @@ interface ComposerProps {
   modelPicker?: ReactNode;
   /** When Steer can take effect in the live reply (default: at its next step). */
   steer?: SteerTiming | undefined;
-  /** Added to what Queue and Steer say: who answers a queued message, when not `models`. */
-  queueNote?: string | undefined;
   onSend: (message: OutgoingMessage) => void;
   onQueue: (text: string) => void;
   onSteer: (text: string) => void;
@@ -75,7 +73,6 @@ export function Composer(props: ComposerProps) {
   const empty = text.trim() === '' && !hasFiles;
   const images = files.filter((pending) => pending.mediaType.startsWith('image/')).map((pending) => pending.file.name || 'an image');
   const blindWarning = visionWarning(models, providers, images);
-  const withNote = (explanation: string) => (props.queueNote ? `${explanation} ${props.queueNote}` : explanation);
 
   /** Text-only actions (the inbox keeps no files). */
   const submitText = (action: (text: string) => void) => {
@@ -192,7 +189,7 @@ export function Composer(props: ComposerProps) {
                 data-testid="composer-steer"
                 disabled={disabled || text.trim() === '' || hasFiles}
                 data-steer={steerTiming}
-                title={hasFiles ? noFilesHint : withNote(steerExplanation(steerTiming))}
+                title={hasFiles ? noFilesHint : steerExplanation(steerTiming)}
                 onClick={() => submitText(props.onSteer)}
               >
                 Steer
@@ -202,7 +199,7 @@ export function Composer(props: ComposerProps) {
                 className="button primary small"
                 data-testid="composer-queue"
                 disabled={disabled || text.trim() === '' || hasFiles}
-                title={hasFiles ? noFilesHint : withNote(QUEUE_EXPLANATION)}
+                title={hasFiles ? noFilesHint : QUEUE_EXPLANATION}
               >
                 Queue
               </button>

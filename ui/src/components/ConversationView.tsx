@@ -28,8 +28,6 @@ interface ConversationViewProps {
   models: ModelRef[];
   /** The composer's model picker, when the conversation offers one (`features.pickModels`). */
   modelPicker?: ReactNode;
-  /** Said beside Queue and Steer: who answers a queued message, when not `models`. */
-  queueNote?: string | undefined;
   /** A message was sent, queued or steered from this window. */
   onMessageSent?: (() => void) | undefined;
   /** Who messages go to, for the composer's placeholder. */
@@ -50,7 +48,7 @@ interface ConversationViewProps {
  * its messages, live replies, inbox and composer. Keyed by topic id by its parent.
  */
 export function ConversationView(props: ConversationViewProps) {
-  const { topicId, header, providers, status, features, models, modelPicker, queueNote, onMessageSent, addressee, onSettled, pathVersion, onForked } = props;
+  const { topicId, header, providers, status, features, models, modelPicker, onMessageSent, addressee, onSettled, pathVersion, onForked } = props;
   const backend = useBackend();
   // `onSettled` is stable in the parent; the session keeps the first one.
   const [session] = useState(() => new TopicSession(backend, topicId, { onSettled }));
@@ -146,7 +144,8 @@ export function ConversationView(props: ConversationViewProps) {
 
   const toInbox = (mode: 'queue' | 'steer') => (text: string) => {
     onMessageSent?.();
-    void inbox.add(text, mode).then((added) => {
+    // A queued message keeps this window's pick, as a sent one would.
+    void inbox.add(text, mode, features.pickModels ? models : undefined).then((added) => {
       if (!added) setUnsent({ text, files: [] });
     });
   };
@@ -219,7 +218,6 @@ export function ConversationView(props: ConversationViewProps) {
             models={models}
             modelPicker={features.pickModels ? modelPicker : undefined}
             steer={steer}
-            queueNote={queueNote}
             onSend={deliver('send')}
             onQueue={toInbox('queue')}
             onSteer={toInbox('steer')}

@@ -6,10 +6,12 @@ import { draftFromSettings, effectiveIdleTimeout, formatDuration, settingsInputF
 import { useBackend } from './BackendContext';
 import { ErrorNotice } from './ErrorNotice';
 import { applyTheme } from '../theme';
+import { isTauri } from '../backend/ipc';
+import { ShowShortcutSetting } from './ShowShortcutSetting';
 
 const FIELDS = ['idleTimeoutSeconds', 'theme'] as const;
 
-/** Settings that apply to the whole app: its colours, and how long a silent reply may wait before it is stopped. */
+/** Settings that apply to the whole app: its colours, the desktop's show-Colloquy shortcut, and how long a silent reply may wait before it is stopped. */
 export function GeneralSettings() {
   const backend = useBackend();
   const [settings, setSettings] = useState<AppSettings>();
@@ -101,6 +103,7 @@ export function GeneralSettings() {
             </select>
             <span className="field-help">Applies at once, in every window.</span>
           </label>
+          {isTauri() && <ShowShortcutSetting settings={settings} onSaved={setSettings} />}
           <label className="field">
             <span className="field-label">Stop a reply that has gone silent after (seconds)</span>
             <input

@@ -64,6 +64,12 @@ function InboxEntry({ item, store, steer, first, last }: InboxEntryProps) {
       {draft === undefined ? (
         <span className="inbox-text" data-testid="inbox-text">
           {item.text}
+          {item.models && (
+            <span className="inbox-models muted small" data-testid="inbox-models" title="Answered by these models when it runs">
+              {' → '}
+              {item.models.map((model) => model.model).join(' + ')}
+            </span>
+          )}
         </span>
       ) : (
         <form

@@ -1,6 +1,8 @@
 //! A chat turn end to end: streaming, persisted errors, abort, malformed requests, the demo
 //! provider, the operation list and stalls.
 
+use protocol::api::TopicDeletedIfEmpty;
+
 use super::*;
 
 #[tokio::test]
@@ -198,4 +200,34 @@ async fn a_silent_provider_is_stopped_as_stalled_over_http() {
     let rows = f.messages(&topic).await;
     assert_eq!((rows[1].status, rows[1].status_reason.as_deref()), (MessageStatus::Paused, Some("stalled")));
     assert_eq!(rows[1].message.text(), "so far");
+}
+
+#[tokio::test]
+async fn an_untouched_topic_is_deleted_if_empty_and_one_with_a_message_or_a_queued_item_stays() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    f.provider(&server, "").await;
+
+    let empty = f.topic().await;
+    let answer: TopicDeletedIfEmpty = f.call("topic_delete_if_empty", json!({ "topicId": empty.id })).await;
+    assert!(answer.deleted);
+    let err = f.engine.call("topic_delete_if_empty", json!({ "topicId": empty.id })).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotFound);
+
+    let spoken = f.topic().await;
+    server.push_script(Script { chunks: Some(vec!["hi".into()]), ..Script::default() });
+    let (listener, mut rx) = f.engine.listener(ListenerId::unique(), &spoken.id);
+    f.engine.stream_open(open_request(spoken.id.clone(), "hello"), listener).await.unwrap();
+    drain(&mut rx).await;
+    let answer: TopicDeletedIfEmpty = f.call("topic_delete_if_empty", json!({ "topicId": spoken.id })).await;
+    assert!(!answer.deleted);
+    assert_eq!(f.messages(&spoken).await.len(), 2, "nothing in it was touched");
+
+    let queued = f.topic().await;
+    f.engine.inner.store.add_inbox_item(&queued.id, "later", protocol::api::InboxMode::Queue, None).await.unwrap();
+    let answer: TopicDeletedIfEmpty = f.call("topic_delete_if_empty", json!({ "topicId": queued.id })).await;
+    assert!(!answer.deleted);
+    let topics: Vec<Topic> = f.call("topics_list", Value::Null).await;
+    let ids: Vec<_> = topics.iter().map(|t| &t.id).collect();
+    assert!(ids.contains(&&spoken.id) && ids.contains(&&queued.id) && !ids.contains(&&empty.id));
 }

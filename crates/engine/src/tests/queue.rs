@@ -102,7 +102,7 @@ async fn a_queue_whose_done_the_dispatcher_missed_still_runs_after_the_feed_catc
     let topic = f.topic().await;
     server.push_script(Script { chunks: Some(vec!["sent".into()]), ..Script::default() });
     // An item queued behind a turn (added straight to the store, as if a turn were live).
-    f.engine.inner.store.add_inbox_item(&topic.id, "stranded", protocol::api::InboxMode::Queue).await.unwrap();
+    f.engine.inner.store.add_inbox_item(&topic.id, "stranded", protocol::api::InboxMode::Queue, None).await.unwrap();
     // The turn ends, then a burst of other topics' changes overflows the dispatcher's
     // feed before it runs (this test's runtime has one thread): the `done` is dropped and
     // the feed hands it a snapshot instead.
@@ -173,4 +173,44 @@ async fn stored_turns_still_refuse_a_second_copy_of_a_model_and_mixed_turns_hold
     let status = snapshot.statuses.iter().find(|s| s.topic_id == topic.id).expect("the topic has a status");
     // Nobody looked at the topic since the turn finished: it is still unseen (audit 17).
     assert_eq!((status.status, status.unseen), (protocol::TopicStatus::Done, true));
+}
+
+#[tokio::test]
+async fn a_queued_message_keeps_the_models_picked_for_it_and_a_bad_pick_is_refused_at_once() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    let (a, b) = two_models(&f, &server).await;
+    let topic = f.topic().await;
+    let slow: Vec<String> = (0..20).map(|i| format!("w{i} ")).collect();
+    server.push_script(serde_json::from_value(json!({ "chunks": slow, "tokenDelayMs": 10 })).unwrap());
+    let (listener, _rx) = f.engine.listener(ListenerId::unique(), &topic.id);
+    f.engine.stream_open(open_request(topic.id.clone(), "first"), listener).await.unwrap();
+
+    // Refused in words, and nothing queued: an unknown provider, a model twice.
+    let unknown = protocol::ModelRef { provider_id: protocol::ProviderId("nope".into()), model: "m".into() };
+    for models in [vec![a.clone(), unknown], vec![a.clone(), a.clone()]] {
+        let err = f
+            .engine
+            .call("inbox_add", json!({ "topicId": topic.id, "text": "x", "mode": "queue", "models": models }))
+            .await
+            .unwrap_err();
+        assert_eq!((err.kind, err.field.as_deref()), (ErrorKind::BadRequest, Some("models")), "{}", err.message);
+    }
+    let inbox: Vec<protocol::api::InboxItem> = f.call("inbox_list", json!({ "topicId": topic.id })).await;
+    assert!(inbox.is_empty(), "{inbox:?}");
+
+    let queued: protocol::api::InboxItem = f
+        .call("inbox_add", json!({ "topicId": topic.id, "text": "both of you", "mode": "queue", "models": [a, b] }))
+        .await;
+    assert_eq!(queued.models.as_ref().map(Vec::len), Some(2));
+
+    // It runs after the live turn as one user message answered side by side.
+    let rows = wait_for(&f, &topic, "the queued two-model turn", |rows| {
+        rows.len() == 5 && rows.iter().all(|r| r.status == MessageStatus::Success)
+    })
+    .await;
+    assert_eq!(rows[2].message.text(), "both of you");
+    let models: Vec<_> = rows[3..].iter().map(|r| r.model.clone().expect("a reply names its model")).collect();
+    assert_eq!(models, [a, b]);
+    assert_eq!(rows[3].turn_id, rows[4].turn_id);
 }

@@ -2,16 +2,6 @@
 
 use super::*;
 
-/// Two providers on the same mock server: two models that can answer one message side by side.
-async fn two_models(f: &Fixture, server: &MockServer) -> (protocol::ModelRef, protocol::ModelRef) {
-    let first: Provider = f.provider(server, "").await;
-    let other: Provider = f
-        .call("provider_create", json!({ "name": "Other", "baseUrl": server.base_url(), "defaultModel": "scripted" }))
-        .await;
-    let model = |provider: Provider| protocol::ModelRef { provider_id: provider.id, model: "scripted".into() };
-    (model(first), model(other))
-}
-
 #[tokio::test]
 async fn several_models_answer_side_by_side_and_each_can_be_retried_or_continued() {
     let f = fixture().await;

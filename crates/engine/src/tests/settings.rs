@@ -28,6 +28,7 @@ async fn the_idle_timeout_is_a_setting_that_is_checked_kept_and_read_when_a_turn
         min_idle_timeout_seconds: 10,
         max_idle_timeout_seconds: 3600,
         theme: None,
+        show_shortcut: None,
     };
     assert_eq!(f.call::<AppSettings>("settings_get", Value::Null).await, defaults);
     assert_eq!(next_turn_idle_timeout(&f, &topic).await, Some(Duration::from_secs(90)));
@@ -90,4 +91,37 @@ async fn the_theme_is_kept_and_a_value_this_build_does_not_know_reads_as_the_sys
     assert_eq!(saved.theme, None);
     f.engine.inner.store.set_setting("theme", Some(&json!("sepia"))).await.unwrap();
     assert_eq!(f.call::<AppSettings>("settings_get", Value::Null).await.theme, None);
+}
+
+#[tokio::test]
+async fn the_show_shortcut_is_stored_by_the_desktop_kept_by_settings_updates_and_refused_over_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = EngineConfig::new(dir.path().to_path_buf(), "test");
+    let engine = Engine::open(config.clone()).await.unwrap();
+
+    // Without a desktop shell the operation is refused in words, whatever its body.
+    let err = engine.call("show_shortcut_set", json!({ "shortcut": "Ctrl+Shift+Space" })).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::BadRequest);
+    assert!(err.message.contains("only the desktop app"), "{}", err.message);
+
+    // What the shell stores after registering it; text that cannot be an accelerator is refused.
+    let too_long = format!("{}K", "Shift+".repeat(20));
+    for bad in ["", "Ctrl++K", "Ctrl+", too_long.as_str(), "Ctrl+\nK"] {
+        let err = engine.store_show_shortcut(Some(bad)).await.unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("shortcut"), "{bad:?}");
+    }
+    assert_eq!(engine.call("settings_get", Value::Null).await.unwrap()["showShortcut"], Value::Null);
+    let saved = engine.store_show_shortcut(Some("CommandOrControl+Shift+Space")).await.unwrap();
+    assert_eq!(saved.show_shortcut.as_deref(), Some("CommandOrControl+Shift+Space"));
+
+    // The General settings form does not carry it, so saving that form keeps it.
+    let updated: AppSettings =
+        serde_json::from_value(engine.call("settings_update", json!({ "theme": "dark" })).await.unwrap()).unwrap();
+    assert_eq!(updated.show_shortcut.as_deref(), Some("CommandOrControl+Shift+Space"));
+
+    // Kept across a restart; `None` turns it off.
+    engine.shutdown().await;
+    let engine = Engine::open(config).await.unwrap();
+    assert_eq!(engine.call("settings_get", Value::Null).await.unwrap()["showShortcut"], "CommandOrControl+Shift+Space");
+    assert_eq!(engine.store_show_shortcut(None).await.unwrap().show_shortcut, None);
 }
