@@ -359,6 +359,12 @@ impl Engine {
         self.stream_open(request, listener).await
     }
 
+    /// Whether the topic has a turn still producing output (not one that has just ended
+    /// and is only kept attachable for a while).
+    pub async fn is_streaming(&self, topic_id: &TopicId) -> bool {
+        self.inner.streams.is_streaming(topic_id).await
+    }
+
     /// How many replies are still streaming, across all topics. The desktop app stays
     /// alive while this is not zero, even with no window open.
     pub fn live_turns(&self) -> usize {
@@ -392,6 +398,19 @@ impl Engine {
         update: protocol::api::UpdateAppSettings,
     ) -> Result<protocol::api::AppSettings, ApiError> {
         self.inner.settings.update_settings(update).await
+    }
+
+    /// The topic an AI SDK client's chat `id` names: the topic with that id, made (with the
+    /// default title, answered by the default model) if there is none. An id must be 1–100
+    /// letters, digits, `-` or `_`, and cannot name an agent session.
+    pub async fn chat_topic(&self, id: &str) -> Result<TopicId, ApiError> {
+        let plausible =
+            (1..=100).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !plausible {
+            return Err(ApiError::bad_request("id", "a chat id is 1–100 letters, digits, `-` or `_`"));
+        }
+        let id = TopicId(id.to_owned());
+        Ok(self.inner.store.create_topic_with_id(&id, crate::topics::DEFAULT_TOPIC_TITLE, None).await?.id)
     }
 
     /// Stores the desktop's "show Colloquy" shortcut once the shell has registered it

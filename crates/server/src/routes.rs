@@ -33,6 +33,7 @@ pub fn router(state: AppState, ui_dir: &Path) -> Router {
     // checked first) instead of the UI's `index.html`.
     let api = Router::new()
         .route("/{operation}", post(operation).fallback(method_not_allowed))
+        .merge(crate::chat::routes())
         .fallback(unknown_route)
         .layer(middleware::from_fn_with_state(state.clone(), require_token))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))

@@ -35,7 +35,7 @@ pub(crate) fn event_stream(
         let reply = reply.clone();
         async move { Ok::<_, Infallible>(Event::default().event("reply").json_data(&reply).unwrap_or_default()) }
     });
-    let delivery = Delivery { rx, resume, turn_id: reply.turn_id, sent: HashMap::new(), open: reply.live };
+    let delivery = Delivery::new(&reply, rx, resume);
     let messages = futures::stream::unfold(delivery, |mut delivery| async move {
         let message = delivery.next().await?;
         Some((message, delivery))
@@ -61,7 +61,7 @@ struct Sent {
 }
 
 /// The messages one response sends, across re-attachments.
-struct Delivery {
+pub(crate) struct Delivery {
     rx: Subscription,
     resume: Resume,
     /// The turn the response follows; a re-attachment must find the same one.
@@ -72,8 +72,12 @@ struct Delivery {
 }
 
 impl Delivery {
+    pub(crate) fn new(reply: &AttachReply, rx: Subscription, resume: Resume) -> Self {
+        Self { rx, resume, turn_id: reply.turn_id.clone(), sent: HashMap::new(), open: reply.live }
+    }
+
     /// The next message to send, or `None` when the response is complete.
-    async fn next(&mut self) -> Option<StreamMessage> {
+    pub(crate) async fn next(&mut self) -> Option<StreamMessage> {
         while self.open {
             let message = self.rx.recv().await?;
             match message {

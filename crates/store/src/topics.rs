@@ -98,10 +98,17 @@ impl Store {
     }
 
     pub async fn create_topic(&self, title: &str, model: Option<&ModelRef>) -> Result<Topic> {
-        let id = TopicId::new();
+        self.create_topic_with_id(&TopicId::new(), title, model).await
+    }
+
+    /// A topic under an id the caller chose (an AI SDK client's chat id): made if no topic
+    /// has it, else the one that does (two first requests at once make one topic).
+    pub async fn create_topic_with_id(&self, id: &TopicId, title: &str, model: Option<&ModelRef>) -> Result<Topic> {
+        let id = id.clone();
         let now = now();
         sqlx::query(
-            "INSERT INTO topics (id, title, provider_id, model_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO topics (id, title, provider_id, model_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) \
+             ON CONFLICT (id) DO NOTHING",
         )
         .bind(id.as_str())
         .bind(title)
