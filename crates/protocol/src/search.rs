@@ -12,10 +12,11 @@ pub const DEFAULT_SEARCH_LIMIT: u32 = 20;
 /// The most results one page may hold.
 pub const MAX_SEARCH_LIMIT: u32 = 100;
 
-/// Search messages. `query` is plain words (every word must occur, anywhere in a word:
-/// `pyth` finds "Python"), or FTS5 syntax when it uses double quotes, parentheses or the
-/// operators `AND`, `OR`, `NOT`, `NEAR` (then a mistake in it is a `bad_request` on
-/// `query`). Results are ranked best first (bm25) and paged by `offset` + `limit`.
+/// Search messages. `query` is plain words (every word must begin a word of the message:
+/// `pyth` finds "Python"; Chinese, Japanese, Korean or Thai text is found anywhere), or
+/// FTS5 syntax when it uses double quotes, parentheses or the operators `AND`, `OR`,
+/// `NOT`, `NEAR` (then a mistake in it is a `bad_request` on `query`). Results are ranked
+/// best first (bm25) and paged by `offset` + `limit`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SearchRequest {
