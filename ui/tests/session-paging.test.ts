@@ -1,6 +1,4 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ApiFailure } from '../src/backend/backend';
-import { readNewestPageEarly } from '../src/chat/earlyPage';
 import { TopicSession } from '../src/chat/session';
 import type { StoredMessage } from '../src/protocol.gen';
 import { FakeBackend } from './fake-backend';
@@ -63,42 +61,5 @@ describe('TopicSession paging', () => {
     await vi.waitFor(() => expect(session.getState().turns).toHaveLength(5));
     expect(session.getState().error).toBeUndefined();
     expect(session.getState().hasOlder).toBe(false);
-  });
-  it('reads as many turns as asked, and does not read a cursor again after its read failed until the error is dismissed', async () => {
-    const backend = new FakeBackend();
-    backend.stored = turnRows(400);
-    const session = new TopicSession(backend, 'topic-1', { throttleMs: 0 });
-    session.open();
-    await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
-    backend.failCall.set('messages_page', new ApiFailure({ kind: 'internal', message: 'database busy', retryable: true }));
-    await session.loadOlder(200);
-    expect(session.getState().error?.message).toBe('database busy');
-    await session.loadOlder(200);
-    expect(backend.requestsOf('messages_page')).toHaveLength(2);
-    session.dismissError();
-    await session.loadOlder(200);
-    expect(backend.requestsOf('messages_page')[2]).toEqual({ topicId: 'topic-1', before: 'u350', turns: 200 });
-    expect(firstUser(session)).toBe('u150');
-  });
-  it('takes the page read early for the topic in the address, once, unless it shows a reply being written', async () => {
-    const backend = new FakeBackend();
-    backend.stored = turnRows(10);
-    readNewestPageEarly(backend, 'topic-1');
-    expect(backend.requestsOf('messages_page')).toHaveLength(1);
-    const session = new TopicSession(backend, 'topic-1', { throttleMs: 0 });
-    session.open();
-    await vi.waitFor(() => expect(session.getState().turns).toHaveLength(10));
-    expect(backend.requestsOf('messages_page')).toHaveLength(1);
-    session.reload();
-    await vi.waitFor(() => expect(backend.requestsOf('messages_page')).toHaveLength(2));
-
-    const live = turnRows(3);
-    live[5] = { ...live[5]!, status: 'streaming' };
-    backend.stored = live;
-    readNewestPageEarly(backend, 'topic-2');
-    const other = new TopicSession(backend, 'topic-2', { throttleMs: 0 });
-    other.open();
-    await vi.waitFor(() => expect(other.getState().loaded).toBe(true));
-    expect(backend.requestsOf('messages_page')).toHaveLength(4);
   });
 });

@@ -11,7 +11,6 @@ import type {
   StoredMessage,
   StreamAttachRequest,
   StreamMessage,
-  MessagesPage,
   MessagesPageRequest,
   StreamOpenRequest,
   Topic,
@@ -20,9 +19,8 @@ import type {
 } from '../protocol.gen';
 import { attachmentParts } from './attachments';
 import { buildConversation, type PendingEdit, type TurnView } from './conversation';
-import { takeEarlyPage } from './earlyPage';
 import { joinNewest, loadedTurns, MAX_PAGE_TURNS, PAGE_TURNS, prependOlder } from './history';
-import { isLiveStatus, type ChatMessage } from './messages';
+import type { ChatMessage } from './messages';
 import { LiveReplies } from './replies';
 
 /** What the chat view renders; a new object whenever something visible changed. */
@@ -75,8 +73,6 @@ export class TopicSession {
   /** The `before` cursor of the page above `stored`; `null` when it starts at the first turn. */
   private older: string | null = null;
   private loadingOlder = false;
-  /** The cursor whose read failed (its error is shown): not read again until dismissed. */
-  private failedOlder: string | undefined;
   /** The next read replaces what is loaded (the path changed) instead of joining it. */
   private rereadAll = false;
   private readonly replies = new LiveReplies();
@@ -169,22 +165,17 @@ export class TopicSession {
 
   dismissError(): void {
     this.error = undefined;
-    this.failedOlder = undefined;
     this.render();
   }
 
-  /**
-   * Reads `turns` turns above the loaded ones (the user scrolls up towards them). One read
-   * at a time, so never two for the same cursor; a cursor whose read failed is not read
-   * again until the error is dismissed (scrolling would otherwise ask for it at every frame).
-   */
-  loadOlder = async (turns: number = PAGE_TURNS): Promise<void> => {
+  /** Reads the page of turns above the loaded ones (the user scrolled up to them). */
+  loadOlder = async (): Promise<void> => {
     const before = this.older;
-    if (!this.active || this.loadingOlder || before === null || !this.stored || before === this.failedOlder) return;
+    if (!this.active || this.loadingOlder || before === null || !this.stored) return;
     this.loadingOlder = true;
     this.render();
     try {
-      const request: MessagesPageRequest = { topicId: this.topicId, before, turns: Math.min(MAX_PAGE_TURNS, Math.max(1, Math.round(turns))) };
+      const request: MessagesPageRequest = { topicId: this.topicId, before, turns: PAGE_TURNS };
       const page = await this.backend.call('messages_page', request);
       // A read of the newest page meanwhile may have replaced what this page joins.
       if (this.stored && this.older === before) {
@@ -200,7 +191,6 @@ export class TopicSession {
         this.readHistory();
       } else {
         this.error = failure;
-        this.failedOlder = before;
       }
     } finally {
       this.loadingOlder = false;
@@ -532,8 +522,7 @@ export class TopicSession {
           const loaded = this.stored ? loadedTurns(this.stored) : 0;
           const turns = whole ? Math.min(MAX_PAGE_TURNS, Math.max(PAGE_TURNS, loaded)) : PAGE_TURNS;
           const request: MessagesPageRequest = { topicId: this.topicId, turns };
-          const early = this.stored || whole ? undefined : takeEarlyPage(this.topicId);
-          const page = (early && earlyPageToShow(await early)) ?? (await this.backend.call('messages_page', request));
+          const page = await this.backend.call('messages_page', request);
           const joined = joinNewest(whole || !this.stored ? undefined : { rows: this.stored, older: this.older }, page);
           const stored = joined.rows;
           this.stored = stored;
@@ -606,15 +595,6 @@ export class TopicSession {
     this.state = this.buildState(this.state);
     for (const listener of this.listeners) listener();
   }
-}
-
-/**
- * The first read of a topic opened from the address can be the page `main.ts` asked for
- * while the app loaded; not when it shows a reply still being written, which may have
- * ended since (the attach that runs beside this read would not say so): that is read again.
- */
-function earlyPageToShow(page: MessagesPage | undefined): MessagesPage | undefined {
-  return page?.messages.some((row) => isLiveStatus(row.status)) ? undefined : page;
 }
 
 function newMessageId(): string {

@@ -1,8 +1,6 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { Virtualizer, type VirtualizerHandle } from 'virtua';
 import type { TurnView } from '../chat/conversation';
-import { MAX_PAGE_TURNS } from '../chat/history';
-import { olderPageTurns, ScrollSpeed } from '../chat/olderPages';
 import type { Provider } from '../protocol.gen';
 import { REVEAL_EVENT, pendingReveal, revealDone } from '../search/revealMessage';
 import { Turn, type ReplyCommands } from './Turn';
@@ -16,12 +14,13 @@ interface MessageListProps {
   /** Turns above the first one shown can be read (`onLoadOlder`). */
   hasOlder?: boolean;
   loadingOlder?: boolean;
-  /** Reads about this many turns above the first one shown. */
-  onLoadOlder?: (turns: number) => void;
+  onLoadOlder?: () => void;
 }
 
 /** Within this many pixels of the end counts as "at the bottom" (following). */
 const AT_BOTTOM_PX = 48;
+/** Within this many pixels of the top, the next older page is read. */
+const NEAR_TOP_PX = 800;
 /** Rendered beyond the window, above and below, so a wheel scroll shows no blank. */
 const BUFFER_PX = 600;
 /** The space above the first turn: virtua's `startMargin`, what precedes the list in its scroller. */
@@ -32,8 +31,7 @@ const START_PX = 14;
  * DOM, whatever the topic's length. It opens at the bottom and follows new text while
  * the user is there; scrolling up stops that, and "Jump to latest" (with the number of
  * messages that arrived meanwhile) goes back. Sending scrolls to the new message.
- * Older pages load before the top comes near (further ahead, and larger, the faster the
- * user scrolls up: `olderPageTurns`), without moving what is on screen.
+ * Older pages load as the top comes near, without moving what is on screen.
  */
 export function MessageList({ turns, waiting, providers, commands, hasOlder = false, loadingOlder = false, onLoadOlder }: MessageListProps) {
   const list = useRef<VirtualizerHandle>(null);
@@ -88,31 +86,21 @@ export function MessageList({ turns, waiting, providers, commands, hasOlder = fa
       // virtua scrolls again as the turns around it are measured.
       list.current?.scrollToIndex(at, { align: 'center' });
     } else if (hasOlder && !loadingOlder) {
-      onLoadOlder?.(MAX_PAGE_TURNS);
+      onLoadOlder?.();
     }
   }, [revealAsked, turns, hasOlder, loadingOlder, onLoadOlder, unfollow]);
 
-  const speed = useRef(new ScrollSpeed());
-  const turnCount = turns.length;
-  const loadOlderAhead = useCallback(() => {
-    const element = scroller;
-    if (!element) return;
-    const at = performance.now();
-    // Sampled during a read too: the speed is known when it ends.
-    speed.current.sample(element.scrollTop, at);
-    if (!hasOlder || loadingOlder || !onLoadOlder) return;
-    const above = Math.max(0, element.scrollTop - START_PX);
-    const wanted = olderPageTurns({
-      above,
-      turnsAbove: list.current?.findItemIndex(above) ?? 0,
-      speed: speed.current.upward(at),
-      turnHeight: turnCount > 0 ? element.scrollHeight / turnCount : 0,
-    });
-    if (wanted > 0) onLoadOlder(wanted);
-  }, [scroller, hasOlder, loadingOlder, onLoadOlder, turnCount]);
-  // A page that ended within the read-ahead (or too short to scroll) reads the next one:
-  // no scroll event would come to ask.
-  useEffect(loadOlderAhead, [loadOlderAhead]);
+  const loadOlderNearTop = useCallback(
+    (offset: number) => {
+      if (offset < NEAR_TOP_PX && hasOlder && !loadingOlder) onLoadOlder?.();
+    },
+    [hasOlder, loadingOlder, onLoadOlder],
+  );
+  // A page that ended near the top (or too short to scroll) reads the next one: no scroll
+  // event would come to ask.
+  useEffect(() => {
+    if (scroller) loadOlderNearTop(scroller.scrollTop);
+  }, [scroller, loadOlderNearTop, turns.length]);
 
   if (turns.length === 0 && !waiting) {
     return (
@@ -140,7 +128,7 @@ export function MessageList({ turns, waiting, providers, commands, hasOlder = fa
           // not remounted (its markdown parsed again) when the user scrolls back to it,
           // and it is there from the first frame, before the end is measured.
           keepMounted={lastIndex}
-          onScroll={loadOlderAhead}
+          onScroll={loadOlderNearTop}
           // A turn's height changed (a reply growing, a code block highlighted).
           onResize={keepEnd}
         >

@@ -18,7 +18,6 @@ import type {
 import { ShortcutRegistry, ShortcutRegistryContext, useKeyboardShortcuts, useShortcutHandlers } from '../keyboard/keyHandler';
 import { revealMessage } from '../search/revealMessage';
 import { pathVersion, StatusFeed } from '../status/feed';
-import { rememberTopicInUrl, topicFromUrl } from '../topicAddress';
 import { notifyApprovals } from '../status/notifications';
 import { AgentSessionList } from './AgentSessionList';
 import { AgentSessionView } from './AgentSessionView';
@@ -544,6 +543,23 @@ export function Workspace() {
       </ApprovalsContext.Provider>
     </ShortcutRegistryContext.Provider>
   );
+}
+
+/** The topic named by `#topic=<id>` (or the older `?topic=<id>`) in the address. */
+function topicFromUrl(): string | undefined {
+  const fromHash = new URLSearchParams(window.location.hash.replace(/^#/, '')).get('topic');
+  return fromHash ?? new URLSearchParams(window.location.search).get('topic') ?? undefined;
+}
+
+/** Keeps the open topic in the address (`#topic=<id>`) so a reload comes back to it. */
+function rememberTopicInUrl(id: string): void {
+  const url = new URL(window.location.href);
+  const hash = new URLSearchParams(url.hash.replace(/^#/, ''));
+  if (hash.get('topic') === id && !url.searchParams.has('topic')) return;
+  hash.set('topic', id);
+  url.searchParams.delete('topic');
+  url.hash = hash.toString();
+  window.history.replaceState(window.history.state, '', url);
 }
 
 /** True while the window is visible and focused: what the user sees, they have seen. */

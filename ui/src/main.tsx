@@ -1,14 +1,9 @@
 import 'streamdown/styles.css';
 import './styles.css';
-import type { Signal } from './App';
+import { createRoot } from 'react-dom/client';
+import { App, type Signal } from './App';
 import { chooseBackend } from './backend';
-import { readNewestPageEarly } from './chat/earlyPage';
 import { applyTheme, startTheme } from './theme';
-import { topicFromUrl } from './topicAddress';
-
-// This module is small on purpose: it asks for what the first screen needs (the theme,
-// the open topic's newest messages) and only then loads the app's code (`boot.tsx`), so
-// those reads run on the backend while the browser parses and starts the app.
 
 startTheme();
 
@@ -38,8 +33,6 @@ if (choice.kind === 'ready') {
     .catch(() => {
       // The workspace says why the backend cannot be reached; the last colours stay.
     });
-  const topicId = topicFromUrl();
-  if (topicId !== undefined) readNewestPageEarly(choice.backend, topicId);
 }
 
 // Pasting the server's URL into a tab that shows the token screen only changes the
@@ -50,4 +43,8 @@ window.addEventListener('hashchange', () => {
   }
 });
 
-void import('./boot').then(({ boot }) => boot(choice, unauthorized));
+const root = document.getElementById('root');
+if (root) {
+  // No StrictMode: its simulated remount would attach to every live stream twice.
+  createRoot(root).render(<App choice={choice} unauthorized={unauthorized} />);
+}
