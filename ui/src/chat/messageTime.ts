@@ -6,16 +6,35 @@
 export function messageTimeLabel(createdAt: string, now = new Date(), locale?: string, timeZone?: string): string | undefined {
   const at = new Date(createdAt);
   if (Number.isNaN(at.getTime())) return undefined;
-  const day = (date: Date) => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(date);
+  const day = formatter('day', locale, timeZone, { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }, 'en-CA');
   const time: Intl.DateTimeFormatOptions = { timeZone, hour: 'numeric', minute: '2-digit' };
-  if (day(at) === day(now)) return at.toLocaleTimeString(locale, time);
-  const sameYear = day(at).slice(0, 4) === day(now).slice(0, 4);
-  return at.toLocaleString(locale, { ...time, month: 'short', day: 'numeric', ...(sameYear ? {} : { year: 'numeric' }) });
+  const atDay = day.format(at);
+  const today = day.format(now);
+  if (atDay === today) return formatter('time', locale, timeZone, time).format(at);
+  if (atDay.slice(0, 4) === today.slice(0, 4)) return formatter('date', locale, timeZone, { ...time, month: 'short', day: 'numeric' }).format(at);
+  return formatter('year', locale, timeZone, { ...time, month: 'short', day: 'numeric', year: 'numeric' }).format(at);
 }
 
 /** The full date and time, for the label's tooltip. */
 export function messageTimeTitle(createdAt: string, locale?: string, timeZone?: string): string | undefined {
   const at = new Date(createdAt);
   if (Number.isNaN(at.getTime())) return undefined;
-  return at.toLocaleString(locale, { timeZone, dateStyle: 'full', timeStyle: 'medium' });
+  return formatter('full', locale, timeZone, { timeZone, dateStyle: 'full', timeStyle: 'medium' }).format(at);
+}
+
+/**
+ * One `Intl.DateTimeFormat` per use, locale and time zone: building one costs far more
+ * than formatting with it, and every message in view shows a time (a list scrolled fast
+ * mounts dozens a second). `format` gives what `toLocaleString` with the same options does.
+ */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(use: string, locale: string | undefined, timeZone: string | undefined, options: Intl.DateTimeFormatOptions, fixedLocale?: string) {
+  const key = `${use}|${fixedLocale ?? locale ?? ''}|${timeZone ?? ''}`;
+  let found = formatters.get(key);
+  if (!found) {
+    found = new Intl.DateTimeFormat(fixedLocale ?? locale, options);
+    formatters.set(key, found);
+  }
+  return found;
 }
