@@ -85,6 +85,7 @@ export function ChatView(props: ChatViewProps) {
         status={status}
         features={CHAT_FEATURES}
         models={turn.value.models}
+        pickedModels={turn.value.source === 'picked' ? turn.value.models : undefined}
         modelPicker={<ModelPicker providers={providers} turn={turn.value} assistantName={assistant?.name} onChange={pick} />}
         onMessageSent={onMessageSent}
         onSettled={handleSettled}

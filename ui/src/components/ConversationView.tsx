@@ -28,6 +28,8 @@ interface ConversationViewProps {
   models: ModelRef[];
   /** The composer's model picker, when the conversation offers one (`features.pickModels`). */
   modelPicker?: ReactNode;
+  /** Models picked in this window that differ from the topic's standing choice: a queued message keeps them. */
+  pickedModels?: ModelRef[] | undefined;
   /** A message was sent, queued or steered from this window. */
   onMessageSent?: (() => void) | undefined;
   /** Who messages go to, for the composer's placeholder. */
@@ -48,7 +50,7 @@ interface ConversationViewProps {
  * its messages, live replies, inbox and composer. Keyed by topic id by its parent.
  */
 export function ConversationView(props: ConversationViewProps) {
-  const { topicId, header, providers, status, features, models, modelPicker, onMessageSent, addressee, onSettled, pathVersion, onForked } = props;
+  const { topicId, header, providers, status, features, models, modelPicker, pickedModels, onMessageSent, addressee, onSettled, pathVersion, onForked } = props;
   const backend = useBackend();
   // `onSettled` is stable in the parent; the session keeps the first one.
   const [session] = useState(() => new TopicSession(backend, topicId, { onSettled }));
@@ -145,7 +147,7 @@ export function ConversationView(props: ConversationViewProps) {
   const toInbox = (mode: 'queue' | 'steer') => (text: string) => {
     onMessageSent?.();
     // A queued message keeps this window's pick, as a sent one would.
-    void inbox.add(text, mode, features.pickModels ? models : undefined).then((added) => {
+    void inbox.add(text, mode, pickedModels).then((added) => {
       if (!added) setUnsent({ text, files: [] });
     });
   };

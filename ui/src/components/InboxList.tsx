@@ -64,12 +64,6 @@ function InboxEntry({ item, store, steer, first, last }: InboxEntryProps) {
       {draft === undefined ? (
         <span className="inbox-text" data-testid="inbox-text">
           {item.text}
-          {item.models && (
-            <span className="inbox-models muted small" data-testid="inbox-models" title="Answered by these models when it runs">
-              {' → '}
-              {item.models.map((model) => model.model).join(' + ')}
-            </span>
-          )}
         </span>
       ) : (
         <form
@@ -100,6 +94,11 @@ function InboxEntry({ item, store, steer, first, last }: InboxEntryProps) {
             Cancel
           </button>
         </form>
+      )}
+      {item.models && draft === undefined && (
+        <span className="inbox-models muted small" data-testid="inbox-models" title="Answered by these models when it runs">
+          → {item.models.map((model) => model.model).join(' + ')}
+        </span>
       )}
       {held && item.note && <div className="inbox-note">{item.note}</div>}
       {!held && item.mode === 'steer' && steer === 'after-reply' && (
