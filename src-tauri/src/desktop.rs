@@ -116,9 +116,11 @@ fn start(handle: AppHandle, data_dir: PathBuf, lock: DataFolderLock) -> Result<(
         Ok(engine) => {
             tracing::info!(data_dir = %data_dir.display(), "engine ready");
             crate::notify::watch(handle.clone(), engine.clone());
-            tauri::async_runtime::block_on(crate::shortcut::register_stored(&handle, &engine));
-            handle.manage(engine);
+            handle.manage(engine.clone());
             open_main_window(&handle);
+            // Not on the way to the first paint: the window does not need it.
+            let registering = handle.clone();
+            tauri::async_runtime::spawn(async move { crate::shortcut::register_stored(&registering, &engine).await });
             Ok(())
         }
         Err(err) if matches!(err.code.as_deref(), Some(engine::DATABASE_DAMAGED | engine::DATABASE_NEWER)) => {
