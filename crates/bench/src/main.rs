@@ -26,6 +26,7 @@ use colloquy_bench::{load_average, machine, report, stats};
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -36,6 +37,7 @@ use crate::report::{Table, Verdict};
 const USAGE: &str = "\
 Usage: colloquy-bench-streams [--only cpu,latency,concurrent,attach,crash] [--reps N] [--quick]
                               [--testkit PATH] [--colloquy PATH] [--aisdk DIR] [--node PATH]
+                              [--without-search-index]
 
 Run from the repository root after `cargo build --release -p colloquy-bench -p colloquy-testkit -p colloquy`
 and `npm ci` in bench/aisdk (`cargo xtask bench streams` does all of that).
@@ -44,7 +46,8 @@ and `npm ci` in bench/aisdk (`cargo xtask bench streams` does all of that).
   --quick    small inputs, to check the benchmark itself works
   --testkit, --colloquy   binaries (default: beside this one)
   --aisdk    the Node baseline's folder (default: bench/aisdk)
-  --node     the Node binary (default: node)";
+  --node     the Node binary (default: node)
+  --without-search-index   drop the full-text index's triggers from each database (its cost)";
 
 const SECTIONS: &[&str] = &["cpu", "latency", "concurrent", "attach", "crash"];
 
@@ -117,6 +120,7 @@ fn parse(args: &[String]) -> Result<(Setup, Vec<String>)> {
             }
             "--reps" => setup.reps = value()?.parse::<usize>().context("--reps takes a number")?.max(1),
             "--quick" => setup.quick = true,
+            "--without-search-index" => pipeline::WITHOUT_SEARCH_INDEX.store(true, Ordering::Relaxed),
             "--testkit" => setup.testkit = value()?.into(),
             "--colloquy" => setup.colloquy = value()?.into(),
             "--aisdk" => setup.aisdk = value()?.into(),
@@ -144,6 +148,9 @@ async fn run(setup: &Setup, sections: &[String]) -> Result<Table> {
         setup.reps,
         if setup.quick { " · --quick inputs" } else { "" }
     );
+    if pipeline::WITHOUT_SEARCH_INDEX.load(Ordering::Relaxed) {
+        println!("Search index: its triggers dropped from every database (--without-search-index)");
+    }
     // Other work on the machine skews the latency rows most: say how busy it was.
     println!("Load average at start: {}", load_average());
     println!();

@@ -3,7 +3,7 @@
 //! listeners that drain their subscriptions and check `seq` continuity.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -17,6 +17,10 @@ use streams::{
 use tokio::task::JoinHandle;
 
 use crate::machine::monotonic_ns;
+
+/// `--without-search-index`: every pipeline's database drops the search index's triggers,
+/// so a run shows what the index costs the stream path.
+pub static WITHOUT_SEARCH_INDEX: AtomicBool = AtomicBool::new(false);
 use crate::tap::parse_marker;
 
 pub struct Pipeline {
@@ -37,6 +41,9 @@ impl Pipeline {
     pub async fn with_config(config: StreamConfig) -> Result<Self> {
         let dir = tempfile::tempdir()?;
         let store = Store::open(&dir.path().join("colloquy.db")).await?;
+        if WITHOUT_SEARCH_INDEX.load(Ordering::Relaxed) {
+            colloquy_bench::drop_search_index(&store).await?;
+        }
         let manager = StreamManager::new(store.clone(), config);
         let http = providers::ProviderHttp::new()?;
         Ok(Self { manager, store, http, busy_retries: Arc::default(), _dir: dir })

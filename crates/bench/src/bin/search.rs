@@ -416,9 +416,7 @@ async fn checkpoints(path: &Path, dir: &Path, words: &Words, table: &mut Table) 
     std::fs::copy(path, &bare)?;
     let with = Store::open(path).await?;
     let without = Store::open(&bare).await?;
-    for trigger in ["message_search_insert", "message_search_update", "message_search_delete"] {
-        without.write_raw(sqlx::query(sqlx::AssertSqlSafe(format!("DROP TRIGGER {trigger}")))).await?;
-    }
+    colloquy_bench::drop_search_index(&without).await?;
     let model = ModelRef { provider_id: ProviderId("bench".into()), model: "bench-model".into() };
     let mut replies = Vec::new();
     for store in [&with, &without] {
