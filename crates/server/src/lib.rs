@@ -9,6 +9,7 @@
 //! Every answer carries [`CONTENT_SECURITY_POLICY`]. See `docs/api.md` for the wire
 //! contract.
 
+mod assets;
 mod chat;
 mod guard;
 mod routes;

@@ -19,7 +19,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tower_http::compression::{CompressionLayer, CompressionLevel};
 use tower_http::services::{ServeDir, ServeFile};
-use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::AppState;
 use crate::sse::{Resume, event_stream, status_stream};
@@ -44,27 +43,19 @@ pub fn router(state: AppState, ui_dir: &Path) -> Router {
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state.clone());
     let ui = Router::new()
-        .nest_service("/assets", assets(ui_dir))
+        .nest_service("/assets", crate::assets::router(&ui_dir.join("assets")))
         .fallback_service(ServeDir::new(ui_dir).fallback(ServeFile::new(ui_dir.join("index.html"))))
         .layer(compression());
     crate::guard::protect(Router::new().nest("/api", api).merge(api_root).merge(ui), state.hosts)
 }
 
-/// Vite's output under `assets/`: every name carries a hash of the content, so a browser
-/// may keep it for good. A missing asset is a 404, not `index.html`.
-fn assets(ui_dir: &Path) -> Router {
-    Router::new().fallback_service(ServeDir::new(ui_dir.join("assets"))).layer(SetResponseHeaderLayer::overriding(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=31536000, immutable"),
-    ))
-}
-
 /// gzip or brotli for the UI's files, as the browser's `Accept-Encoding` asks (the layer
 /// sets `Content-Encoding` and `Vary: Accept-Encoding`; images and tiny files are left
-/// alone). Compressed per response rather than at build time so the desktop app, which
-/// embeds `ui/dist`, does not carry a second and third copy of every file; a middling
-/// level keeps that cost to milliseconds, and the immutable assets are fetched once. The
-/// API is not behind it: SSE frames must go out as they come.
+/// alone). Compressed when served rather than at build time so the desktop app, which
+/// embeds `ui/dist`, does not carry a second and third copy of every file. The hashed
+/// files under `/assets` are compressed once and kept (`assets.rs`); this layer does
+/// `index.html` and whatever `assets.rs` does not keep. The API is not behind it: SSE
+/// frames must go out as they come.
 fn compression() -> CompressionLayer {
     CompressionLayer::new().quality(CompressionLevel::Precise(5))
 }
