@@ -204,6 +204,8 @@ pub struct Store {
     writers: Arc<Mutex<()>>,
     /// A file-size cap tests set to make SQLite answer "disk full" for real.
     page_limit: Arc<PageLimit>,
+    /// Topics' active paths as last worked out (`pages.rs`).
+    paths: Arc<pages::PathCache>,
 }
 
 impl Store {
@@ -264,7 +266,7 @@ impl Store {
             pool.close().await;
             return Err(err.into());
         }
-        let store = Self { pool, writers: Arc::new(Mutex::new(())), page_limit };
+        let store = Self { pool, writers: Arc::new(Mutex::new(())), page_limit, paths: Arc::default() };
         // Searching is not worth refusing to open for: a failed check is said, and a
         // search that meets a damaged index rebuilds it then.
         if let Err(err) = store.check_search_index().await {

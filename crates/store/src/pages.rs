@@ -6,6 +6,7 @@
 //! full rows (parts, metadata) are read for the page alone.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use protocol::api::StoredMessage;
 use protocol::{MessageId, TopicId};
@@ -33,6 +34,45 @@ fn last_turns(nodes: &[Node], steps: &[Step], turns: usize) -> (usize, bool) {
     (starts[starts.len() - turns], true)
 }
 
+/// How many topics' paths are kept; a window shows one or a few at a time.
+const KEPT_PATHS: usize = 8;
+
+/// A topic's active path, worked out from all its rows, kept while `topics.path_version`
+/// (migration 0020: bumped by every write that can change a path) stays the same. Paging
+/// through a 10,000-message topic then reads each page's rows alone, not the whole topic's
+/// shape per page.
+#[derive(Debug, Default)]
+pub(crate) struct PathCache {
+    entries: Mutex<Vec<(String, Arc<KnownPath>)>>,
+}
+
+#[derive(Debug)]
+struct KnownPath {
+    version: i64,
+    nodes: Vec<Node>,
+    /// The active path.
+    steps: Vec<Step>,
+    /// Where each user message of the path is in `steps`.
+    user_at: HashMap<String, usize>,
+}
+
+impl PathCache {
+    fn get(&self, topic_id: &str, version: i64) -> Option<Arc<KnownPath>> {
+        let entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        entries.iter().find(|(id, known)| id == topic_id && known.version == version).map(|(_, known)| known.clone())
+    }
+
+    fn put(&self, topic_id: &str, known: Arc<KnownPath>) {
+        let mut entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        entries.retain(|(id, _)| id != topic_id);
+        // Most recent last; the least recently worked out goes first.
+        if entries.len() >= KEPT_PATHS {
+            entries.remove(0);
+        }
+        entries.push((topic_id.to_owned(), known));
+    }
+}
+
 impl Store {
     /// Up to `turns` turns of the topic's active path, the last ones, or (with `before`, a
     /// user message on the path) the ones just above it. A `before` that is no longer on
@@ -42,20 +82,48 @@ impl Store {
     pub async fn path_page(&self, topic_id: &TopicId, before: Option<&MessageId>, turns: usize) -> Result<PathPage> {
         // One read transaction: the page's rows are the ones the path was worked out from.
         let mut tx = self.pool().begin().await?;
-        let nodes = tree::nodes(&mut tx, topic_id.as_str()).await?;
-        let tree = Tree::new(&nodes);
-        let mut steps = match before {
-            None => tree.path(Tip::Active).unwrap_or_default(),
-            Some(id) => {
-                let not_found = || StoreError::NotFound { what: "message", id: id.to_string() };
-                let mut steps = tree.path(Tip::Through(id.as_str())).ok_or_else(not_found)?;
-                let at = steps.iter().position(|s| nodes[s.node].id == id.as_str()).ok_or_else(not_found)?;
-                steps.truncate(at);
-                steps
+        let version: Option<i64> = sqlx::query_scalar("SELECT path_version FROM topics WHERE id = ?")
+            .bind(topic_id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let known = match version.and_then(|version| self.paths.get(topic_id.as_str(), version)) {
+            Some(known) => known,
+            None => {
+                let nodes = tree::nodes(&mut tx, topic_id.as_str()).await?;
+                let steps = Tree::new(&nodes).path(Tip::Active).unwrap_or_default();
+                let user_at = steps
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, step)| nodes[step.node].user)
+                    .map(|(at, step)| (nodes[step.node].id.clone(), at))
+                    .collect();
+                let known = Arc::new(KnownPath { version: version.unwrap_or(-1), nodes, steps, user_at });
+                if version.is_some() {
+                    self.paths.put(topic_id.as_str(), known.clone());
+                }
+                known
             }
         };
-        let (start, more) = last_turns(&nodes, &steps, turns);
-        let steps = steps.split_off(start);
+        let nodes = &known.nodes;
+        // Above a message of the active path: the path up to it. Above one off the path
+        // (a version was switched since the page was read): the path through it.
+        let through: Vec<Step>;
+        let steps: &[Step] = match before {
+            None => &known.steps,
+            Some(id) => match known.user_at.get(id.as_str()) {
+                Some(&at) => &known.steps[..at],
+                None => {
+                    let not_found = || StoreError::NotFound { what: "message", id: id.to_string() };
+                    let mut path = Tree::new(nodes).path(Tip::Through(id.as_str())).ok_or_else(not_found)?;
+                    let at = path.iter().position(|s| nodes[s.node].id == id.as_str()).ok_or_else(not_found)?;
+                    path.truncate(at);
+                    through = path;
+                    &through
+                }
+            },
+        };
+        let (start, more) = last_turns(nodes, steps, turns);
+        let steps = &steps[start..];
 
         let ids: Vec<&str> = steps.iter().map(|s| nodes[s.node].id.as_str()).collect();
         let rows = sqlx::query(concat!(
@@ -161,6 +229,69 @@ mod tests {
         let joined: Vec<MessageId> = pages.iter().rev().flat_map(|p| p.messages.iter().map(|m| m.id.clone())).collect();
         let path: Vec<MessageId> = store.active_path(&topic.id).await.unwrap().into_iter().map(|m| m.id).collect();
         assert_eq!(joined, path);
+    }
+
+    /// The path is kept between pages (`PathCache`): every write that changes it must show
+    /// on the next page, and writes that do not (a reply's text) must not be missed either.
+    #[tokio::test]
+    async fn a_kept_path_follows_every_write_that_changes_it() {
+        let (store, _dir) = store().await;
+        let topic = store.create_topic("t", None).await.unwrap();
+        let (first, _) = turn(&store, &topic.id, "q0", &["a"]).await;
+        let newest = |store: Store, topic: TopicId| async move {
+            texts(&store.path_page(&topic, None, 10).await.unwrap().messages)
+        };
+        assert_eq!(newest(store.clone(), topic.id.clone()).await, ["q0", "reply:a"]);
+
+        // A new turn.
+        let (second, replies) = turn(&store, &topic.id, "q1", &["a"]).await;
+        assert_eq!(newest(store.clone(), topic.id.clone()).await, ["q0", "reply:a", "q1", "reply:a"]);
+        // A reply's text and status change: not the path, but the page's rows are read afresh.
+        store
+            .write_raw(
+                sqlx::query(
+                    r#"UPDATE messages SET parts = '[{"type":"text","text":"new"}]', status = 'success' WHERE id = ?"#,
+                )
+                .bind(replies[0].as_str()),
+            )
+            .await
+            .unwrap();
+        let page = store.path_page(&topic.id, None, 10).await.unwrap();
+        assert_eq!(page.messages[3].message.text(), "new");
+
+        // An edit of the first message (a sibling) becomes the active version...
+        let edit = MessageId::new();
+        store
+            .insert_turn(&NewTurn {
+                topic_id: topic.id.clone(),
+                turn_id: TurnId::new(),
+                user_message_id: edit.clone(),
+                user_parts: vec![UiPart::Text { text: "q0 edited".into(), state: None }],
+                edit_of: Some(first.clone()),
+                assistants: vec![],
+            })
+            .await
+            .unwrap();
+        assert_eq!(newest(store.clone(), topic.id.clone()).await, ["q0 edited"]);
+        // ...and switching back brings the old branch (a change of `selected` only).
+        store.select_message(&topic.id, &first).await.unwrap();
+        assert_eq!(newest(store.clone(), topic.id.clone()).await, ["q0", "reply:a", "q1", "reply:a"]);
+        // A page above a message that was on the path before the switch still works.
+        store.select_message(&topic.id, &edit).await.unwrap();
+        let above = store.path_page(&topic.id, Some(&second), 10).await.unwrap();
+        assert_eq!(texts(&above.messages), ["q0", "reply:a"]);
+        store.select_message(&topic.id, &first).await.unwrap();
+
+        // A deleted message.
+        store.delete_message(&topic.id, &second).await.unwrap();
+        assert_eq!(newest(store.clone(), topic.id.clone()).await, ["q0", "reply:a"]);
+
+        // The topic deleted and made again under the same id: the old path is not shown.
+        store.delete_topic(&topic.id).await.unwrap();
+        store.create_topic_with_id(&topic.id, "again", None).await.unwrap();
+        assert!(newest(store.clone(), topic.id.clone()).await.is_empty());
+        turn(&store, &topic.id, "fresh", &["b"]).await;
+        assert_eq!(newest(store.clone(), topic.id.clone()).await, ["fresh", "reply:b"]);
     }
 
     #[tokio::test]

@@ -12,7 +12,7 @@
 //! model columns. Working out the path is pure ([`path`]) over the light rows of one
 //! topic ([`Node`]), read in a transaction when a write depends on it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqliteConnection};
@@ -166,7 +166,9 @@ impl<'a> Tree<'a> {
             Tip::Through(id) => {
                 let mut current = *self.users.get(id)?;
                 let mut chain = vec![current];
-                while let Some(up) = self.parent_user(current).filter(|up| !chain.contains(up)) {
+                let mut seen = HashSet::from([current]);
+                // `seen` guards damaged data (a loop of parents) without a scan per step.
+                while let Some(up) = self.parent_user(current).filter(|&up| seen.insert(up)) {
                     chain.push(up);
                     current = up;
                 }
