@@ -3,6 +3,8 @@ import './styles.css';
 import { createRoot } from 'react-dom/client';
 import { App, type Signal } from './App';
 import { chooseBackend } from './backend';
+import { PAGE_TURNS, readNewestPageEarly } from './chat/history';
+import { topicFromUrl } from './components/Workspace';
 import { applyTheme, startTheme } from './theme';
 
 startTheme();
@@ -27,6 +29,9 @@ const unauthorized = createSignal();
 const choice = chooseBackend(() => unauthorized.fire());
 // The stored choice is the truth; the painted one came from this browser's last visit.
 if (choice.kind === 'ready') {
+  const { backend } = choice;
+  // The conversation's first page, while the rest of the workspace is read.
+  readNewestPageEarly((topicId) => backend.call('messages_page', { topicId, turns: PAGE_TURNS }), topicFromUrl());
   choice.backend
     .call('settings_get')
     .then((settings) => applyTheme(settings.theme))

@@ -42,3 +42,30 @@ export function prependOlder(loaded: LoadedHistory, page: MessagesPage): LoadedH
   const rows = page.messages.filter((row) => !known.has(row.id));
   return { rows: [...rows, ...loaded.rows], older: page.older };
 }
+
+/**
+ * The newest page of the topic the address names, asked for as the page loads (before
+ * the topic list, providers and settings are read and the conversation is mounted), so
+ * that a reload or a topic opened in its own window shows its messages one round trip
+ * sooner. The topic's session takes it, once, for its first read; a failed early read is
+ * asked again by the session, which reports it.
+ */
+let earlyPage: { topicId: string; page: Promise<MessagesPage>; at: number } | undefined;
+
+/** An early page older than this is not used: the session asks afresh. */
+const EARLY_PAGE_MS = 5_000;
+
+export function readNewestPageEarly(read: (topicId: string) => Promise<MessagesPage>, topicId: string | undefined): void {
+  if (topicId === undefined) return;
+  const page = read(topicId);
+  // Unhandled until taken; the session asks again if it failed.
+  page.catch(() => {});
+  earlyPage = { topicId, page, at: performance.now() };
+}
+
+/** The early page of `topicId`, if there is a recent one; only the first caller gets it. */
+export function takeEarlyPage(topicId: string): Promise<MessagesPage> | undefined {
+  const early = earlyPage;
+  earlyPage = undefined;
+  return early?.topicId === topicId && performance.now() - early.at < EARLY_PAGE_MS ? early.page : undefined;
+}

@@ -19,7 +19,7 @@ import type {
 } from '../protocol.gen';
 import { attachmentParts } from './attachments';
 import { buildConversation, type PendingEdit, type TurnView } from './conversation';
-import { joinNewest, loadedTurns, MAX_PAGE_TURNS, PAGE_TURNS, prependOlder } from './history';
+import { joinNewest, loadedTurns, MAX_PAGE_TURNS, PAGE_TURNS, prependOlder, takeEarlyPage } from './history';
 import type { ChatMessage } from './messages';
 import { LiveReplies } from './replies';
 
@@ -522,7 +522,11 @@ export class TopicSession {
           const loaded = this.stored ? loadedTurns(this.stored) : 0;
           const turns = whole ? Math.min(MAX_PAGE_TURNS, Math.max(PAGE_TURNS, loaded)) : PAGE_TURNS;
           const request: MessagesPageRequest = { topicId: this.topicId, turns };
-          const page = await this.backend.call('messages_page', request);
+          const read = () => this.backend.call('messages_page', request);
+          // The first read may take the page asked for as the window loaded. Nothing has
+          // settled yet then (no stream was attached), so nothing is pruned by it.
+          const early = this.stored === undefined && settled.length === 0 ? takeEarlyPage(this.topicId) : undefined;
+          const page = await (early ? early.catch(read) : read());
           const joined = joinNewest(whole || !this.stored ? undefined : { rows: this.stored, older: this.older }, page);
           const stored = joined.rows;
           this.stored = stored;

@@ -546,7 +546,7 @@ export function Workspace() {
 }
 
 /** The topic named by `#topic=<id>` (or the older `?topic=<id>`) in the address. */
-function topicFromUrl(): string | undefined {
+export function topicFromUrl(): string | undefined {
   const fromHash = new URLSearchParams(window.location.hash.replace(/^#/, '')).get('topic');
   return fromHash ?? new URLSearchParams(window.location.search).get('topic') ?? undefined;
 }
