@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type ReactNode } from 'react';
+import { useDeferredValue, useEffect, useMemo, useRef, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { isAgentTopic } from '../agents/sessions';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { encodeAttachment } from '../chat/attachments';
@@ -56,6 +56,11 @@ export function ConversationView(props: ConversationViewProps) {
   const [session] = useState(() => new TopicSession(backend, topicId, { onSettled }));
   const [inbox] = useState(() => new InboxStore(backend, topicId));
   const state = useSyncExternalStore(session.subscribe, session.getState);
+  // The conversation is drawn from a deferred copy: a store's updates render synchronously,
+  // in one task, and a long reply's render (its markdown, a code block highlighted) then
+  // blocked the page for 50-170 ms; deferred, React renders it in slices between frames
+  // and input, and drops a render that a newer chunk made stale.
+  const shown = useDeferredValue(state);
   const [unsent, setUnsent] = useState<OutgoingMessage>();
   const [fileError, setFileError] = useState<ApiFailure>();
   const awaitingApproval = status === 'awaiting_approval';
@@ -173,15 +178,15 @@ export function ConversationView(props: ConversationViewProps) {
   return (
     <section className="chat">
       {header}
-      {state.loaded ? (
+      {shown.loaded ? (
         <EditRequestContext.Provider value={editRequest}>
           <MessageList
-            turns={state.turns}
-            waiting={state.sending}
+            turns={shown.turns}
+            waiting={shown.sending}
             providers={providers}
             commands={commands}
-            hasOlder={state.hasOlder}
-            loadingOlder={state.loadingOlder}
+            hasOlder={shown.hasOlder}
+            loadingOlder={shown.loadingOlder}
             onLoadOlder={session.loadOlder}
           />
         </EditRequestContext.Provider>

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { Virtualizer, type VirtualizerHandle } from 'virtua';
 import type { TurnView } from '../chat/conversation';
 import type { Provider } from '../protocol.gen';
@@ -33,7 +33,15 @@ const START_PX = 14;
  * messages that arrived meanwhile) goes back. Sending scrolls to the new message.
  * Older pages load as the top comes near, without moving what is on screen.
  */
-export function MessageList({ turns, waiting, providers, commands, hasOlder = false, loadingOlder = false, onLoadOlder }: MessageListProps) {
+export const MessageList = memo(function MessageList({
+  turns,
+  waiting,
+  providers,
+  commands,
+  hasOlder = false,
+  loadingOlder = false,
+  onLoadOlder,
+}: MessageListProps) {
   const list = useRef<VirtualizerHandle>(null);
   const { following, follow, unfollow, keepEnd, scroller, scrollerNow, scrollerRef } = useFollowing();
   const prepended = usePrepended(turns);
@@ -157,7 +165,7 @@ export function MessageList({ turns, waiting, providers, commands, hasOlder = fa
       )}
     </div>
   );
-}
+});
 
 /** Keys that scroll a focused list up. */
 const UP_KEYS = new Set(['ArrowUp', 'PageUp', 'Home']);
