@@ -19,6 +19,30 @@ use tokio_util::sync::CancellationToken;
 
 type Reply<T> = Result<T, ApiError>;
 
+/// The engine, once it is open. The window opens before it (the database, migrations,
+/// recovery and the keychain probe are not on the way to a first paint), so a command
+/// that arrives earlier waits here for it.
+#[derive(Default)]
+pub struct EngineSlot(tokio::sync::SetOnce<Engine>);
+
+impl EngineSlot {
+    /// The engine, waiting until it is open.
+    pub async fn ready(&self) -> Engine {
+        self.0.wait().await.clone()
+    }
+
+    /// The engine if it is open.
+    pub fn get(&self) -> Option<Engine> {
+        self.0.get().cloned()
+    }
+
+    pub fn fill(&self, engine: Engine) {
+        if self.0.set(engine).is_err() {
+            tracing::warn!("the engine was opened twice; the first is kept");
+        }
+    }
+}
+
 fn parse<T: DeserializeOwned>(request: Value) -> Reply<T> {
     protocol::parse_body(request)
 }
@@ -54,12 +78,13 @@ macro_rules! stream_commands {
         $(
             #[tauri::command]
             pub async fn $name(
-                engine: State<'_, Engine>,
+                engine: State<'_, EngineSlot>,
                 window: WebviewWindow,
                 request: Value,
                 channel: Channel<StreamMessage>,
             ) -> Reply<AttachReply> {
                 let request: $request = parse(request)?;
+                let engine = engine.ready().await;
                 let listener = subscribe(&engine, &window, &request.topic_id, channel);
                 engine.$name(request, listener).await
             }
@@ -104,36 +129,40 @@ pub async fn file_save(app: tauri::AppHandle, request: Option<Value>) -> Reply<S
 #[tauri::command]
 pub async fn show_shortcut_set(
     app: tauri::AppHandle,
-    engine: State<'_, Engine>,
+    engine: State<'_, EngineSlot>,
     request: Option<Value>,
 ) -> Reply<protocol::api::AppSettings> {
     let request: protocol::api::ShowShortcutRequest =
         parse(request.unwrap_or_else(|| Value::Object(Default::default())))?;
+    let engine = engine.ready().await;
     crate::shortcut::set(&app, &engine, request).await
 }
 
 #[tauri::command]
 pub async fn stream_attach(
-    engine: State<'_, Engine>,
+    engine: State<'_, EngineSlot>,
     window: WebviewWindow,
     request: Value,
     channel: Channel<StreamMessage>,
 ) -> Reply<AttachReply> {
     let request: StreamAttachRequest = parse(request)?;
+    let engine = engine.ready().await;
     let listener = subscribe(&engine, &window, &request.topic_id, channel);
     engine.stream_attach(&request.topic_id, request.after, listener).await
 }
 
 #[tauri::command]
-pub async fn stream_detach(engine: State<'_, Engine>, window: WebviewWindow, request: Value) -> Reply<()> {
+pub async fn stream_detach(engine: State<'_, EngineSlot>, window: WebviewWindow, request: Value) -> Reply<()> {
     let request: TopicRequest = parse(request)?;
+    let engine = engine.ready().await;
     engine.stream_detach(&request.topic_id, &window_listener(&window)).await;
     Ok(())
 }
 
 #[tauri::command]
-pub async fn stream_abort(engine: State<'_, Engine>, request: Value) -> Reply<()> {
+pub async fn stream_abort(engine: State<'_, EngineSlot>, request: Value) -> Reply<()> {
     let request: TopicRequest = parse(request)?;
+    let engine = engine.ready().await;
     engine.stream_abort(&request.topic_id).await
 }
 
@@ -141,12 +170,12 @@ pub async fn stream_abort(engine: State<'_, Engine>, request: Value) -> Reply<()
 /// window has one feed: subscribing again (after a reload) ends the previous one.
 #[tauri::command]
 pub async fn status_subscribe(
-    engine: State<'_, Engine>,
+    engine: State<'_, EngineSlot>,
     feeds: State<'_, StatusFeeds>,
     window: WebviewWindow,
     channel: Channel<StatusMessage>,
 ) -> Reply<()> {
-    let mut feed = engine.status_subscribe();
+    let mut feed = engine.ready().await.status_subscribe();
     let stop = feeds.replace(window.label());
     tauri::async_runtime::spawn(async move {
         loop {
@@ -192,8 +221,7 @@ pub fn window_destroyed(app: &tauri::AppHandle, label: &str) {
     if let Some(feeds) = app.try_state::<StatusFeeds>() {
         feeds.remove(label);
     }
-    if let Some(engine) = app.try_state::<Engine>() {
-        let engine = engine.inner().clone();
+    if let Some(engine) = app.try_state::<EngineSlot>().and_then(|slot| slot.get()) {
         let listener = ListenerId(format!("window:{label}"));
         tauri::async_runtime::spawn(async move { engine.detach_everywhere(&listener).await });
     }
@@ -209,8 +237,8 @@ macro_rules! plain_commands {
     ) => {
         $(
             #[tauri::command]
-            pub async fn $name(engine: State<'_, Engine>, request: Option<Value>) -> Reply<Value> {
-                engine.call(stringify!($name), request.unwrap_or(Value::Null)).await
+            pub async fn $name(engine: State<'_, EngineSlot>, request: Option<Value>) -> Reply<Value> {
+                engine.ready().await.call(stringify!($name), request.unwrap_or(Value::Null)).await
             }
         )*
         invoke_handler!(

@@ -26,6 +26,7 @@ pub fn run() -> std::process::ExitCode {
         .plugin(window_state_plugin())
         .plugin(crate::shortcut::plugin())
         .manage(commands::StatusFeeds::default())
+        .manage(commands::EngineSlot::default())
         .manage(WindowStateSaver::default())
         .invoke_handler(commands::handler())
         .on_window_event(|window, event| match event {
@@ -56,13 +57,7 @@ pub fn run() -> std::process::ExitCode {
                 Err(err) => {
                     // Another mode holds the folder (or it cannot be locked): say so where
                     // the user looks, not only on stderr.
-                    eprintln!("colloquy: {err}");
-                    let handle = app.handle().clone();
-                    app.dialog()
-                        .message(err.to_string())
-                        .title("Colloquy cannot start")
-                        .kind(MessageDialogKind::Error)
-                        .show(move |_| handle.exit(1));
+                    cannot_start(app.handle(), err.to_string());
                     return Ok(());
                 }
             };
@@ -82,7 +77,7 @@ pub fn run() -> std::process::ExitCode {
     app.run(|handle, event| match event {
         tauri::RunEvent::ExitRequested { code: None, api, .. } => {
             // The last window closed (not an explicit quit): finish live replies first.
-            let live = handle.try_state::<Engine>().map(|e| e.live_turns()).unwrap_or(0);
+            let live = running_engine(handle).map(|e| e.live_turns()).unwrap_or(0);
             if live > 0 {
                 tracing::info!(
                     live,
@@ -94,8 +89,7 @@ pub fn run() -> std::process::ExitCode {
         }
         tauri::RunEvent::Exit => {
             // Replies still live at an explicit quit are stopped and persisted as interrupted.
-            if let Some(engine) = handle.try_state::<Engine>() {
-                let engine = engine.inner().clone();
+            if let Some(engine) = running_engine(handle) {
                 tauri::async_runtime::block_on(engine.shutdown());
             }
             if let Some(guard) = handle.try_state::<TelemetryGuard>() {
@@ -107,29 +101,53 @@ pub fn run() -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
-/// Opens the engine on the data folder this process holds, then the window. A database
-/// this version cannot use (damaged, or from a newer version) is not a crash on stderr:
-/// a dialog names the file and offers to move it aside and start fresh.
+/// The engine, if it is open.
+fn running_engine(handle: &AppHandle) -> Option<Engine> {
+    handle.try_state::<commands::EngineSlot>().and_then(|slot| slot.get())
+}
+
+/// Opens the window, and the engine on the data folder this process holds beside it: the
+/// page loads while the database is opened (migrations, recovery) and the keychain is
+/// probed, and its first calls wait for the engine (`commands::EngineSlot`). A database
+/// this version cannot use (damaged, or from a newer version) is not a crash on stderr: a
+/// dialog names the file and offers to move it aside and start fresh.
 fn start(handle: AppHandle, data_dir: PathBuf, lock: DataFolderLock) -> Result<(), String> {
     let config = EngineConfig::new(data_dir.clone(), "desktop").with_env_overrides();
-    match tauri::async_runtime::block_on(Engine::open_claimed(config, lock)) {
-        Ok(engine) => {
-            tracing::info!(data_dir = %data_dir.display(), "engine ready");
-            crate::notify::watch(handle.clone(), engine.clone());
-            handle.manage(engine.clone());
-            open_main_window(&handle);
-            // Not on the way to the first paint: the window does not need it.
-            let registering = handle.clone();
-            tauri::async_runtime::spawn(async move { crate::shortcut::register_stored(&registering, &engine).await });
-            Ok(())
+    let began = std::time::Instant::now();
+    open_main_window(&handle);
+    tracing::info!(ms = began.elapsed().as_millis() as u64, "window created; opening the engine");
+    tauri::async_runtime::spawn(async move {
+        match Engine::open_claimed(config, lock).await {
+            Ok(engine) => {
+                tracing::info!(
+                    data_dir = %data_dir.display(),
+                    ms = began.elapsed().as_millis() as u64,
+                    "engine ready"
+                );
+                crate::notify::watch(handle.clone(), engine.clone());
+                handle.state::<commands::EngineSlot>().fill(engine.clone());
+                crate::shortcut::register_stored(&handle, &engine).await;
+            }
+            Err(err) if matches!(err.code.as_deref(), Some(engine::DATABASE_DAMAGED | engine::DATABASE_NEWER)) => {
+                eprintln!("colloquy: {}", err.message);
+                offer_fresh_start(handle, data_dir, &err.message);
+            }
+            Err(err) => cannot_start(&handle, err.message),
         }
-        Err(err) if matches!(err.code.as_deref(), Some(engine::DATABASE_DAMAGED | engine::DATABASE_NEWER)) => {
-            eprintln!("colloquy: {}", err.message);
-            offer_fresh_start(handle, data_dir, &err.message);
-            Ok(())
-        }
-        Err(err) => Err(err.message),
-    }
+    });
+    Ok(())
+}
+
+/// Says why the app cannot start, where the user looks, then quits.
+fn cannot_start(handle: &AppHandle, reason: String) {
+    eprintln!("colloquy: {reason}");
+    let quit = handle.clone();
+    handle
+        .dialog()
+        .message(reason)
+        .title("Colloquy cannot start")
+        .kind(MessageDialogKind::Error)
+        .show(move |_| quit.exit(1));
 }
 
 /// Asks whether to move the unusable database aside (it is kept, renamed, next to where
@@ -159,14 +177,7 @@ fn offer_fresh_start(handle: AppHandle, data_dir: PathBuf, reason: &str) {
                     .map_err(|e| e.message)
                     .and_then(|lock| start(handle.clone(), data_dir, lock));
                 if let Err(err) = started {
-                    eprintln!("colloquy: {err}");
-                    let quit = handle.clone();
-                    handle
-                        .dialog()
-                        .message(err)
-                        .title("Colloquy cannot start")
-                        .kind(MessageDialogKind::Error)
-                        .show(move |_| quit.exit(1));
+                    cannot_start(&handle, err);
                 }
             }
         });
@@ -263,7 +274,7 @@ async fn exit_when_idle(handle: AppHandle) {
         if !handle.webview_windows().is_empty() {
             return;
         }
-        let live = handle.try_state::<Engine>().map(|e| e.live_turns()).unwrap_or(0);
+        let live = running_engine(&handle).map(|e| e.live_turns()).unwrap_or(0);
         if live == 0 {
             handle.exit(0);
             return;
