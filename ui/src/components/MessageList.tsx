@@ -105,9 +105,13 @@ export const MessageList = memo(function MessageList({
     [hasOlder, loadingOlder, onLoadOlder],
   );
   // A page that ended near the top (or too short to scroll) reads the next one: no scroll
-  // event would come to ask.
+  // event would come to ask. Read in the next frame, once virtua has measured the new turns
+  // and moved the view to keep it still: a position read before that (0, at the top) is
+  // stale either way.
   useEffect(() => {
-    if (scroller) loadOlderNearTop(scroller.scrollTop);
+    if (!scroller) return;
+    const frame = requestAnimationFrame(() => loadOlderNearTop(scroller.scrollTop));
+    return () => cancelAnimationFrame(frame);
   }, [scroller, loadOlderNearTop, turns.length]);
 
   if (turns.length === 0 && !waiting) {
