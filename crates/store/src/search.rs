@@ -1,7 +1,8 @@
 //! Full-text search over messages.
 //!
-//! The index is two FTS5 tables (migration 0019), kept by SQL triggers on `messages` in
-//! the same transaction as every write, so it cannot fall behind a committed message:
+//! The index is two FTS5 tables (migration 0019), kept by SQL triggers on `messages`
+//! (migration 0020) in the same transaction as every write, so it cannot fall behind a
+//! committed message:
 //!
 //! - `message_words`: every message by its words (any case, accents ignored). A plain
 //!   word is looked up as a prefix (`pyth` finds "Python"); prefixes of two and three
@@ -38,7 +39,8 @@ const SNIPPET_CONTEXT: usize = 60;
 
 /// Whether `c` belongs to a script written without spaces between words, whose text
 /// `message_cjk` indexes by trigrams. Mirrors the character class of the view
-/// `message_cjk_text` (migration 0019); a test checks that they agree.
+/// `unspaced_pattern` (migration 0020; 0019's `message_cjk_text`), which the view
+/// `message_cjk_text` and the triggers use; a test checks that they agree.
 pub(crate) fn is_unspaced(c: char) -> bool {
     matches!(
         c,
