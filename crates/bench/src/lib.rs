@@ -16,9 +16,10 @@ pub fn load_average() -> String {
     text.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
 
-/// The search index's triggers (migration 0019): dropping them leaves a database that
-/// writes messages exactly as before the index existed, for "with and without" rows.
-pub const SEARCH_TRIGGERS: [&str; 3] = ["message_search_insert", "message_search_update", "message_search_delete"];
+/// The search index's triggers (migrations 0019 and 0021): dropping them leaves a database
+/// that writes messages exactly as before the index existed, for "with and without" rows.
+pub const SEARCH_TRIGGERS: [&str; 4] =
+    ["message_search_insert", "message_search_update", "message_search_update_cjk", "message_search_delete"];
 
 /// Drops the search index's triggers from `store`'s database (see [`SEARCH_TRIGGERS`]).
 pub async fn drop_search_index(store: &store::Store) -> anyhow::Result<()> {

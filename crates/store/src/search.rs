@@ -1,7 +1,8 @@
 //! Full-text search over messages.
 //!
-//! The index is two FTS5 tables (migration 0019), kept by SQL triggers on `messages` in
-//! the same transaction as every write, so it cannot fall behind a committed message:
+//! The index is two FTS5 tables (migration 0019), kept by SQL triggers on `messages`
+//! (migration 0021) in the same transaction as every write, so it cannot fall behind a
+//! committed message:
 //!
 //! - `message_words`: every message by its words (any case, accents ignored). A plain
 //!   word is looked up as a prefix (`pyth` finds "Python"); prefixes of two and three
@@ -38,7 +39,8 @@ const SNIPPET_CONTEXT: usize = 60;
 
 /// Whether `c` belongs to a script written without spaces between words, whose text
 /// `message_cjk` indexes by trigrams. Mirrors the character class of the view
-/// `message_cjk_text` (migration 0019); a test checks that they agree.
+/// `unspaced_pattern` (migration 0021; 0019's `message_cjk_text`), which the view
+/// `message_cjk_text` and the triggers use; a test checks that they agree.
 pub(crate) fn is_unspaced(c: char) -> bool {
     matches!(
         c,
@@ -1067,6 +1069,100 @@ mod tests {
                 .unwrap();
                 assert_eq!(in_sql, super::super::is_unspaced(*c), "U+{:04X}", u32::from(*c));
             }
+            // The update trigger's own test of the raw parts (0021), both ways: a message
+            // that gains the character, then loses it again.
+            async fn in_cjk(store: &Store, id: &str) -> String {
+                sqlx::query_scalar(
+                    "SELECT body FROM message_cjk WHERE rowid = (SELECT rowid FROM messages WHERE id = ?)",
+                )
+                .bind(id)
+                .fetch_one(store.pool())
+                .await
+                .unwrap()
+            }
+            async fn set_text(store: &Store, id: &str, text: &str) {
+                let update =
+                    "UPDATE messages SET parts = json_array(json_object('type', 'text', 'text', ?1)) WHERE id = ?2";
+                store.write_raw(sqlx::query(update).bind(text.to_owned()).bind(id.to_owned())).await.unwrap();
+            }
+            for (i, c) in samples.iter().enumerate() {
+                let id = format!("c{i}");
+                set_text(&store, &id, "plain").await;
+                assert_eq!(in_cjk(&store, &id).await, "", "U+{:04X} left: its row is empty", u32::from(*c));
+                set_text(&store, &id, &format!("x{c}y")).await;
+                assert_eq!(
+                    !in_cjk(&store, &id).await.is_empty(),
+                    super::super::is_unspaced(*c),
+                    "U+{:04X}",
+                    u32::from(*c)
+                );
+            }
+            // Written as a JSON escape rather than the character itself: still indexed.
+            store
+                .write_raw(sqlx::query(
+                    r#"UPDATE messages SET parts = '[{"type":"text","text":"\u4e2d\u6587"}]' WHERE id = 'c0'"#,
+                ))
+                .await
+                .unwrap();
+            assert_eq!(in_cjk(&store, "c0").await, "中文");
+            assert!(!store.check_search_index().await.unwrap(), "the index still matches the messages");
+        }
+
+        #[tokio::test]
+        async fn a_database_from_0019_keeps_its_index_and_writes_cheaper() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("colloquy.db");
+            let url = format!("sqlite:{}?mode=rwc", path.display());
+            let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+            crate::MIGRATOR.run_to(19, &pool).await.unwrap();
+            sqlx::query("INSERT INTO topics (id, title, created_at, updated_at) VALUES ('t', 'old', 'x', 'x')")
+                .execute(&pool)
+                .await
+                .unwrap();
+            let long = format!("a streaming answer about albatross {}", "filler words here ".repeat(260));
+            let rows = [
+                ("u1", "user", None, "success", "Tell me about Python generators".to_owned()),
+                ("a1", "assistant", Some("m"), "success", "我们用中文讨论全文检索 and itertools".to_owned()),
+                ("a2", "assistant", Some("m"), "streaming", long.clone()),
+            ];
+            for (id, role, model, status, text) in rows {
+                sqlx::query(
+                    "INSERT INTO messages (id, topic_id, turn_id, role, status, provider_id, model_name, parts, \
+                       created_at, updated_at) \
+                     VALUES (?1, 't', ?1, ?2, ?3, ?4, ?5, json_array(json_object('type', 'text', 'text', ?6)), 'x', 'x')",
+                )
+                .bind(id)
+                .bind(role)
+                .bind(status)
+                .bind(model.map(|_| "p"))
+                .bind(model)
+                .bind(text)
+                .execute(&pool)
+                .await
+                .unwrap();
+            }
+            pool.close().await;
+
+            let store = Store::open(&path).await.unwrap();
+            assert!(!store.check_search_index().await.unwrap(), "0019's rows are kept as they are");
+            let id = |s: &str| MessageId(s.into());
+            assert_eq!(found(&store, "pyth gener").await, vec![id("u1")]);
+            assert_eq!(found(&store, "全文检索").await, vec![id("a1")]);
+            assert_eq!(found(&store, "albatross").await, vec![id("a2")]);
+
+            // The streaming reply grows by a few bytes: its row lags (0016), then a write of
+            // its status alone ends it, and the row catches up.
+            let reply = id("a2");
+            write(&store, &reply, MessageStatus::Streaming, vec![text(&format!("{long} pelican"))]).await;
+            assert!(found(&store, "pelican").await.is_empty(), "the last few bytes of a streaming reply lag");
+            store.write_raw(sqlx::query("UPDATE messages SET status = 'paused' WHERE id = 'a2'")).await.unwrap();
+            assert_eq!(found(&store, "pelican").await, vec![reply.clone()], "leaving streaming re-indexes it");
+
+            // The CJK reply loses its unspaced text: its trigram row empties.
+            write(&store, &id("a1"), MessageStatus::Success, vec![text("only itertools now")]).await;
+            assert!(found(&store, "全文检索").await.is_empty());
+            assert_eq!(found(&store, "itertools").await, vec![id("a1")]);
+            assert!(!store.check_search_index().await.unwrap(), "consistent after the writes");
         }
 
         #[tokio::test]
