@@ -52,7 +52,9 @@ impl Operations for Engine {
     async fn topic_delete(&self, request: TopicRequest) -> Result<(), ApiError> {
         self.inner.store.get_topic(&request.topic_id).await?;
         self.inner.streams.close_topic(&request.topic_id).await;
-        Ok(self.inner.store.delete_topic(&request.topic_id).await?)
+        self.inner.store.delete_topic(&request.topic_id).await?;
+        self.offer_mcp_roots().await;
+        Ok(())
     }
 
     async fn topic_delete_if_empty(&self, request: TopicRequest) -> Result<TopicDeletedIfEmpty, ApiError> {
@@ -210,7 +212,9 @@ impl Operations for Engine {
     }
 
     async fn assistant_delete(&self, request: IdRequest) -> Result<(), ApiError> {
-        Ok(self.inner.store.delete_assistant(&request.id).await?)
+        self.inner.store.delete_assistant(&request.id).await?;
+        self.offer_mcp_roots().await;
+        Ok(())
     }
 
     async fn assistant_features_list(&self) -> Result<Vec<protocol::api::FeatureInfo>, ApiError> {

@@ -174,6 +174,8 @@ impl Engine {
             tracing::info!(held, "queued messages from the last run are held until released");
         }
         let hub = ::tools::mcp::McpHub::new(mcp::hub_options(&config.data_dir, &store, mcp_http));
+        // Roots first: a server asks for them as soon as its handshake is done.
+        mcp::offer_roots(&store, &hub).await?;
         mcp::load(&store, secrets.as_ref(), &hub).await?;
         // Claude Code's process groups are recorded with the MCP servers' (reaped above, in
         // `McpHub::new`, before any session can start one).
@@ -424,14 +426,25 @@ impl Engine {
         &self,
         request: protocol::api::CreateTopic,
     ) -> Result<protocol::api::Topic, ApiError> {
-        self.inner.topics.create_topic(request).await
+        let topic = self.inner.topics.create_topic(request).await?;
+        self.offer_mcp_roots().await;
+        Ok(topic)
     }
 
     pub(crate) async fn update_topic(
         &self,
         request: protocol::api::UpdateTopic,
     ) -> Result<protocol::api::Topic, ApiError> {
-        self.inner.topics.update_topic(request).await
+        let topic = self.inner.topics.update_topic(request).await?;
+        self.offer_mcp_roots().await;
+        Ok(topic)
+    }
+
+    /// A workspace folder may have come or gone: MCP servers are offered the new set.
+    pub(crate) async fn offer_mcp_roots(&self) {
+        if let Err(err) = mcp::offer_roots(&self.inner.store, self.inner.mcp.hub()).await {
+            tracing::warn!(error = %err, "could not read the workspace folders offered to MCP servers");
+        }
     }
 
     pub(crate) async fn list_providers(&self) -> Result<Vec<protocol::api::Provider>, ApiError> {
@@ -476,14 +489,18 @@ impl Engine {
         id: Option<String>,
         input: protocol::api::AssistantInput,
     ) -> Result<protocol::api::Assistant, ApiError> {
-        self.inner.assistants.save_assistant(id, input).await
+        let assistant = self.inner.assistants.save_assistant(id, input).await?;
+        self.offer_mcp_roots().await;
+        Ok(assistant)
     }
 
     pub(crate) async fn update_assistant(
         &self,
         request: protocol::api::UpdateAssistant,
     ) -> Result<protocol::api::Assistant, ApiError> {
-        self.inner.assistants.update_assistant(request).await
+        let assistant = self.inner.assistants.update_assistant(request).await?;
+        self.offer_mcp_roots().await;
+        Ok(assistant)
     }
 
     pub(crate) async fn list_mcp_servers(&self) -> Result<Vec<protocol::mcp::McpServer>, ApiError> {

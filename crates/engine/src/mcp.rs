@@ -151,6 +151,22 @@ async fn move_plain_values(store: &Store, secrets: &dyn SecretStore, row: &McpSe
 /// Starts every stored server on `hub`, from its cached tools. Servers from before get
 /// their namespace (in the order they were added: the prefixes their tools already had)
 /// and their plain variable and header values moved to the secret store.
+/// Offers every server the workspace folders of topics and assistants as its roots (MCP
+/// `roots/list`). One connection per server serves every topic, so it is all of them, not
+/// the asking topic's alone: a file server keeps to the union. Folders that are not
+/// absolute, or do not exist, are left out.
+pub(crate) async fn offer_roots(store: &Store, hub: &McpHub) -> Result<(), ApiError> {
+    let folders = store
+        .workspace_folders()
+        .await?
+        .into_iter()
+        .map(std::path::PathBuf::from)
+        .filter(|folder| folder.is_absolute() && folder.is_dir())
+        .collect();
+    hub.set_roots(folders);
+    Ok(())
+}
+
 pub(crate) async fn load(store: &Store, secrets: &dyn SecretStore, hub: &McpHub) -> Result<(), ApiError> {
     let mut moved = false;
     for mut row in store.list_mcp_servers().await? {
@@ -194,8 +210,7 @@ impl Mcp {
         Self { store, secrets, hub }
     }
 
-    /// The hub itself, for tests that wait on its change signal.
-    #[cfg(test)]
+    /// The hub itself (roots are offered through it; tests wait on its change signal).
     pub(crate) fn hub(&self) -> &McpHub {
         &self.hub
     }

@@ -50,6 +50,17 @@ fn encode(value: &impl serde::Serialize) -> Result<String> {
 }
 
 impl Store {
+    /// Every workspace folder a topic or an assistant names, each once (what MCP servers
+    /// are offered as their roots).
+    pub async fn workspace_folders(&self) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar(
+            "SELECT workspace FROM topics WHERE coalesce(workspace, '') != '' \
+             UNION SELECT workspace FROM assistants WHERE coalesce(workspace, '') != '' ORDER BY 1",
+        )
+        .fetch_all(self.pool())
+        .await?)
+    }
+
     pub async fn list_assistants(&self) -> Result<Vec<Assistant>> {
         let rows =
             sqlx::query("SELECT * FROM assistants ORDER BY name COLLATE NOCASE, id").fetch_all(self.pool()).await?;

@@ -350,6 +350,41 @@ async fn the_filesystem_server_writes_inside_its_folder() {
     f.hub.shutdown().await;
 }
 
+/// Roots: the folders the hub offers replace the filesystem server's own (it asks for them
+/// after the handshake, and again when told they changed).
+#[tokio::test]
+async fn the_filesystem_server_keeps_to_the_roots_offered_and_follows_their_changes() {
+    let own = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let f = hub(Duration::from_secs(30));
+    f.hub.set_roots(vec![workspace.path().to_path_buf()]);
+    f.add("fs", "Files", stdio(bin("mcp-server-filesystem"), &[own.path().to_str().unwrap()]));
+    f.ready("fs").await;
+    let allowed = f.tool("files__list_allowed_directories");
+    let listed = || async { allowed.execute(json!({}), &ctx()).await.unwrap().text_content() };
+    let canonical = |dir: &tempfile::TempDir| dir.path().canonicalize().unwrap().to_string_lossy().into_owned();
+    let until = |want: String, not: String| {
+        let listed = &listed;
+        async move {
+            let deadline = tokio::time::Instant::now() + PATIENCE;
+            loop {
+                let text = listed().await;
+                if text.contains(&want) && !text.contains(&not) {
+                    return text;
+                }
+                assert!(tokio::time::Instant::now() < deadline, "still {text:?}, waiting for {want}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    until(canonical(&workspace), canonical(&own)).await;
+    // Another workspace: the server is told, asks again, and keeps to the new one.
+    f.hub.set_roots(vec![other.path().to_path_buf()]);
+    until(canonical(&other), canonical(&workspace)).await;
+    f.hub.shutdown().await;
+}
+
 #[tokio::test]
 async fn broken_servers_show_their_error_and_the_others_keep_working() {
     let f = hub(Duration::from_secs(3));

@@ -600,3 +600,51 @@ async fn issue_20_a_servers_instructions_reach_the_model_with_its_tools_and_only
     assert!(!request.to_string().contains("Everything Server – Server Instructions"), "{request}");
     t.f.engine.shutdown().await;
 }
+
+/// Roots: the topics' and assistants' workspace folders are offered to every server, and a
+/// change is announced (the filesystem server keeps to them instead of its own folder).
+#[tokio::test]
+async fn issue_20_workspace_folders_are_the_servers_roots_and_follow_changes() {
+    let t = tool_fixture().await;
+    let own = tempfile::tempdir().unwrap();
+    let bin = servers_dir().join("node_modules/.bin/mcp-server-filesystem");
+    let transport =
+        json!({ "kind": "stdio", "command": bin.to_str().unwrap(), "args": [own.path().to_str().unwrap()] });
+    let server = t.add_server(json!({ "name": "Files", "transport": transport })).await;
+    ready(&t, &server.id).await;
+    let tool =
+        t.f.engine
+            .inner
+            .mcp
+            .hub()
+            .tools()
+            .into_iter()
+            .find(|entry| entry.tool.definition().name.ends_with("list_allowed_directories"))
+            .expect("the filesystem server offers list_allowed_directories")
+            .tool;
+    let canonical = |path: &Path| path.canonicalize().unwrap().to_string_lossy().into_owned();
+    let until = |want: String, not: String| {
+        let tool = tool.clone();
+        async move {
+            let wait = async {
+                loop {
+                    let text =
+                        tool.execute(json!({}), &::tools::ToolContext::detached(None)).await.unwrap().text_content();
+                    if text.contains(&want) && !text.contains(&not) {
+                        return text;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            };
+            tokio::time::timeout(PATIENCE, wait).await.unwrap_or_else(|_| panic!("the roots never became {want}"))
+        }
+    };
+    until(canonical(t.workspace.path()), canonical(own.path())).await;
+
+    // The topic moves to another folder: the server is told and keeps to that one.
+    let moved = tempfile::tempdir().unwrap();
+    let _: Topic =
+        t.f.call("topic_update", json!({ "id": t.topic.id, "workspace": moved.path().to_str().unwrap() })).await;
+    until(canonical(moved.path()), canonical(t.workspace.path())).await;
+    t.f.engine.shutdown().await;
+}

@@ -11,10 +11,11 @@ use protocol::tool::{ToolContent, ToolOutput};
 // MCP logging is deprecated (SEP-2577) but still what servers use; the issue asks for it.
 #[allow(deprecated)]
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ServerResult, SetLevelRequestParams,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest, ErrorData,
+    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, Root, RootsCapabilities, ServerResult,
+    SetLevelRequestParams,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
@@ -77,12 +78,14 @@ impl StderrTail {
 }
 
 /// Our side of the connection: routes progress to the calls that asked for it, notices
-/// when the server's tool list changes, and keeps what it logs.
-#[derive(Clone, Default)]
+/// when the server's tool list changes, keeps what it logs, and answers `roots/list`.
+#[derive(Clone)]
 pub(crate) struct Handler {
     progress: Arc<Mutex<HashMap<String, ProgressSink>>>,
     pub(crate) list_changed: Arc<tokio::sync::Notify>,
     log: ServerLog,
+    /// The folders offered as roots (`McpHub::set_roots`).
+    roots: tokio::sync::watch::Receiver<Vec<std::path::PathBuf>>,
 }
 
 impl ClientHandler for Handler {
@@ -108,12 +111,34 @@ impl ClientHandler for Handler {
         self.list_changed.notify_one();
     }
 
+    // Roots are deprecated by SEP-2577 but still what file servers ask for.
+    #[allow(deprecated)]
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        let roots = self.roots.borrow().iter().filter_map(|folder| root(folder)).collect();
+        Ok(ListRootsResult::new(roots))
+    }
+
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
+        let mut roots = RootsCapabilities::default();
+        roots.list_changed = Some(true);
+        info.capabilities.roots = Some(roots);
         info.client_info.name = "colloquy".into();
         info.client_info.version = env!("CARGO_PKG_VERSION").into();
         info
     }
+}
+
+/// A folder as a root: its `file://` URI, named by its last component. A relative path
+/// (which no workspace is) is left out.
+#[allow(deprecated)]
+fn root(folder: &std::path::Path) -> Option<Root> {
+    let uri = reqwest::Url::from_file_path(folder).ok()?;
+    let root = Root::new(uri.to_string());
+    Some(match folder.file_name().and_then(|name| name.to_str()) {
+        Some(name) => root.with_name(name),
+        None => root,
+    })
 }
 
 fn token_key(token: &rmcp::model::ProgressToken) -> String {
@@ -152,8 +177,9 @@ impl Client {
         http: &McpHttp,
         timeout: Duration,
         log: ServerLog,
+        roots: tokio::sync::watch::Receiver<Vec<std::path::PathBuf>>,
     ) -> Result<Self, ConnectError> {
-        let handler = Handler { log, ..Handler::default() };
+        let handler = Handler { progress: Arc::default(), list_changed: Arc::default(), log, roots };
         let stderr = StderrTail::default();
         let failure = Failure::default();
         let error = |message: String, stderr: &StderrTail| ConnectError { message, stderr: stderr.text() };
@@ -343,6 +369,14 @@ impl Client {
             .await
             .map_err(|_| format!("`logging/setLevel` got no answer within {} s", timeout.as_secs()))?
             .map_err(|e| self.request_failed("`logging/setLevel`", &e))
+    }
+
+    /// Tells the server the roots changed (`notifications/roots/list_changed`); it asks
+    /// for them again if it cares.
+    pub(crate) async fn roots_changed(&self) {
+        if let Err(error) = self.peer.notify_roots_list_changed().await {
+            tracing::debug!(%error, "could not tell an MCP server its roots changed");
+        }
     }
 
     /// Resolves when the connection has ended.

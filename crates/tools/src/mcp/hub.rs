@@ -88,6 +88,8 @@ pub(crate) struct Inner {
     tracker: TaskTracker,
     /// Counts the changes of any server's status or tools, for whoever waits on one.
     changes: watch::Sender<u64>,
+    /// The folders every connection offers as its roots (`set_roots`).
+    roots: watch::Sender<Vec<std::path::PathBuf>>,
 }
 
 struct Server {
@@ -122,8 +124,24 @@ impl McpHub {
                 order: Mutex::new(Vec::new()),
                 tracker: TaskTracker::new(),
                 changes: watch::channel(0).0,
+                roots: watch::channel(Vec::new()).0,
             }),
         }
+    }
+
+    /// The folders offered to every server as its roots (MCP `roots/list`): servers that
+    /// work on files (the filesystem server) keep to them. Servers connected now are told
+    /// of a change (`roots/list_changed`); later ones are asked after their handshake.
+    pub fn set_roots(&self, mut folders: Vec<std::path::PathBuf>) {
+        folders.sort();
+        folders.dedup();
+        self.inner.roots.send_if_modified(|roots| {
+            let changed = *roots != folders;
+            if changed {
+                *roots = folders;
+            }
+            changed
+        });
     }
 
     /// The record of child process groups (reaped when the hub was made), for other
@@ -407,9 +425,20 @@ async fn supervise(
         inner.update(&id, |s| {
             s.status.state = McpState::Connecting;
         });
+        // Roots as they are now go into the handshake's answers; a change from here on is
+        // announced once the connection is up.
+        let mut roots = inner.roots.subscribe();
+        roots.mark_unchanged();
         let connected = tokio::select! {
             _ = stop.cancelled() => return,
-            connected = Client::connect(&config, &inner.processes, &inner.options.http, timeout, logging.log.clone()) => connected,
+            connected = Client::connect(
+                &config,
+                &inner.processes,
+                &inner.options.http,
+                timeout,
+                logging.log.clone(),
+                roots.clone(),
+            ) => connected,
         };
         let (problem, stderr_tail, delay) = match connected {
             Err(error) => (error.message, error.stderr, backoff.failed()),
@@ -446,6 +475,7 @@ async fn supervise(
                                 _ = client.handler.list_changed.notified() => {
                                     let _ = list(&inner, &config, &client, timeout).await;
                                 }
+                                Ok(()) = roots.changed() => client.roots_changed().await,
                                 _ = pings.tick(), if client.needs_pings => {
                                     tokio::select! {
                                         _ = stop.cancelled() => {
