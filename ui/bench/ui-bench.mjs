@@ -269,7 +269,15 @@ async function scrollToTop(page) {
   );
   const frames = await stopFrames(page);
   const tasks = await longTasksSince(page, from);
-  return { p95: percentile(frames.frames, 95), longTasks: tasks.length, elapsed: frames.elapsed };
+  // How far up it got: the oldest question shown, and how far 400 px a frame went (a
+  // topic taller than that in 60 s cannot be crossed at this speed, paged or not).
+  const reached = await page.evaluate(() => {
+    const users = document.querySelectorAll('.message-list [data-testid="message"][data-role="user"]');
+    const texts = [...users].map((m) => m.querySelector('[data-testid="message-text"]')?.textContent ?? '');
+    const numbers = texts.map((text) => Number(/Question (\d+)/.exec(text)?.[1])).filter(Number.isFinite);
+    return numbers.length > 0 ? Math.min(...numbers) : NaN;
+  });
+  return { p95: percentile(frames.frames, 95), longTasks: tasks.length, elapsed: frames.elapsed, reached, travelled: frames.frames.length * 400 };
 }
 
 async function streamShortInLong(stack, page) {
@@ -425,6 +433,7 @@ function print(options, results, loadBefore, loadAfter) {
     ['2. open the long topic: first message painted / interactive', `${fixed(med(results.open, 'firstMessage'))} ms / ${fixed(med(results.open, 'interactive'))} ms`],
     ['2. JS heap / DOM nodes after opening', `${fixed(med(results.open, 'heapMb'), 1)} MB / ${fixed(med(results.open, 'nodes'))}`],
     ['3. scroll bottom → top: p95 frame / long tasks / time', `${fixed(med(results.scroll, 'p95'), 1)} ms / ${fixed(med(results.scroll, 'longTasks'))} / ${fixed(med(results.scroll, 'elapsed'))} ms`],
+    ['3. scroll: oldest question reached (0 = the top) / distance scrolled', `${fixed(med(results.scroll, 'reached'))} / ${fixed(med(results.scroll, 'travelled') / 1000)} k px`],
     [`4. JS heap after 5 → ${options.replies} replies`, `${fixed(m.heap5, 1)} → ${fixed(m.heapEnd, 1)} MB`],
     [`4. DOM nodes after 5 → ${options.replies} replies`, `${fixed(m.nodes5)} → ${fixed(m.nodesEnd)}`],
     ['4. idle CPU over 10 s (share of one core)', `${fixed(m.idleCpu * 100, 1)} %`],
