@@ -190,6 +190,23 @@ mod tests {
         (user, replies)
     }
 
+    /// An edit of user message `of`: a sibling with `text` and no reply yet.
+    async fn edit(store: &Store, topic: &TopicId, of: &MessageId, text: &str) -> MessageId {
+        let edit = MessageId::new();
+        store
+            .insert_turn(&NewTurn {
+                topic_id: topic.clone(),
+                turn_id: TurnId::new(),
+                user_message_id: edit.clone(),
+                user_parts: vec![UiPart::Text { text: text.into(), state: None }],
+                edit_of: Some(of.clone()),
+                assistants: vec![],
+            })
+            .await
+            .unwrap();
+        edit
+    }
+
     fn texts(messages: &[StoredMessage]) -> Vec<String> {
         messages
             .iter()
@@ -260,18 +277,7 @@ mod tests {
         assert_eq!(page.messages[3].message.text(), "new");
 
         // An edit of the first message (a sibling) becomes the active version...
-        let edit = MessageId::new();
-        store
-            .insert_turn(&NewTurn {
-                topic_id: topic.id.clone(),
-                turn_id: TurnId::new(),
-                user_message_id: edit.clone(),
-                user_parts: vec![UiPart::Text { text: "q0 edited".into(), state: None }],
-                edit_of: Some(first.clone()),
-                assistants: vec![],
-            })
-            .await
-            .unwrap();
+        let edit = edit(&store, &topic.id, &first, "q0 edited").await;
         assert_eq!(newest(store.clone(), topic.id.clone()).await, ["q0 edited"]);
         // ...and switching back brings the old branch (a change of `selected` only).
         store.select_message(&topic.id, &first).await.unwrap();
@@ -314,18 +320,7 @@ mod tests {
         let (second, _) = turn(&store, &topic.id, "q1", &["a"]).await;
         turn(&store, &topic.id, "q2", &["a"]).await;
         // An edit of q1 starts a branch: the path is now q0, q1-edit.
-        let edit = MessageId::new();
-        store
-            .insert_turn(&NewTurn {
-                topic_id: topic.id.clone(),
-                turn_id: TurnId::new(),
-                user_message_id: edit.clone(),
-                user_parts: vec![UiPart::Text { text: "q1-edit".into(), state: None }],
-                edit_of: Some(second.clone()),
-                assistants: vec![],
-            })
-            .await
-            .unwrap();
+        let edit = edit(&store, &topic.id, &second, "q1-edit").await;
         let page = store.path_page(&topic.id, None, 1).await.unwrap();
         assert_eq!(texts(&page.messages), ["q1-edit"]);
         assert_eq!(page.messages[0].versions, vec![second.clone(), edit.clone()]);
