@@ -107,6 +107,11 @@ impl Cache {
         slots.entry((path.to_owned(), encoding)).or_default().clone()
     }
 
+    fn forget(&self, path: &str, encoding: Encoding) {
+        let mut slots = self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        slots.remove(&(path.to_owned(), encoding));
+    }
+
     /// Takes `bytes` from the budget; false when it is spent.
     fn reserve(&self, bytes: usize) -> bool {
         let mut kept = self.kept_bytes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -123,7 +128,8 @@ async fn compressed_once(State(cache): State<Arc<Cache>>, mut request: Request, 
     if request.method() != Method::GET || request.headers().contains_key(header::RANGE) {
         return next.run(request).await;
     }
-    let slot = cache.slot(request.uri().path(), encoding);
+    let path = request.uri().path().to_owned();
+    let slot = cache.slot(&path, encoding);
     let mut state = slot.lock().await;
     match &*state {
         Some(Some(compressed)) => return respond(compressed, encoding),
@@ -145,6 +151,11 @@ async fn compressed_once(State(cache): State<Arc<Cache>>, mut request: Request, 
         Err(NotKept { response, for_good }) => {
             if for_good {
                 *state = Some(None);
+            } else {
+                // A missing file (or a passing failure) leaves no slot behind: made-up
+                // paths must not grow the map.
+                drop(state);
+                cache.forget(&path, encoding);
             }
             response
         }
