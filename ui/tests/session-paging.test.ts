@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { readNewestPageEarly } from '../src/chat/history';
 import { TopicSession } from '../src/chat/session';
 import type { StoredMessage } from '../src/protocol.gen';
 import { FakeBackend } from './fake-backend';
@@ -61,5 +62,36 @@ describe('TopicSession paging', () => {
     await vi.waitFor(() => expect(session.getState().turns).toHaveLength(5));
     expect(session.getState().error).toBeUndefined();
     expect(session.getState().hasOlder).toBe(false);
+  });
+
+  it('takes the page asked for as the window loaded, once, and asks itself when it failed', async () => {
+    const backend = new FakeBackend();
+    backend.stored = turnRows(60);
+    // As main.tsx does for the topic in the address: the page is on its way first.
+    readNewestPageEarly((topicId) => backend.call('messages_page', { topicId, turns: 50 }), 'topic-1');
+    const session = new TopicSession(backend, 'topic-1', { throttleMs: 0 });
+    session.open();
+    await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
+    expect(firstUser(session)).toBe('u10');
+    // One request in all: the session did not ask again.
+    expect(backend.requestsOf('messages_page')).toHaveLength(1);
+    // A second session of the topic (the window went elsewhere and back) asks itself.
+    const again = new TopicSession(backend, 'topic-1', { throttleMs: 0 });
+    again.open();
+    await vi.waitFor(() => expect(again.getState().loaded).toBe(true));
+    expect(backend.requestsOf('messages_page')).toHaveLength(2);
+
+    // An early read for another topic is not taken; one that failed is asked again.
+    readNewestPageEarly(() => Promise.reject(new Error('offline')), 'topic-1');
+    const retried = new TopicSession(backend, 'topic-1', { throttleMs: 0 });
+    retried.open();
+    await vi.waitFor(() => expect(retried.getState().loaded).toBe(true));
+    expect(retried.getState().loadError).toBeUndefined();
+    expect(backend.requestsOf('messages_page')).toHaveLength(3);
+    readNewestPageEarly((topicId) => backend.call('messages_page', { topicId, turns: 50 }), 'topic-2');
+    const other = new TopicSession(backend, 'topic-1', { throttleMs: 0 });
+    other.open();
+    await vi.waitFor(() => expect(other.getState().loaded).toBe(true));
+    expect(backend.requestsOf('messages_page').slice(-2).map((request) => request.topicId)).toEqual(['topic-2', 'topic-1']);
   });
 });
