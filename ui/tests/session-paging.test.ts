@@ -92,6 +92,6 @@ describe('TopicSession paging', () => {
     const other = new TopicSession(backend, 'topic-1', { throttleMs: 0 });
     other.open();
     await vi.waitFor(() => expect(other.getState().loaded).toBe(true));
-    expect(backend.requestsOf('messages_page').slice(-2).map((request) => request.topicId)).toEqual(['topic-2', 'topic-1']);
+    expect(backend.requestsOf('messages_page').slice(-2).map((request) => (request as { topicId: string }).topicId)).toEqual(['topic-2', 'topic-1']);
   });
 });
