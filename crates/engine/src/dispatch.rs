@@ -300,6 +300,8 @@ impl Operations for Engine {
 
     async fn topics_import(&self, request: ImportRequest) -> Result<ImportReport, ApiError> {
         let report = self.inner.archive.import(request).await?;
+        // Imported topics keep their workspace folders.
+        self.offer_mcp_roots().await;
         Ok(report)
     }
 

@@ -329,3 +329,21 @@ async fn a_backup_holds_the_data_and_a_restore_waits_for_the_next_start() {
     let old = store::Store::open(&aside[0]).await.unwrap();
     assert_eq!(old.get_topic(&later.id).await.unwrap().title, "Later");
 }
+
+/// An imported topic keeps its workspace folder, and MCP servers are offered it as a root.
+#[tokio::test]
+async fn an_imported_workspace_is_offered_to_mcp_servers_as_a_root() {
+    let f = fixture().await;
+    let folder = tempfile::tempdir().unwrap();
+    assert!(f.engine.inner.mcp.hub().roots().is_empty());
+    let document = json!({
+        "format": "colloquy-export", "version": 1, "exportedAt": "x", "app": "colloquy",
+        "topics": [{ "id": "t1", "title": "Work", "workspace": folder.path().to_str().unwrap(),
+                     "createdAt": "2024-01-01T00:00:00.000Z", "updatedAt": "2024-01-01T00:00:00.000Z",
+                     "messages": [{ "id": "u", "role": "user", "status": "success", "parts": [{ "type": "text", "text": "hi" }],
+                                    "createdAt": "2024-01-01T00:00:00.000Z", "updatedAt": "2024-01-01T00:00:00.000Z" }] }]
+    });
+    let report = import(&f, &document.to_string()).await;
+    assert_eq!(report.imported.len(), 1, "{report:?}");
+    assert_eq!(f.engine.inner.mcp.hub().roots(), [folder.path().to_path_buf()]);
+}

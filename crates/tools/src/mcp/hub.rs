@@ -144,6 +144,11 @@ impl McpHub {
         });
     }
 
+    /// The folders offered as roots now.
+    pub fn roots(&self) -> Vec<std::path::PathBuf> {
+        self.inner.roots.borrow().clone()
+    }
+
     /// The record of child process groups (reaped when the hub was made), for other
     /// children of the app to be recorded in too (agent CLIs).
     pub fn processes(&self) -> Arc<ProcessRegistry> {
