@@ -112,6 +112,33 @@ e2eTest(stack, 'a 5,000-message topic opens at its last message with the compose
   assert.ok(count > 0 && count <= DOM_BOUND, `${count} message elements in the DOM`);
 });
 
+e2eTest(stack, 'the first frame shows the messages as plain text, and their markdown replaces it with the view still at the end', async () => {
+  // The markdown renderer's chunk is held back, as on a slow first load.
+  const context = await stack.browser.newContext({ viewport: { width: 1200, height: 800 } });
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  await context.route(/\/assets\/Markdown-[^/]*\.js$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  const page = stack.track(await context.newPage());
+  await page.goto(`${stack.server.origin}/#token=${TOKEN}&topic=${topicId}`);
+  const last = messages(page).last();
+  await waitUntil('the last reply is shown as plain text', async () => (await last.locator('[data-testid="plain-markdown"]').count()) === 1);
+  assert.equal(normalize(await last.locator('[data-testid="message-text"]').innerText()), normalize(seededReplyText(TURNS - 1)));
+  const bold = messages(page).filter({ hasText: `Answer ${TURNS - 4}:` });
+  assert.match(await bold.innerText(), /a short paragraph with \*\*bold\*\* text/, 'the markdown is not rendered yet');
+  await waitUntil('the view is at the end', async () => (await distanceFromBottom(page)) <= 2);
+  assert.ok(await bottomVisible(page, last), 'the last message is in view');
+
+  release();
+  await waitUntil('the markdown replaced the plain text', async () => (await page.locator('[data-testid="plain-markdown"]').count()) === 0);
+  await bold.locator('[data-streamdown="strong"]', { hasText: 'bold' }).waitFor();
+  assert.equal(normalize(await last.locator('[data-testid="message-text"]').innerText()), normalize(seededReplyText(TURNS - 1)));
+  await waitUntil('the view is still at the end', async () => (await distanceFromBottom(page)) <= 2);
+  assert.ok(await bottomVisible(page, last), 'the last message is still in view');
+});
+
 e2eTest(
   stack,
   'scrolling to the top loads older pages until the first message, with a bounded DOM all the way',

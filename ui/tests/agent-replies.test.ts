@@ -1,12 +1,13 @@
 import { createElement, type ReactNode } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { errorHint, errorTitle } from '../src/backend/describe';
 import { AGENT_FEATURES, CHAT_FEATURES, featuresFor, replyActions } from '../src/chat/features';
 import { replyBlocks, type ChatMessage } from '../src/chat/messages';
 import { compactionMarker, formatTokens, replyCost, steerNote } from '../src/chat/replyNotes';
 import { AgentSessionContext, type AgentSessionActions } from '../src/components/AgentSessionContext';
 import { BackendContext } from '../src/components/BackendContext';
+import { loadMarkdown } from '../src/components/LazyMarkdown';
 import { isLocalImage, remoteHost } from '../src/components/MarkdownImage';
 import { MessageView } from '../src/components/MessageView';
 import type { Backend } from '../src/backend/backend';
@@ -122,6 +123,9 @@ describe('what an agent session offers', () => {
 });
 
 describe('images in a reply', () => {
+  // A reply renders as markdown once the renderer has loaded (it is plain text until then).
+  beforeAll(() => loadMarkdown());
+
   const backend: Backend = {
     call: () => Promise.reject(new Error('not called while rendering')),
     subscribe: () => Promise.reject(new Error('unused')),

@@ -12,7 +12,7 @@ const LINK_SAFETY = { enabled: false };
 // Remote images wait for a click (and then come through the backend): see MarkdownImage.
 const COMPONENTS = { img: MarkdownImage };
 
-interface MarkdownProps {
+export interface MarkdownProps {
   text: string;
   /** Part of the reply that is streaming: rendered block by block, per chunk. */
   live: boolean;

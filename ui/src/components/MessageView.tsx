@@ -18,7 +18,7 @@ import { secondsLeft, type Retrying } from '../chat/retrying';
 import { waitingApprovalIds, type ToolProgressByCall } from '../chat/tools';
 import type { ApiError, MessageStatus, StatusReason } from '../protocol.gen';
 import { useAgentSession } from './AgentSessionContext';
-import { Markdown } from './Markdown';
+import { Markdown } from './LazyMarkdown';
 import { MessageFiles } from './MessageFiles';
 import { MessageTime } from './MessageTime';
 import { PendingApprovals } from './PendingApprovals';
