@@ -3,7 +3,9 @@ import './styles.css';
 import { createRoot } from 'react-dom/client';
 import { App, type Signal } from './App';
 import { chooseBackend } from './backend';
+import { readListsEarly } from './backend/early';
 import { PAGE_TURNS, readNewestPageEarly } from './chat/history';
+import { prepareMessageTimes } from './chat/messageTime';
 import { topicFromUrl } from './components/Workspace';
 import { applyTheme, startTheme } from './theme';
 
@@ -32,6 +34,9 @@ if (choice.kind === 'ready') {
   const { backend } = choice;
   // The conversation's first page, while the rest of the workspace is read.
   readNewestPageEarly((topicId) => backend.call('messages_page', { topicId, turns: PAGE_TURNS }), topicFromUrl());
+  readListsEarly(backend);
+  // While those are on their way (after React's first render, which is queued first).
+  setTimeout(prepareMessageTimes, 0);
   choice.backend
     .call('settings_get')
     .then((settings) => applyTheme(settings.theme))

@@ -23,6 +23,19 @@ export function messageTimeTitle(createdAt: string, locale?: string, timeZone?: 
 }
 
 /**
+ * Builds the user's formatters ahead of the first message shown: the first one built
+ * loads the locale's data (40–70 ms on a loaded machine), time better spent while the
+ * page waits for the conversation than between its arrival and its first frame.
+ */
+export function prepareMessageTimes(): void {
+  const long = new Date(0).toISOString();
+  messageTimeLabel(long);
+  messageTimeLabel(new Date().toISOString());
+  messageTimeLabel(long, new Date(60 * 86_400_000));
+  messageTimeTitle(long);
+}
+
+/**
  * One `Intl.DateTimeFormat` per use, locale and time zone: building one costs far more
  * than formatting with it, and every message in view shows a time (a list scrolled fast
  * mounts dozens a second). `format` gives what `toLocaleString` with the same options does.

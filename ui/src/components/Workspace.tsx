@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { isAgentTopic, listIsStale, openConversation, openId, sessionAsTopic } from '../agents/sessions';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
+import { takeEarlyList } from '../backend/early';
 import { ApprovalInbox } from '../chat/approvals';
 import type {
   AgentSession,
@@ -190,7 +191,8 @@ export function Workspace() {
   useEffect(() => {
     let current = true;
     const version = topicsVersion.current;
-    Promise.all([backend.call('providers_list'), backend.call('topics_list')])
+    // The first read takes the lists asked for as the page loaded (see `backend/early.ts`).
+    Promise.all([takeEarlyList('providers_list') ?? backend.call('providers_list'), takeEarlyList('topics_list') ?? backend.call('topics_list')])
       .then(([providerList, topicList]) => {
         if (!current) return;
         setProviders(providerList);
