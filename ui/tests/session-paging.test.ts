@@ -94,4 +94,28 @@ describe('TopicSession paging', () => {
     await vi.waitFor(() => expect(other.getState().loaded).toBe(true));
     expect(backend.requestsOf('messages_page').slice(-2).map((request) => (request as { topicId: string }).topicId)).toEqual(['topic-2', 'topic-1']);
   });
+
+  it('starts with the early page when it arrived before the conversation was mounted: the first frame shows it', async () => {
+    const backend = new FakeBackend();
+    backend.stored = turnRows(60);
+    readNewestPageEarly((topicId) => backend.call('messages_page', { topicId, turns: 50 }), 'topic-1');
+    // The page arrives while the workspace is still reading its lists.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const session = new TopicSession(backend, 'topic-1', { throttleMs: 0 });
+    expect(session.getState().loaded).toBe(true);
+    expect(session.getState().turns).toHaveLength(50);
+    expect(firstUser(session)).toBe('u10');
+    const settled = vi.fn();
+    session.open();
+    // Opening reads nothing more: that page was the first read.
+    expect(session.getState().turns).toHaveLength(50);
+    expect(backend.requestsOf('messages_page')).toHaveLength(1);
+    // And a second session of the topic asks itself.
+    const again = new TopicSession(backend, 'topic-1', { throttleMs: 0, onSettled: settled });
+    expect(again.getState().loaded).toBe(false);
+    again.open();
+    await vi.waitFor(() => expect(again.getState().loaded).toBe(true));
+    expect(settled).toHaveBeenCalled();
+    expect(backend.requestsOf('messages_page')).toHaveLength(2);
+  });
 });

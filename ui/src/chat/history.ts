@@ -50,7 +50,7 @@ export function prependOlder(loaded: LoadedHistory, page: MessagesPage): LoadedH
  * sooner. The topic's session takes it, once, for its first read; a failed early read is
  * asked again by the session, which reports it.
  */
-let earlyPage: { topicId: string; page: Promise<MessagesPage>; at: number } | undefined;
+let earlyPage: { topicId: string; page: Promise<MessagesPage>; at: number; arrived?: MessagesPage } | undefined;
 
 /** An early page older than this is not used: the session asks afresh. */
 const EARLY_PAGE_MS = 5_000;
@@ -59,8 +59,14 @@ export function readNewestPageEarly(read: (topicId: string) => Promise<MessagesP
   if (topicId === undefined) return;
   const page = read(topicId);
   // Unhandled until taken; the session asks again if it failed.
-  page.catch(() => {});
-  earlyPage = { topicId, page, at: performance.now() };
+  const early: NonNullable<typeof earlyPage> = { topicId, page, at: performance.now() };
+  page.then(
+    (arrived) => {
+      early.arrived = arrived;
+    },
+    () => {},
+  );
+  earlyPage = early;
 }
 
 /** The early page of `topicId`, if there is a recent one; only the first caller gets it. */
@@ -68,4 +74,17 @@ export function takeEarlyPage(topicId: string): Promise<MessagesPage> | undefine
   const early = earlyPage;
   earlyPage = undefined;
   return early?.topicId === topicId && performance.now() - early.at < EARLY_PAGE_MS ? early.page : undefined;
+}
+
+/**
+ * The early page of `topicId` if it has arrived already (and is recent), taken as by
+ * `takeEarlyPage`: a session made after it arrived starts with it, so that the
+ * conversation's first frame shows its messages rather than an empty list. `undefined`
+ * (nothing taken) otherwise.
+ */
+export function takeArrivedEarlyPage(topicId: string): MessagesPage | undefined {
+  const early = earlyPage;
+  if (early?.arrived === undefined || early.topicId !== topicId || performance.now() - early.at >= EARLY_PAGE_MS) return undefined;
+  earlyPage = undefined;
+  return early.arrived;
 }

@@ -11,6 +11,7 @@ import type {
   StoredMessage,
   StreamAttachRequest,
   StreamMessage,
+  MessagesPage,
   MessagesPageRequest,
   StreamOpenRequest,
   Topic,
@@ -19,7 +20,7 @@ import type {
 } from '../protocol.gen';
 import { attachmentParts } from './attachments';
 import { buildConversation, type PendingEdit, type TurnView } from './conversation';
-import { joinNewest, loadedTurns, MAX_PAGE_TURNS, PAGE_TURNS, prependOlder, takeEarlyPage } from './history';
+import { joinNewest, loadedTurns, MAX_PAGE_TURNS, PAGE_TURNS, prependOlder, takeArrivedEarlyPage, takeEarlyPage } from './history';
 import type { ChatMessage } from './messages';
 import { LiveReplies } from './replies';
 
@@ -98,6 +99,8 @@ export class TopicSession {
   /** The finished turn after which this window last looked for a next one. */
   private lookedAfter: string | undefined;
   private readAgain = false;
+  /** The first page, already here when the session was made: its first read is this. */
+  private arrivedPage: MessagesPage | undefined;
 
   private state: SessionState;
   private readonly listeners = new Set<() => void>();
@@ -112,6 +115,13 @@ export class TopicSession {
   ) {
     this.throttleMs = options.throttleMs ?? 40;
     this.reconnectDelays = options.reconnectDelaysMs ?? RECONNECT_DELAYS_MS;
+    // The page asked for as the window loaded, if it is here: the first frame shows it.
+    const arrived = takeArrivedEarlyPage(topicId);
+    if (arrived) {
+      this.arrivedPage = arrived;
+      this.stored = arrived.messages;
+      this.older = arrived.older;
+    }
     this.state = this.buildState();
   }
 
@@ -526,7 +536,9 @@ export class TopicSession {
           // The first read may take the page asked for as the window loaded. Nothing has
           // settled yet then (no stream was attached), so nothing is pruned by it.
           const early = this.stored === undefined && settled.length === 0 ? takeEarlyPage(this.topicId) : undefined;
-          const page = await (early ? early.catch(read) : read());
+          const arrived = this.arrivedPage;
+          this.arrivedPage = undefined;
+          const page = arrived ?? (await (early ? early.catch(read) : read()));
           const joined = joinNewest(whole || !this.stored ? undefined : { rows: this.stored, older: this.older }, page);
           const stored = joined.rows;
           this.stored = stored;
