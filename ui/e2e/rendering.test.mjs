@@ -97,6 +97,8 @@ async function replyWith(page, markdown, prompt) {
   await stack.testkit.script({ chunks: [markdown] });
   await newTopicAndSend(page, prompt);
   await waitUntil('the reply is stored', async () => (await lastAssistant(page).getAttribute('data-status')) === 'success');
+  // A text is plain until the markdown renderer has loaded (see LazyMarkdown).
+  await waitUntil('the reply is rendered as markdown', async () => (await lastAssistant(page).locator('[data-testid="plain-markdown"]').count()) === 0);
 }
 
 e2eTest(stack, 'every markdown element Streamdown renders looks like what it is', async () => {

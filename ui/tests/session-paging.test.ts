@@ -108,14 +108,19 @@ describe('TopicSession paging', () => {
     const settled = vi.fn();
     session.open();
     // Opening reads nothing more: that page was the first read.
-    expect(session.getState().turns).toHaveLength(50);
+    await vi.waitFor(() => expect(session.getState().turns).toHaveLength(50));
     expect(backend.requestsOf('messages_page')).toHaveLength(1);
+    // Later reads are asked as usual (a turn from another window, read when it is stored).
+    backend.stored = turnRows(61);
+    session.refresh();
+    await vi.waitFor(() => expect(session.getState().turns.at(-1)?.user?.id).toBe('u60'));
+    expect(backend.requestsOf('messages_page')).toHaveLength(2);
     // And a second session of the topic asks itself.
     const again = new TopicSession(backend, 'topic-1', { throttleMs: 0, onSettled: settled });
     expect(again.getState().loaded).toBe(false);
     again.open();
     await vi.waitFor(() => expect(again.getState().loaded).toBe(true));
     expect(settled).toHaveBeenCalled();
-    expect(backend.requestsOf('messages_page')).toHaveLength(2);
+    expect(backend.requestsOf('messages_page')).toHaveLength(3);
   });
 });

@@ -538,7 +538,8 @@ export class TopicSession {
           const early = this.stored === undefined && settled.length === 0 ? takeEarlyPage(this.topicId) : undefined;
           const arrived = this.arrivedPage;
           this.arrivedPage = undefined;
-          const page = arrived ?? (await (early ? early.catch(read) : read()));
+          // Awaited even when it is here: `this.reading` must be set before this ends.
+          const page = await (arrived ?? (early ? early.catch(read) : read()));
           const joined = joinNewest(whole || !this.stored ? undefined : { rows: this.stored, older: this.older }, page);
           const stored = joined.rows;
           this.stored = stored;

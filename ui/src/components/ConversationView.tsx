@@ -12,6 +12,7 @@ import { Composer, type OutgoingMessage } from './Composer';
 import { EditRequestContext, type EditRequest } from './EditRequestContext';
 import { ErrorNotice } from './ErrorNotice';
 import { InboxList } from './InboxList';
+import { loadMarkdownAfterPaint } from './LazyMarkdown';
 import { MessageList } from './MessageList';
 import type { ReplyCommands, TreeCommands } from './Turn';
 
@@ -107,6 +108,10 @@ export function ConversationView(props: ConversationViewProps) {
     focusedOnOpen.current = true;
     if (focusIsFree()) composer.current?.focus();
   }, [state.loaded]);
+
+  // Once the conversation is on screen, the markdown renderer loads (its texts mounted
+  // meanwhile ask for it too): a reply sent in a new topic streams as markdown.
+  useEffect(() => (state.loaded ? loadMarkdownAfterPaint() : undefined), [state.loaded]);
 
   const firstPath = useRef(pathVersion);
   useEffect(() => {
