@@ -124,7 +124,9 @@ describe('what an agent session offers', () => {
 
 describe('images in a reply', () => {
   // A reply renders as markdown once the renderer has loaded (it is plain text until then).
-  beforeAll(() => loadMarkdown());
+  beforeAll(async () => {
+    await loadMarkdown();
+  });
 
   const backend: Backend = {
     call: () => Promise.reject(new Error('not called while rendering')),
