@@ -82,7 +82,7 @@ export function Markdown(props: MarkdownProps) {
  * little when the markdown replaces it).
  */
 export function PlainText({ text }: { text: string }) {
-  const paragraphs = text.split(/\n[ \t]*\n+/).filter((paragraph) => paragraph.trim() !== '');
+  const paragraphs = text.split(/\r?\n(?:[ \t]*\r?\n)+/).filter((paragraph) => paragraph.trim() !== '');
   return (
     <div className="plain-markdown" data-testid="plain-markdown">
       {paragraphs.map((paragraph, index) => (
