@@ -131,6 +131,7 @@ export interface Operations {
   mcp_server_refresh: { request: IdRequest; response: null };
   mcp_server_log: { request: IdRequest; response: McpServerLog };
   mcp_server_log_level: { request: McpLogLevelRequest; response: McpServerLog };
+  mcp_roots_list: { request: void; response: Array<string> };
   agent_sessions_list: { request: void; response: Array<AgentSession> };
   agent_session_create: { request: AgentSessionInput; response: AgentSession };
   agent_session_update: { request: UpdateAgentSession; response: AgentSession };

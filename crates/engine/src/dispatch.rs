@@ -250,6 +250,10 @@ impl Operations for Engine {
         self.inner.mcp.set_mcp_log_level(request).await
     }
 
+    async fn mcp_roots_list(&self) -> Result<Vec<String>, ApiError> {
+        Ok(self.inner.mcp.hub().roots().iter().map(|folder| folder.display().to_string()).collect())
+    }
+
     async fn agent_sessions_list(&self) -> Result<Vec<AgentSession>, ApiError> {
         self.list_sessions().await
     }
