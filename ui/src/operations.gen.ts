@@ -16,6 +16,7 @@ import type {
   BackupInfo,
   CreateTopic,
   EditMessageRequest,
+  ElicitationRespond,
   ExportRequest,
   ExportedFile,
   FeatureInfo,
@@ -131,6 +132,7 @@ export interface Operations {
   mcp_server_refresh: { request: IdRequest; response: null };
   mcp_server_log: { request: IdRequest; response: McpServerLog };
   mcp_server_log_level: { request: McpLogLevelRequest; response: McpServerLog };
+  mcp_elicitation_respond: { request: ElicitationRespond; response: null };
   agent_sessions_list: { request: void; response: Array<AgentSession> };
   agent_session_create: { request: AgentSessionInput; response: AgentSession };
   agent_session_update: { request: UpdateAgentSession; response: AgentSession };

@@ -836,6 +836,64 @@ level?: McpLogLevel, entries: Array<McpLogEntry>, };
 
 export type McpLogLevelRequest = { id: string, level: McpLogLevel, };
 
+export type ElicitationForm = { title?: string, 
+/**
+ * In the order the server gave them.
+ */
+fields: Array<ElicitationField>, };
+
+export type ElicitationField = { 
+/**
+ * The key of the answer's content.
+ */
+name: string, title?: string, description?: string, required: boolean, input: FieldInput, };
+
+export type FieldInput = { "kind": "text", format?: TextFormat, minLength?: number, maxLength?: number, default?: string, } | { "kind": "number", 
+/**
+ * Whole numbers only.
+ */
+integer: boolean, minimum?: number, maximum?: number, default?: number, } | { "kind": "boolean", default?: boolean, } | { "kind": "choice", options: Array<FieldOption>, default?: string, } | { "kind": "multi_choice", options: Array<FieldOption>, minItems?: number, maxItems?: number, default: Array<string>, };
+
+export type TextFormat = "email" | "uri" | "date" | "date-time";
+
+export type FieldOption = { 
+/**
+ * What the answer holds.
+ */
+value: string, 
+/**
+ * What the user sees.
+ */
+label: string, };
+
+export type ElicitationState = "pending" | "accepted" | "declined" | "cancelled" | "expired" | "withdrawn" | "refused";
+
+export type ElicitationCard = { elicitationId: string, 
+/**
+ * The tool call during which the server asked.
+ */
+toolCallId: string, serverName: string, 
+/**
+ * What the server says it needs.
+ */
+message: string, 
+/**
+ * `None` when the schema could not be read (then `problem` says why).
+ */
+form?: ElicitationForm, problem?: string, state: ElicitationState, 
+/**
+ * What was sent, once accepted.
+ */
+content?: Record<string, unknown>, };
+
+export type ElicitationAction = "accept" | "decline" | "cancel";
+
+export type ElicitationRespond = { elicitationId: string, action: ElicitationAction, 
+/**
+ * The form's values by field name, for `accept`; fields left empty are left out.
+ */
+content?: Record<string, unknown>, };
+
 export type AgentSession = { id: string, 
 /**
  * The topic its messages live in (`agent-session:<id>`).

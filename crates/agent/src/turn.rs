@@ -30,6 +30,7 @@ use crate::hooks::{ErrorDecision, Hooks, ModelCallEnd, ModelCallReport, StepPlan
 use crate::step::{StepEnd, StepInput, StepOutput, send_all, stream_step};
 
 mod calls;
+mod questions;
 
 use calls::{PhaseCall, phase_id};
 
@@ -50,6 +51,9 @@ pub struct TurnRequest {
     pub http: reqwest::Client,
     /// Whether the model takes images (tool results with images).
     pub vision: bool,
+    /// Where the questions servers ask during calls wait for the user's answer; `None`:
+    /// they are refused.
+    pub questions: Option<Arc<tools::asks::OpenQuestions>>,
     /// At most this many tool calls, counting `tool_calls_used`.
     pub max_tool_calls: u32,
     /// Calls this reply made before (a reply continued after an approval).
@@ -90,6 +94,7 @@ impl TurnRequest {
             workspace: None,
             http: shared_http_client(),
             vision: true,
+            questions: None,
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             tool_calls_used: 0,
             pending: Vec::new(),
@@ -149,6 +154,11 @@ impl TurnRequestBuilder {
 
     pub fn vision(mut self, vision: bool) -> Self {
         self.0.vision = vision;
+        self
+    }
+
+    pub fn questions(mut self, questions: Arc<tools::asks::OpenQuestions>) -> Self {
+        self.0.questions = Some(questions);
         self
     }
 
@@ -327,6 +337,7 @@ struct ToolRunner {
     http: reqwest::Client,
     /// Whether the model takes images (tool results with images).
     vision: bool,
+    questions: Option<Arc<tools::asks::OpenQuestions>>,
 }
 
 /// The turn's features and every contributor's hooks (features' included).
@@ -401,6 +412,7 @@ impl Turn {
                 workspace: request.workspace,
                 http: request.http,
                 vision: request.vision,
+                questions: request.questions,
             },
             plugins,
             budget: ToolBudget { max: request.max_tool_calls.max(1), used: request.tool_calls_used },

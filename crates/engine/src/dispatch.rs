@@ -14,6 +14,7 @@ use protocol::api::{
 use protocol::archive::{
     BackupInfo, ExportRequest, ExportedFile, ImportReport, ImportRequest, RestorePlan, RestoreRequest, SavedFile,
 };
+use protocol::elicitation::ElicitationRespond;
 use protocol::mcp::{McpLogLevelRequest, McpServer, McpServerInput, McpServerLog, UpdateMcpServer};
 use protocol::search::{SearchRequest, SearchResults};
 use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
@@ -248,6 +249,10 @@ impl Operations for Engine {
 
     async fn mcp_server_log_level(&self, request: McpLogLevelRequest) -> Result<McpServerLog, ApiError> {
         self.inner.mcp.set_mcp_log_level(request).await
+    }
+
+    async fn mcp_elicitation_respond(&self, request: ElicitationRespond) -> Result<(), ApiError> {
+        self.inner.mcp.respond_elicitation(request)
     }
 
     async fn agent_sessions_list(&self) -> Result<Vec<AgentSession>, ApiError> {

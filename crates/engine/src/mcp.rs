@@ -12,10 +12,12 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ::tools::asks::{AnswerError, OpenQuestions};
 use ::tools::mcp::catalog::{slug, unique_namespace};
 use ::tools::mcp::{CatalogSink, McpEndpoint, McpHub, McpServerConfig, McpToolSpec};
 use async_trait::async_trait;
 use protocol::ApiError;
+use protocol::elicitation::{ElicitationAction, ElicitationRespond};
 use protocol::mcp::{
     McpLogLevelRequest, McpSecretName, McpServer, McpServerInput, McpServerLog, McpState, McpStatus, McpTransport,
     McpTransportInput, UpdateMcpServer,
@@ -203,11 +205,33 @@ pub(crate) struct Mcp {
     store: Store,
     secrets: Arc<dyn SecretStore>,
     hub: McpHub,
+    /// Servers' questions (elicitations) waiting for the user, opened by running replies.
+    questions: Arc<OpenQuestions>,
 }
 
 impl Mcp {
-    pub(crate) fn new(store: Store, secrets: Arc<dyn SecretStore>, hub: McpHub) -> Self {
-        Self { store, secrets, hub }
+    pub(crate) fn new(store: Store, secrets: Arc<dyn SecretStore>, hub: McpHub, questions: Arc<OpenQuestions>) -> Self {
+        Self { store, secrets, hub, questions }
+    }
+
+    /// Answers a server's question: the running call that asked goes on with it. Content
+    /// that does not fit the form is refused with what is wrong, and the question stays open.
+    pub(crate) fn respond_elicitation(&self, request: ElicitationRespond) -> Result<(), ApiError> {
+        let id = request.elicitation_id.trim();
+        if id.is_empty() {
+            return Err(ApiError::bad_request("elicitationId", "must not be empty"));
+        }
+        if request.action != ElicitationAction::Accept && request.content.is_some() {
+            return Err(ApiError::bad_request("content", "only an `accept` answer carries content"));
+        }
+        match self.questions.answer(id, request.action, request.content) {
+            Ok(()) => {
+                tracing::info!(elicitation = %id, action = ?request.action, "a server's question was answered");
+                Ok(())
+            }
+            Err(AnswerError::Invalid(why)) => Err(ApiError::bad_request("content", why)),
+            Err(AnswerError::NotOpen) => Err(ApiError::conflict(AnswerError::NotOpen.to_string())),
+        }
     }
 
     /// The hub itself (roots are offered through it; tests wait on its change signal).

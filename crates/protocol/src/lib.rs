@@ -9,6 +9,7 @@
 //! - [`archive`]: the export format, and the bodies of export, import and backup.
 //! - [`operations`]: the table of operations ([`for_each_operation!`]) and what is derived from it.
 //! - [`search`]: the `messages_search` request and its results.
+//! - [`elicitation`]: forms MCP servers ask the user to fill in, and the answers.
 //! - [`error`]: [`ApiError`], the one error shape that crosses IPC and HTTP.
 //! - [`tool`]: tools, their results, approval rules, approvals and the audit log.
 //! - [`mcp`]: MCP servers: how to reach them and how they are doing.
@@ -18,6 +19,7 @@
 pub mod api;
 pub mod archive;
 pub mod chunk;
+pub mod elicitation;
 pub mod envelope;
 pub mod error;
 pub mod ids;

@@ -18,6 +18,7 @@ import { secondsLeft, type Retrying } from '../chat/retrying';
 import { waitingApprovalIds, type ToolProgressByCall } from '../chat/tools';
 import type { ApiError, MessageStatus, StatusReason } from '../protocol.gen';
 import { useAgentSession } from './AgentSessionContext';
+import { ElicitationCard } from './ElicitationCard';
 import { Markdown } from './Markdown';
 import { MessageFiles } from './MessageFiles';
 import { MessageTime } from './MessageTime';
@@ -136,7 +137,9 @@ function AssistantBody({ message, status, isLive, retrying, progress }: Assistan
 }
 
 function blockKey(block: ReplyBlock, index: number): string {
-  return block.kind === 'tool' ? `tool:${block.part.toolCallId}` : `${block.kind}:${index}`;
+  if (block.kind === 'tool') return `tool:${block.part.toolCallId}`;
+  if (block.kind === 'elicitation') return `elicitation:${block.card.elicitationId}`;
+  return `${block.kind}:${index}`;
 }
 
 interface ReplyBlockViewProps {
@@ -155,6 +158,8 @@ function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
       return <MessageFiles files={[block.part]} />;
     case 'compaction':
       return <CompactionMarkerView marker={block.marker} />;
+    case 'elicitation':
+      return <ElicitationCard card={block.card} isLive={isLive} />;
     case 'steer':
       return (
         <div className={`steer-note small muted ${block.note.state}`} data-testid="message-steer-note" data-state={block.note.state}>
