@@ -1,9 +1,11 @@
-// MCP elicitation with the real `server-everything`: its elicitation tool is offered (it
-// is only registered for a client that declares the capability), and the form it asks for
-// during the call shows as a card in the reply, built from its schema. An answer that does
-// not fit is refused under the form and the card stays open; the card survives a reload;
-// Submit sends the form and the server's result says what it got; Decline and Stop answer
-// the question too.
+// MCP elicitation and sampling with the real `server-everything`: its elicitation and
+// sampling tools are offered (it registers them only for a client that declares the
+// capabilities). The form it asks for during the call shows as a card in the reply, built
+// from its schema: an answer that does not fit is refused under the form and the card stays
+// open; the card survives a reload; Submit sends the form and the server's result says
+// what it got; Decline and Stop answer the question too. Its sampling request shows what it
+// would send and to which model; Deny tells it no, Always allow lets the testkit model
+// answer, now and from then on without asking.
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -23,6 +25,7 @@ import {
 
 const EVERYTHING = path.join(REPO, 'tests/mcp-servers/node_modules/.bin/mcp-server-everything');
 const TOOL = 'everything__trigger-elicitation-request';
+const SAMPLING_TOOL = 'everything__trigger-sampling-request';
 const stack = useStack({ setup: ({ server, testkit }) => addTestkitProvider(server, testkit) });
 
 /** Adds server-everything once per stack, and waits until it offers its elicitation tool. */
@@ -35,7 +38,9 @@ async function everything() {
     'server-everything offers its elicitation tool',
     async () => {
       const servers = await stack.server.api('mcp_servers_list');
-      return servers.some((server) => server.name === 'everything' && server.status.state === 'ready' && server.tools.includes(TOOL));
+      return servers.some(
+        (server) => server.name === 'everything' && server.status.state === 'ready' && server.tools.includes(TOOL) && server.tools.includes(SAMPLING_TOOL),
+      );
     },
     { timeout: 30_000 },
   );
@@ -139,6 +144,54 @@ e2eTest(
     await cancelled.waitFor();
     assert.match(await cancelled.locator('[data-testid="elicitation-outcome"]').innerText(), /Cancelled/);
     assert.equal(await open.count(), 0, 'no open question is left');
+  },
+  { timeout: 120_000 },
+);
+
+/** A new topic whose reply calls the sampling tool (allowed on its approval card); `scripts` follow. */
+async function askSample(page, message, prompt, scripts) {
+  await everything();
+  await stack.testkit.reset();
+  await stack.testkit.script([{ chunks: [], toolCalls: [{ name: SAMPLING_TOOL, arguments: JSON.stringify({ prompt, maxTokens: 40 }) }] }, ...scripts]);
+  await openNewTopic(page);
+  await typeAndEnter(page, message);
+  await page.locator('[data-testid="approval-card"] [data-testid="approval-allow-once"]').click();
+}
+
+e2eTest(
+  stack,
+  'a sampling request shows what it sends and to which model; Deny says no, Always allow lets the model answer from then on',
+  async () => {
+    const page = await stack.openApp();
+    await askSample(page, 'Sample and I deny', 'Name a colour', [{ chunks: ['No sample then.'] }]);
+    const card = page.locator('[data-testid="sampling-card"][data-state="pending"]');
+    await card.locator('[data-testid="sampling-allow"]').waitFor();
+    assert.match(await card.locator('[data-testid="sampling-messages"]').innerText(), /You are a helpful test server\.[\s\S]*Name a colour/);
+    assert.ok((await card.locator('[data-testid="sampling-model"]').innerText()).length > 0, 'the card names the model that answers');
+    assert.notEqual(await card.evaluate((el) => el.ownerDocument.defaultView.getComputedStyle(el).boxShadow), 'none', 'an open request is highlighted');
+    await card.locator('[data-testid="sampling-deny"]').click();
+    await page.locator('[data-testid="sampling-card"][data-state="denied"]').waitFor();
+    await replySettles(page, 'No sample then.');
+    assert.match(await toolResultOf('Sample and I deny'), /declined/);
+
+    await askSample(page, 'Sample and I allow', 'Name a fruit', [{ chunks: ['Quince.'] }, { chunks: ['The server heard back.'] }]);
+    const asking = page.locator('[data-testid="sampling-card"][data-state="pending"]');
+    await asking.locator('[data-testid="sampling-allow-always"]').click();
+    const done = page.locator('[data-testid="sampling-card"][data-state="done"]');
+    await done.waitFor();
+    assert.equal(await done.locator('[data-testid="sampling-result"]').innerText(), 'Quince.');
+    await replySettles(page, 'The server heard back.');
+    assert.match(await toolResultOf('Sample and I allow'), /Quince\./);
+    const servers = await stack.server.api('mcp_servers_list');
+    assert.ok(servers.find((server) => server.name === 'everything').samplingAllowed, 'the server may sample from now on');
+
+    // From now on it does not ask: the card shows the answer at once.
+    await askSample(page, 'Sample without asking', 'Name a tree', [{ chunks: ['Oak.'] }, { chunks: ['Heard again.'] }]);
+    const ruled = page.locator('[data-testid="sampling-card"][data-state="done"]');
+    await ruled.waitFor();
+    assert.match(await ruled.locator('[data-testid="sampling-outcome"]').innerText(), /Allowed by your setting/);
+    assert.equal(await page.locator('[data-testid="sampling-allow"]').count(), 0, 'nothing to answer');
+    await replySettles(page, 'Heard again.');
   },
   { timeout: 120_000 },
 );

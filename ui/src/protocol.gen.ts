@@ -794,6 +794,11 @@ namespace: string, transport: McpTransport, enabled: boolean,
  */
 trustReadOnly: boolean, 
 /**
+ * The server may ask the reply's model for completions (MCP sampling) without asking
+ * the user each time.
+ */
+samplingAllowed: boolean, 
+/**
  * How long one call may take, in seconds.
  */
 timeoutSecs: number, status: McpStatus, 
@@ -802,7 +807,11 @@ timeoutSecs: number, status: McpStatus,
  */
 tools: Array<string>, createdAt: string, };
 
-export type McpServerInput = { name: string, transport: McpTransportInput, enabled?: boolean, trustReadOnly?: boolean, timeoutSecs?: number, };
+export type McpServerInput = { name: string, transport: McpTransportInput, enabled?: boolean, trustReadOnly?: boolean, 
+/**
+ * Left out: as it was (false for a new server).
+ */
+samplingAllowed?: boolean, timeoutSecs?: number, };
 
 export type UpdateMcpServer = { id: string, server: McpServerInput, };
 
@@ -893,6 +902,35 @@ export type ElicitationRespond = { elicitationId: string, action: ElicitationAct
  * The form's values by field name, for `accept`; fields left empty are left out.
  */
 content?: Record<string, unknown>, };
+
+export type SamplingRole = "user" | "assistant";
+
+export type SamplingMessage = { role: SamplingRole, text: string, };
+
+export type SamplingState = "pending" | "running" | "done" | "denied" | "failed" | "expired" | "withdrawn";
+
+export type SamplingCard = { samplingId: string, 
+/**
+ * The tool call during which the server asked.
+ */
+toolCallId: string, serverId: string, serverName: string, 
+/**
+ * The model that answers: the reply's own.
+ */
+model: string, systemPrompt?: string, messages: Array<SamplingMessage>, maxTokens: number, state: SamplingState, 
+/**
+ * Allowed without asking: the server may always sample.
+ */
+allowedByRule: boolean, result?: string, problem?: string, };
+
+export type SamplingDecision = "allow" | "deny";
+
+export type SamplingRespond = { samplingId: string, decision: SamplingDecision, 
+/**
+ * With `allow`: this server may sample from now on without asking (saved with the
+ * server, `samplingAllowed`; Settings → MCP turns it off again).
+ */
+always?: boolean, };
 
 export type AgentSession = { id: string, 
 /**

@@ -16,6 +16,7 @@ use protocol::archive::{
 };
 use protocol::elicitation::ElicitationRespond;
 use protocol::mcp::{McpLogLevelRequest, McpServer, McpServerInput, McpServerLog, UpdateMcpServer};
+use protocol::sampling::SamplingRespond;
 use protocol::search::{SearchRequest, SearchResults};
 use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
 use protocol::usage::{
@@ -253,6 +254,10 @@ impl Operations for Engine {
 
     async fn mcp_elicitation_respond(&self, request: ElicitationRespond) -> Result<(), ApiError> {
         self.inner.mcp.respond_elicitation(request)
+    }
+
+    async fn mcp_sampling_respond(&self, request: SamplingRespond) -> Result<(), ApiError> {
+        self.inner.mcp.respond_sampling(request).await
     }
 
     async fn agent_sessions_list(&self) -> Result<Vec<AgentSession>, ApiError> {

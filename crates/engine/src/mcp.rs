@@ -22,6 +22,7 @@ use protocol::mcp::{
     McpLogLevelRequest, McpSecretName, McpServer, McpServerInput, McpServerLog, McpState, McpStatus, McpTransport,
     McpTransportInput, UpdateMcpServer,
 };
+use protocol::sampling::{SamplingDecision, SamplingRespond};
 use store::Store;
 use store::mcp::{McpServerRow, McpToolRow, PlainValues, StoredTransport};
 use store::secrets::SecretStore;
@@ -106,6 +107,7 @@ fn config(row: &McpServerRow, secrets: &dyn SecretStore) -> McpServerConfig {
         endpoint,
         timeout: Duration::from_secs(u64::from(row.timeout_secs)),
         trust_read_only: row.trust_read_only,
+        sampling_allowed: row.sampling_allowed,
         blocked,
     }
 }
@@ -214,6 +216,27 @@ impl Mcp {
         Self { store, secrets, hub, questions }
     }
 
+    /// Allows or denies a server's sampling request: allowed, the reply's model answers it.
+    /// `always` saves that the server may sample without asking from now on.
+    pub(crate) async fn respond_sampling(&self, request: SamplingRespond) -> Result<(), ApiError> {
+        let id = request.sampling_id.trim();
+        if id.is_empty() {
+            return Err(ApiError::bad_request("samplingId", "must not be empty"));
+        }
+        let always = request.always.unwrap_or(false);
+        if always && request.decision != SamplingDecision::Allow {
+            return Err(ApiError::bad_request("always", "only an `allow` answer can be for good"));
+        }
+        let allow = request.decision == SamplingDecision::Allow;
+        let server_id = self.questions.decide_sampling(id, allow).map_err(|e| ApiError::conflict(e.to_string()))?;
+        tracing::info!(sampling = %id, allow, always, "a server's sampling request was answered");
+        if always {
+            self.store.allow_mcp_sampling(&server_id).await?;
+            self.hub.allow_sampling(&server_id);
+        }
+        Ok(())
+    }
+
     /// Answers a server's question: the running call that asked goes on with it. Content
     /// that does not fit the form is refused with what is wrong, and the question stays open.
     pub(crate) fn respond_elicitation(&self, request: ElicitationRespond) -> Result<(), ApiError> {
@@ -267,6 +290,7 @@ impl Mcp {
                     name: row.name,
                     enabled: row.enabled,
                     trust_read_only: row.trust_read_only,
+                    sampling_allowed: row.sampling_allowed,
                     timeout_secs: row.timeout_secs,
                     status,
                     tools: names,
@@ -306,6 +330,7 @@ impl Mcp {
             transport,
             enabled: input.enabled.or(existing.as_ref().map(|e| e.enabled)).unwrap_or(true),
             trust_read_only: input.trust_read_only.or(existing.as_ref().map(|e| e.trust_read_only)).unwrap_or(false),
+            sampling_allowed: input.sampling_allowed.or(existing.as_ref().map(|e| e.sampling_allowed)).unwrap_or(false),
             timeout_secs,
             created_at: existing.as_ref().map_or_else(store::now, |e| e.created_at.clone()),
         };

@@ -8,6 +8,7 @@
 //! - [`api`]: request and response bodies of the user-facing operations.
 //! - [`archive`]: the export format, and the bodies of export, import and backup.
 //! - [`operations`]: the table of operations ([`for_each_operation!`]) and what is derived from it.
+//! - [`sampling`]: completions MCP servers ask of the reply's model, and the user's say.
 //! - [`search`]: the `messages_search` request and its results.
 //! - [`elicitation`]: forms MCP servers ask the user to fill in, and the answers.
 //! - [`error`]: [`ApiError`], the one error shape that crosses IPC and HTTP.
@@ -26,6 +27,7 @@ pub mod ids;
 pub mod mcp;
 pub mod message;
 pub mod operations;
+pub mod sampling;
 pub mod search;
 pub mod tool;
 pub mod typescript;

@@ -17,6 +17,7 @@ use crate::error::{ApiError, ErrorKind};
 use crate::ids::*;
 use crate::mcp::*;
 use crate::message::*;
+use crate::sampling::{SamplingCard, SamplingDecision, SamplingMessage, SamplingRespond, SamplingRole, SamplingState};
 use crate::search::*;
 use crate::tool::*;
 use crate::usage::*;
@@ -170,6 +171,12 @@ pub fn declarations() -> String {
         ElicitationCard::decl(&cfg),
         ElicitationAction::decl(&cfg),
         ElicitationRespond::decl(&cfg),
+        SamplingRole::decl(&cfg),
+        SamplingMessage::decl(&cfg),
+        SamplingState::decl(&cfg),
+        SamplingCard::decl(&cfg),
+        SamplingDecision::decl(&cfg),
+        SamplingRespond::decl(&cfg),
         AgentSession::decl(&cfg),
         AgentSessionInput::decl(&cfg),
         UpdateAgentSession::decl(&cfg),

@@ -1,4 +1,5 @@
-//! Questions a server asks the user while one of its calls runs (MCP elicitation): on
+//! Questions a server asks the user while one of its calls runs (MCP elicitation and
+//! sampling): on
 //! their way from the connection to whoever shows them ([`AskSink`], in the call's
 //! [`crate::ToolContext`]), and the open ones waiting for the user's answer
 //! ([`OpenQuestions`]).
@@ -33,9 +34,41 @@ pub enum ElicitAnswer {
     Cancel,
 }
 
+/// A completion a server asks of the reply's model (MCP sampling), text only.
+#[derive(Clone, Debug)]
+pub struct Sampling {
+    pub server_id: String,
+    pub server_name: String,
+    pub system_prompt: Option<String>,
+    pub messages: Vec<protocol::sampling::SamplingMessage>,
+    pub max_tokens: u32,
+    pub temperature: Option<f32>,
+    /// The user let this server sample without asking.
+    pub allowed: bool,
+}
+
+/// The model's answer to a sampling request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sampled {
+    pub text: String,
+    /// The model that answered.
+    pub model: String,
+    /// MCP's words: `endTurn`, `maxTokens`, `stopSequence`, or the provider's own.
+    pub stop_reason: String,
+}
+
 /// Something a server asks during a call.
 pub enum ServerAsk {
-    Elicit { elicitation: Elicitation, answer: oneshot::Sender<ElicitAnswer> },
+    Elicit {
+        elicitation: Elicitation,
+        answer: oneshot::Sender<ElicitAnswer>,
+    },
+    /// Answered with the model's completion, or why there is none (the user said no, the
+    /// model failed), in words for the server.
+    Sample {
+        sampling: Sampling,
+        answer: oneshot::Sender<Result<Sampled, String>>,
+    },
 }
 
 /// Where a call's server questions go.
@@ -59,9 +92,16 @@ pub struct OpenQuestions {
     open: Mutex<HashMap<String, Open>>,
 }
 
-struct Open {
-    form: ElicitationForm,
-    answer: oneshot::Sender<ElicitAnswer>,
+enum Open {
+    Form {
+        form: ElicitationForm,
+        answer: oneshot::Sender<ElicitAnswer>,
+    },
+    /// A sampling request waiting for the user's allow (true) or deny.
+    Sampling {
+        server_id: String,
+        answer: oneshot::Sender<bool>,
+    },
 }
 
 impl OpenQuestions {
@@ -69,9 +109,34 @@ impl OpenQuestions {
     pub fn open(&self, id: String, form: ElicitationForm) -> oneshot::Receiver<ElicitAnswer> {
         let (answer, receiver) = oneshot::channel();
         if let Ok(mut open) = self.open.lock() {
-            open.insert(id, Open { form, answer });
+            open.insert(id, Open::Form { form, answer });
         }
         receiver
+    }
+
+    /// Opens a sampling request of the server; the user's decision (allow: true) arrives
+    /// on the receiver.
+    pub fn open_sampling(&self, id: String, server_id: String) -> oneshot::Receiver<bool> {
+        let (answer, receiver) = oneshot::channel();
+        if let Ok(mut open) = self.open.lock() {
+            open.insert(id, Open::Sampling { server_id, answer });
+        }
+        receiver
+    }
+
+    /// Allows or denies a sampling request; returns the id of the server that asked.
+    pub fn decide_sampling(&self, id: &str, allow: bool) -> Result<String, AnswerError> {
+        let Ok(mut open) = self.open.lock() else { return Err(AnswerError::NotOpen) };
+        if !matches!(open.get(id), Some(Open::Sampling { .. })) {
+            return Err(AnswerError::NotOpen);
+        }
+        match open.remove(id) {
+            Some(Open::Sampling { server_id, answer }) => {
+                answer.send(allow).map_err(|_| AnswerError::NotOpen)?;
+                Ok(server_id)
+            }
+            _ => Err(AnswerError::NotOpen),
+        }
     }
 
     /// Forgets a question (it ended without an answer).
@@ -95,18 +160,20 @@ impl OpenQuestions {
         content: Option<Map<String, Value>>,
     ) -> Result<(), AnswerError> {
         let Ok(mut open) = self.open.lock() else { return Err(AnswerError::NotOpen) };
-        let question = open.get(id).ok_or(AnswerError::NotOpen)?;
+        let Some(Open::Form { form, .. }) = open.get(id) else { return Err(AnswerError::NotOpen) };
         let answer = match action {
             ElicitationAction::Accept => {
                 let content = content.unwrap_or_default();
-                question.form.check(&content).map_err(AnswerError::Invalid)?;
+                form.check(&content).map_err(AnswerError::Invalid)?;
                 ElicitAnswer::Accept(content)
             }
             ElicitationAction::Decline => ElicitAnswer::Decline,
             ElicitationAction::Cancel => ElicitAnswer::Cancel,
         };
-        let question = open.remove(id).ok_or(AnswerError::NotOpen)?;
-        question.answer.send(answer).map_err(|_| AnswerError::NotOpen)
+        match open.remove(id) {
+            Some(Open::Form { answer: sender, .. }) => sender.send(answer).map_err(|_| AnswerError::NotOpen),
+            _ => Err(AnswerError::NotOpen),
+        }
     }
 }
 

@@ -92,6 +92,7 @@ fn config(id: &str, name: &str, endpoint: McpEndpoint) -> McpServerConfig {
         endpoint,
         timeout: Duration::from_secs(20),
         trust_read_only: false,
+        sampling_allowed: false,
         blocked: None,
     }
 }
@@ -746,7 +747,7 @@ fn answering(
     let log = asked.clone();
     let mut ctx = ctx();
     ctx.asks = Some(Arc::new(move |ask| {
-        let colloquy_tools::asks::ServerAsk::Elicit { elicitation, answer: reply } = ask;
+        let colloquy_tools::asks::ServerAsk::Elicit { elicitation, answer: reply } = ask else { return };
         if let Some(given) = answer(&elicitation) {
             let _ = reply.send(given);
         }
@@ -866,7 +867,7 @@ async fn issue_20_a_call_does_not_time_out_while_its_question_waits_for_the_user
     let mut ctx = ctx();
     // The user takes longer than the call's whole timeout to answer.
     ctx.asks = Some(Arc::new(|ask| {
-        let colloquy_tools::asks::ServerAsk::Elicit { answer, .. } = ask;
+        let colloquy_tools::asks::ServerAsk::Elicit { answer, .. } = ask else { return };
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(1500)).await;
             let _ = answer.send(ElicitAnswer::Decline);

@@ -1,4 +1,6 @@
-import type { ElicitationCard, ElicitationForm, ElicitationState, FieldInput } from '../protocol.gen';
+import type { ElicitationCard, ElicitationForm, ElicitationState, FieldInput, SamplingCard, SamplingState } from '../protocol.gen';
+
+// Servers' questions during a tool call (MCP elicitation and sampling), as reply parts.
 
 /** The kind of the reply part that shows a server's question (MCP elicitation). */
 export const ELICITATION_PART = 'data-mcp-elicitation';
@@ -92,3 +94,27 @@ export function contentLines(card: ElicitationCard): string[] {
     return `${label}: ${text}`;
   });
 }
+
+/** The kind of the reply part that shows a server's sampling request. */
+export const SAMPLING_PART = 'data-mcp-sampling';
+
+const SAMPLING_STATES: readonly SamplingState[] = ['pending', 'running', 'done', 'denied', 'failed', 'expired', 'withdrawn'];
+
+/** A `data-mcp-sampling` part's data as a card; `undefined` when it is not one. */
+export function samplingCard(data: unknown): SamplingCard | undefined {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
+  const card = data as Partial<SamplingCard>;
+  if (typeof card.samplingId !== 'string' || typeof card.serverName !== 'string' || !Array.isArray(card.messages)) return undefined;
+  if (typeof card.state !== 'string' || !SAMPLING_STATES.includes(card.state)) return undefined;
+  return card as SamplingCard;
+}
+
+/** What each state of a sampling request says on its card. */
+export const SAMPLING_STATE_LABEL: Record<Exclude<SamplingState, 'pending'>, string> = {
+  running: 'The model is answering…',
+  done: 'Answered by the model; the answer went to the server.',
+  denied: 'Denied: the server was told no.',
+  failed: 'The model could not answer; the server was told why.',
+  expired: 'Nobody answered in time, so the server was told no.',
+  withdrawn: 'No longer open: the tool call that asked has ended.',
+};

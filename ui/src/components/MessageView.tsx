@@ -20,6 +20,7 @@ import type { ApiError, MessageStatus, StatusReason } from '../protocol.gen';
 import { useAgentSession } from './AgentSessionContext';
 import { ElicitationCard } from './ElicitationCard';
 import { Markdown } from './Markdown';
+import { SamplingCardView } from './SamplingCard';
 import { MessageFiles } from './MessageFiles';
 import { MessageTime } from './MessageTime';
 import { PendingApprovals } from './PendingApprovals';
@@ -139,6 +140,7 @@ function AssistantBody({ message, status, isLive, retrying, progress }: Assistan
 function blockKey(block: ReplyBlock, index: number): string {
   if (block.kind === 'tool') return `tool:${block.part.toolCallId}`;
   if (block.kind === 'elicitation') return `elicitation:${block.card.elicitationId}`;
+  if (block.kind === 'sampling') return `sampling:${block.card.samplingId}`;
   return `${block.kind}:${index}`;
 }
 
@@ -160,6 +162,8 @@ function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
       return <CompactionMarkerView marker={block.marker} />;
     case 'elicitation':
       return <ElicitationCard card={block.card} isLive={isLive} />;
+    case 'sampling':
+      return <SamplingCardView card={block.card} isLive={isLive} />;
     case 'steer':
       return (
         <div className={`steer-note small muted ${block.note.state}`} data-testid="message-steer-note" data-state={block.note.state}>

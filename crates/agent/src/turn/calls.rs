@@ -16,7 +16,7 @@ use tools::{ToolContext, ToolError};
 use tracing::Instrument;
 use turn::{Allowed, CallRecord, ChunkSink, GateCall, GateDecision, PartWriter, PendingCall, PendingState, SinkClosed};
 
-use super::questions::{CallQuestions, CardChunk};
+use super::questions::{CallQuestions, CardChunk, SamplingModel};
 use super::{Stop, Turn};
 use crate::hooks::{ToolExecutionEnd, ToolExecutionStart};
 use crate::prompt::{denial_text, model_content, refusal_text};
@@ -331,7 +331,8 @@ impl Turn {
         ctx.asks = Some(Arc::new(move |ask| {
             let _ = ask_tx.send(ask);
         }));
-        let mut questions = CallQuestions::new(self.tools.questions.clone(), call_id);
+        let model = SamplingModel { model: self.model.model.clone(), name: self.model.base.model.clone() };
+        let mut questions = CallQuestions::new(self.tools.questions.clone(), call_id, model);
         // Tokio's clock, so a paused test clock measures it too.
         let started = tokio::time::Instant::now();
         let span = tracing::info_span!("tool_call", tool = %tool_name, call_id = %call_id);
@@ -365,10 +366,15 @@ impl Turn {
                             break Err(ToolError::Cancelled);
                         }
                     }
-                    card = questions.settled() => {
+                    settled = questions.settled() => {
                         // The call has its whole time again once the user answered.
                         deadline.as_mut().reset(tokio::time::Instant::now() + tool.timeout());
-                        if send_card(&mut self.writer, sink, card).await.is_err() {
+                        if let Some(mut report) = settled.report {
+                            // A sampling request's model call counts like the reply's own.
+                            report.step = self.step;
+                            self.plugins.hooks.on_model_call(&report).await;
+                        }
+                        if send_card(&mut self.writer, sink, settled.card).await.is_err() {
                             let _ = stop_tool(&mut call).await;
                             break Err(ToolError::Cancelled);
                         }

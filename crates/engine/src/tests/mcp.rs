@@ -804,3 +804,97 @@ async fn issue_20_stop_during_a_servers_question_answers_it_cancel() {
     assert!(err.message.contains("no longer open"), "{err:?}");
     t.f.engine.shutdown().await;
 }
+
+/// Reads the stream until it shows a sampling card in `state`.
+async fn sampling_in(
+    rx: &mut Subscription,
+    state: protocol::sampling::SamplingState,
+) -> protocol::sampling::SamplingCard {
+    let wait = async {
+        loop {
+            match rx.recv().await.expect("the stream goes on until the card shows") {
+                StreamMessage::Chunk(event) => {
+                    if let protocol::UiChunk::Data(d) = &event.chunk
+                        && d.kind == protocol::sampling::SAMPLING_PART
+                    {
+                        let card: protocol::sampling::SamplingCard = serde_json::from_value(d.data.clone()).unwrap();
+                        if card.state == state {
+                            return card;
+                        }
+                    }
+                }
+                StreamMessage::Terminal(t) => panic!("the reply ended before the card showed: {t:?}"),
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, wait).await.expect("the card shows")
+}
+
+#[tokio::test]
+async fn issue_20_a_servers_sampling_request_is_allowed_on_its_card_answered_by_the_replys_model_and_counted() {
+    use protocol::sampling::SamplingState;
+    let t = asker_fixture().await;
+    let respond = |body: Value| t.f.engine.call("mcp_sampling_respond", body);
+    let sample = |reply: &'static str| {
+        t.server.push_script(call("asker__sample", json!({ "prompt": "Say hi" })));
+        t.server.push_script(Script::text([reply]));
+        t.server.push_script(Script::text(["Done."]));
+    };
+    let open = async |text: &str| {
+        let (listener, rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+        t.f.engine.stream_open(open_request(t.topic.id.clone(), text), listener).await.unwrap();
+        rx
+    };
+
+    // Denied: the model is not asked, the server hears no.
+    t.server.push_script(call("asker__sample", json!({ "prompt": "Say hi" })));
+    t.server.push_script(Script::text(["Done."]));
+    let mut rx = open("sample, then no").await;
+    let card = sampling_in(&mut rx, SamplingState::Pending).await;
+    assert_eq!((card.server_name.as_str(), card.model.as_str()), ("Asker", "scripted"));
+    assert_eq!(card.system_prompt.as_deref(), Some("Be brief."));
+    assert_eq!(card.messages[0].text, "Say hi");
+    let err = respond(json!({ "samplingId": card.sampling_id, "decision": "deny", "always": true })).await.unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("always"));
+    respond(json!({ "samplingId": card.sampling_id, "decision": "deny" })).await.unwrap();
+    sampling_in(&mut rx, SamplingState::Denied).await;
+    assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
+    let heard = tool_messages(t.chat_requests().last().unwrap()).pop().unwrap();
+    assert!(heard.contains(r#""error""#) && heard.contains("declined"), "{heard}");
+    assert_eq!(t.chat_requests().len(), 2, "the model was not asked for the server");
+
+    // Allowed for good: the reply's model answers, the server gets it, the ledger counts it.
+    sample("Hello from the model.");
+    let mut rx = open("sample, then yes").await;
+    let card = sampling_in(&mut rx, SamplingState::Pending).await;
+    respond(json!({ "samplingId": card.sampling_id, "decision": "allow", "always": true })).await.unwrap();
+    let done = sampling_in(&mut rx, SamplingState::Done).await;
+    assert_eq!(done.result.as_deref(), Some("Hello from the model."));
+    assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
+    let requests = t.chat_requests();
+    let asked = &requests[requests.len() - 2];
+    assert!(asked["tools"].is_null() || asked["tools"].as_array().is_some_and(Vec::is_empty), "{asked}");
+    assert_eq!(asked["messages"][0]["content"], "Be brief.");
+    assert_eq!(asked["messages"][1]["content"], "Say hi");
+    let heard = tool_messages(requests.last().unwrap()).pop().unwrap();
+    assert!(heard.contains("Hello from the model.") && heard.contains("endTurn"), "{heard}");
+    let stored = t.f.messages(&t.topic).await;
+    let reply = stored.last().unwrap();
+    let details: protocol::usage::ReplyDetails =
+        t.f.call("usage_reply", json!({ "topicId": t.topic.id, "messageId": reply.message.id })).await;
+    let model_calls =
+        details.timeline.iter().filter(|e| matches!(e, protocol::usage::TimelineEntry::ModelCall { .. })).count();
+    assert_eq!(model_calls, 3, "the sampling request is counted with the reply's own calls: {details:?}");
+    let servers: Vec<McpServer> = t.f.call("mcp_servers_list", json!({})).await;
+    assert!(servers[0].sampling_allowed, "saved with the server");
+
+    // From now on it does not ask.
+    sample("Again.");
+    let mut rx = open("sample without asking").await;
+    let card = sampling_in(&mut rx, SamplingState::Running).await;
+    assert!(card.allowed_by_rule);
+    assert_eq!(sampling_in(&mut rx, SamplingState::Done).await.result.as_deref(), Some("Again."));
+    assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
+    t.f.engine.shutdown().await;
+}

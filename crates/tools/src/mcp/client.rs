@@ -8,13 +8,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use protocol::tool::{ToolContent, ToolOutput};
-// MCP logging is deprecated (SEP-2577) but still what servers use; the issue asks for it.
+// MCP logging and sampling are deprecated (SEP-2577) but still what servers use; the
+// issue asks for them.
 #[allow(deprecated)]
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability,
-    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, Root, RootsCapabilities, ServerResult,
-    SetLevelRequestParams,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ErrorData, FormElicitationCapability, ListRootsResult, LoggingMessageNotificationParam,
+    ProgressNotificationParam, Root, RootsCapabilities, ServerResult, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -27,7 +28,7 @@ use super::logs::ServerLog;
 use super::processes::ProcessRegistry;
 use super::redirects::CrossOriginRedirect;
 use super::{McpEndpoint, McpHttp, McpServerConfig};
-use crate::asks::{AskSink, ElicitAnswer, Elicitation, ServerAsk};
+use crate::asks::{AskSink, ElicitAnswer, Elicitation, Sampling, ServerAsk};
 use crate::capped_lines::CappedLines;
 use crate::tool::{Progress, ProgressSink, ToolError};
 
@@ -84,7 +85,10 @@ impl StderrTail {
 /// takes `elicitation/create` to the user through the running call.
 #[derive(Clone)]
 pub(crate) struct Handler {
+    server_id: String,
     server_name: String,
+    /// The user let the server sample without asking (`McpHub::allow_sampling`).
+    sampling_allowed: Arc<std::sync::atomic::AtomicBool>,
     progress: Arc<Mutex<HashMap<String, ProgressSink>>>,
     /// The calls running now that can ask the user, in the order they started.
     calls: Arc<Mutex<Vec<(u64, AskSink)>>>,
@@ -172,6 +176,53 @@ impl ClientHandler for Handler {
         })
     }
 
+    #[allow(deprecated)]
+    /// The request goes to the latest running call like a question (its reply's model
+    /// answers, once the user allows it), text only.
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let messages = sampling_messages(&params).map_err(|why| ErrorData::invalid_params(why, None))?;
+        let Some(sink) = self.calls.lock().ok().and_then(|calls| calls.last().map(|(_, sink)| sink.clone())) else {
+            return Err(ErrorData::invalid_request(
+                "Colloquy can sample its model only during a tool call of a reply, and no such call of this server is running",
+                None,
+            ));
+        };
+        let sampling = Sampling {
+            server_id: self.server_id.clone(),
+            server_name: self.server_name.clone(),
+            system_prompt: params.system_prompt.clone().filter(|p| !p.trim().is_empty()),
+            messages,
+            max_tokens: params.max_tokens.clamp(1, 32_000),
+            temperature: params.temperature,
+            allowed: self.sampling_allowed.load(std::sync::atomic::Ordering::Relaxed),
+        };
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        sink(ServerAsk::Sample { sampling, answer });
+        let _asking = Asking::start(&self.asking);
+        let sampled = tokio::select! {
+            sampled = answered => sampled.unwrap_or_else(|_| Err("the reply that would answer stopped".into())),
+            _ = context.ct.cancelled() => Err("the request was cancelled".into()),
+        };
+        match sampled {
+            Ok(sampled) => {
+                let message: rmcp::model::SamplingMessage = serde_json::from_value(serde_json::json!({
+                    "role": "assistant",
+                    "content": { "type": "text", "text": sampled.text },
+                }))
+                .map_err(|e| ErrorData::internal_error(format!("the answer could not be sent: {e}"), None))?;
+                let mut result = CreateMessageResult::new(message, sampled.model);
+                result.stop_reason = Some(sampled.stop_reason);
+                Ok(result)
+            }
+            // MCP's code for a request the user rejected.
+            Err(why) => Err(ErrorData::new(rmcp::model::ErrorCode(-1), why, None)),
+        }
+    }
+
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         let mut roots = RootsCapabilities::default();
@@ -180,10 +231,56 @@ impl ClientHandler for Handler {
         // Forms are checked against their schema before an answer is sent.
         info.capabilities.elicitation =
             Some(ElicitationCapability::new().with_form(FormElicitationCapability::new().with_schema_validation(true)));
+        // Text only, without tools; the user allows each request (or the server for good).
+        #[allow(deprecated)]
+        {
+            info.capabilities.sampling = Some(Default::default());
+        }
         info.client_info.name = "colloquy".into();
         info.client_info.version = env!("CARGO_PKG_VERSION").into();
         info
     }
+}
+
+#[allow(deprecated)]
+/// The messages of a sampling request as text; anything else (images, audio, tool use)
+/// is refused with what it was.
+fn sampling_messages(params: &CreateMessageRequestParams) -> Result<Vec<protocol::sampling::SamplingMessage>, String> {
+    use protocol::sampling::{SamplingMessage, SamplingRole};
+    if params.tools.as_ref().is_some_and(|tools| !tools.is_empty()) {
+        return Err("Colloquy samples without tools; ask again without `tools`".into());
+    }
+    if params.messages.is_empty() {
+        return Err("the request has no messages".into());
+    }
+    let raw = serde_json::to_value(&params.messages).unwrap_or(Value::Null);
+    let mut messages = Vec::new();
+    for (at, message) in raw.as_array().into_iter().flatten().enumerate() {
+        let role = match message.get("role").and_then(Value::as_str) {
+            Some("assistant") => SamplingRole::Assistant,
+            _ => SamplingRole::User,
+        };
+        let blocks = match message.get("content") {
+            Some(Value::Array(blocks)) => blocks.clone(),
+            Some(block) => vec![block.clone()],
+            None => Vec::new(),
+        };
+        let mut text = String::new();
+        for block in &blocks {
+            match (block.get("type").and_then(Value::as_str), block.get("text").and_then(Value::as_str)) {
+                (Some("text"), Some(piece)) => text.push_str(piece),
+                (kind, _) => {
+                    return Err(format!(
+                        "message {} holds {} content; Colloquy sends only text to the model",
+                        at + 1,
+                        kind.unwrap_or("unknown")
+                    ));
+                }
+            }
+        }
+        messages.push(SamplingMessage { role, text });
+    }
+    Ok(messages)
 }
 
 /// One question waiting for the user, counted while it lives.
@@ -301,9 +398,12 @@ impl Client {
         timeout: Duration,
         log: ServerLog,
         roots: tokio::sync::watch::Receiver<Vec<std::path::PathBuf>>,
+        sampling_allowed: Arc<std::sync::atomic::AtomicBool>,
     ) -> Result<Self, ConnectError> {
         let handler = Handler {
+            server_id: config.id.clone(),
             server_name: config.name.clone(),
+            sampling_allowed,
             progress: Arc::default(),
             calls: Arc::default(),
             next_call: Arc::default(),
