@@ -1,6 +1,7 @@
 // Desktop smoke test: the real `colloquy` window, driven through tauri-driver and
 // WebKitWebDriver. Onboarding -> demo provider -> new topic -> send -> a finished reply;
-// then the desktop-only settings: a "show Colloquy" shortcut is recorded and registered,
+// the topic exported as Markdown (the desktop saves it into Downloads, here a throwaway
+// folder named by a throwaway XDG_CONFIG_HOME's user-dirs.dirs); then the desktop-only settings: a "show Colloquy" shortcut is recorded and registered,
 // the window is resized, and a second launch on the same data folder opens the window at
 // that size with the shortcut registered again.
 //
@@ -11,7 +12,8 @@
 // Artifacts: test-artifacts/desktop-smoke.png on success, desktop-failure.png on
 // failure, desktop-driver.log (tauri-driver, WebKitWebDriver and app output) always.
 
-import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Session, TauriDriver, sleep } from './webdriver.mjs';
@@ -36,6 +38,8 @@ const ALT = '\uE00A';
 
 let driver = null;
 let session = null;
+/** The throwaway folder holding the app's XDG config and its Downloads folder. */
+let home = null;
 
 function log(line) {
   console.log(`[desktop-smoke] ${line}`);
@@ -48,6 +52,14 @@ async function main() {
   mkdirSync(ARTIFACTS, { recursive: true });
   // A screenshot left by an earlier run must not pass for this one's.
   for (const name of ['desktop-smoke.png', 'desktop-failure.png']) rmSync(path.join(ARTIFACTS, name), { force: true });
+
+  // The app saves exports into the XDG Downloads folder: point it at a throwaway one
+  // (the app, started by WebKitWebDriver under tauri-driver, inherits this environment).
+  home = mkdtempSync(path.join(os.tmpdir(), 'colloquy-smoke-home-'));
+  mkdirSync(path.join(home, 'config'));
+  writeFileSync(path.join(home, 'config', 'user-dirs.dirs'), `XDG_DOWNLOAD_DIR="${path.join(home, 'Downloads')}"\n`);
+  mkdirSync(path.join(home, 'Downloads'));
+  process.env.XDG_CONFIG_HOME = path.join(home, 'config');
 
   driver = await TauriDriver.start({
     binary: TAURI_DRIVER,
@@ -78,8 +90,29 @@ async function main() {
   writeFileSync(path.join(ARTIFACTS, 'desktop-smoke.png'), png);
   log('screenshot saved to test-artifacts/desktop-smoke.png');
 
+  await exportTopic();
   await setShowShortcut();
   await resizeAndReopen(capabilities);
+}
+
+/**
+ * The topic's menu → Export → Markdown: the desktop writes the file into Downloads (no save
+ * dialog, which would block a driven window) and says where; the file holds the exchange.
+ */
+async function exportTopic() {
+  await clickInPage('[data-testid="topic-export"]');
+  await clickInPage('[data-testid="topic-export-format"][data-format="markdown"]');
+  let said = '';
+  await waitForText('[data-testid="topic-export-done"]', (text) => (said = text).startsWith('Saved to '), 'the export to be saved');
+  const saved = said.slice('Saved to '.length).trim();
+  const downloads = path.join(home, 'Downloads');
+  if (path.dirname(saved) !== downloads || !saved.endsWith('.md')) {
+    throw new Error(`the export went to ${saved}, not to a Markdown file in ${downloads}`);
+  }
+  const markdown = readFileSync(saved, 'utf8');
+  if (!markdown.includes(PROMPT)) throw new Error(`the exported Markdown lacks the message:\n${markdown.slice(0, 1000)}`);
+  await clickInPage('[data-testid="topic-export"]');
+  log(`topic exported as Markdown to ${saved} (${markdown.length} chars)`);
 }
 
 /** Settings → General: record Ctrl+Alt+K as the "show Colloquy" shortcut and use it. */
@@ -250,6 +283,7 @@ async function cleanup() {
     driver = null;
     await stopping.stop();
   }
+  if (home) rmSync(home, { recursive: true, force: true });
 }
 
 // Whatever happens, the driver's process group (and the app in it) must not outlive us.

@@ -238,3 +238,13 @@ e2eTest(stack, 'a broken server shows its error while the filesystem server and 
   await broken.waitFor({ state: 'detached' });
   assert.equal(await serverItem(page, 'files').getAttribute('data-state'), 'ready');
 });
+
+e2eTest(stack, 'Settings → MCP lists the workspace folders offered to servers as roots', async () => {
+  const folder = await tempWorkspace();
+  const topic = await stack.server.api('topic_create', {});
+  await stack.server.api('topic_update', { id: topic.id, workspace: folder });
+  const page = await stack.openApp();
+  await openMcpSettings(page);
+  await page.locator('[data-testid="mcp-root"]', { hasText: folder }).waitFor();
+  assert.ok((await stack.server.api('mcp_roots_list')).includes(folder), 'the operation lists it too');
+});

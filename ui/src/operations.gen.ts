@@ -133,6 +133,7 @@ export interface Operations {
   mcp_server_refresh: { request: IdRequest; response: null };
   mcp_server_log: { request: IdRequest; response: McpServerLog };
   mcp_server_log_level: { request: McpLogLevelRequest; response: McpServerLog };
+  mcp_roots_list: { request: void; response: Array<string> };
   mcp_elicitation_respond: { request: ElicitationRespond; response: null };
   mcp_sampling_respond: { request: SamplingRespond; response: null };
   agent_sessions_list: { request: void; response: Array<AgentSession> };

@@ -7,6 +7,7 @@
 //! - [`features`]: per-turn plugins ([`Feature`]) registered by name, and prompt-based tool calling.
 //! - `prompt`: stored messages → the model's prompt ([`build_prompt`]).
 //! - `call_ids`: no two calls of a reply share an id (the ledger knows a call by it).
+//! - `waits`: the `approval_wait` spans of a continued reply ([`AnsweredWait`]).
 //!
 //! The contract it fulfils (the chunk sink, the outcome, the tool gate, the part writer)
 //! lives in the `turn` crate, so the stream manager and agent sessions need not depend on
@@ -24,11 +25,13 @@ mod prompt_tools;
 mod runner;
 mod step;
 mod turn;
+mod waits;
 
 use protocol::{ApiError, FinishReason};
 use providers::{ProviderError, ProviderErrorKind, StopReason};
 
 pub use self::turn::{DEFAULT_MAX_TOOL_CALLS, TurnRequest, TurnRequestBuilder, run_turn};
+pub use self::waits::AnsweredWait;
 pub use features::{Feature, ToolCalling};
 pub use hooks::{AgentHooks, HookSource, Hooks, ModelCallEnd, ModelCallReport, UsageObserver};
 pub use prompt::{MODEL_TEXT_LIMIT, PromptOptions, build_prompt, context_rounds_left, media_from_url};

@@ -28,6 +28,7 @@ use crate::features::{
 };
 use crate::hooks::{ErrorDecision, Hooks, ModelCallEnd, ModelCallReport, StepPlan, StepReport};
 use crate::step::{StepEnd, StepInput, StepOutput, send_all, stream_step};
+use crate::waits::AnsweredWait;
 
 mod calls;
 mod questions;
@@ -60,6 +61,9 @@ pub struct TurnRequest {
     pub tool_calls_used: u32,
     /// Calls of the last step of a continued reply, to resolve before the next model call.
     pub pending: Vec<PendingCall>,
+    /// The questions of those calls that were answered while the reply was stopped: each
+    /// becomes an `approval_wait` span (see [`crate::waits`]).
+    pub answered_waits: Vec<AnsweredWait>,
     /// A reply that stays silent this long is cut off as `stalled`.
     pub idle_timeout: Duration,
     /// How many parts the message already has: new parts are numbered after them.
@@ -98,6 +102,7 @@ impl TurnRequest {
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             tool_calls_used: 0,
             pending: Vec::new(),
+            answered_waits: Vec::new(),
             idle_timeout,
             part_offset: 0,
             hooks: Hooks::new(),
@@ -174,6 +179,11 @@ impl TurnRequestBuilder {
 
     pub fn pending(mut self, pending: Vec<PendingCall>) -> Self {
         self.0.pending = pending;
+        self
+    }
+
+    pub fn answered_waits(mut self, answered_waits: Vec<AnsweredWait>) -> Self {
+        self.0.answered_waits = answered_waits;
         self
     }
 
@@ -363,6 +373,8 @@ struct Context {
     rounds_left: HashMap<String, u32>,
     /// Calls of the last step of a continued reply, to resolve before the next model call.
     pending: Vec<PendingCall>,
+    /// Their questions answered while the reply was stopped.
+    answered_waits: Vec<AnsweredWait>,
 }
 
 impl Plugins {
@@ -416,7 +428,12 @@ impl Turn {
             },
             plugins,
             budget: ToolBudget { max: request.max_tool_calls.max(1), used: request.tool_calls_used },
-            context: Context { messages, rounds_left: request.context_rounds_left, pending: request.pending },
+            context: Context {
+                messages,
+                rounds_left: request.context_rounds_left,
+                pending: request.pending,
+                answered_waits: request.answered_waits,
+            },
             cancel,
             steer: request.steer,
             writer: PartWriter::new(request.part_offset),
@@ -436,6 +453,7 @@ impl Turn {
             let calls: Vec<PhaseCall> =
                 std::mem::take(&mut self.context.pending).into_iter().map(PhaseCall::Pending).collect();
             let span = tracing::info_span!("step", step = "resumed");
+            span.in_scope(|| crate::waits::record(&std::mem::take(&mut self.context.answered_waits)));
             let results = self.tools_phase(calls, sink).instrument(span).await?;
             self.push_results(results);
             self.at_step_boundary()?;

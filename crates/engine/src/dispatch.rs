@@ -252,6 +252,10 @@ impl Operations for Engine {
         self.inner.mcp.set_mcp_log_level(request).await
     }
 
+    async fn mcp_roots_list(&self) -> Result<Vec<String>, ApiError> {
+        Ok(self.inner.mcp.hub().roots().iter().map(|folder| folder.display().to_string()).collect())
+    }
+
     async fn mcp_elicitation_respond(&self, request: ElicitationRespond) -> Result<(), ApiError> {
         self.inner.mcp.respond_elicitation(request)
     }

@@ -2,7 +2,9 @@
 //! OpenTelemetry export over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 //!
 //! Spans: `turn` → `execution` → `agent` → `step` → `model_call` / `tool_call` (a model call's
-//! tokens, time to first token and finish as fields). API keys never appear in spans or logs.
+//! tokens, time to first token and finish as fields), and `approval_wait` under a continued
+//! reply's `resumed` step (from the question to its answer: see `agent::AnsweredWait`). API
+//! keys never appear in spans or logs.
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
@@ -39,6 +41,10 @@ pub fn init(service: &'static str) -> Telemetry {
             None
         }
     });
+    if let Some(provider) = &provider {
+        // Spans written with their own times (the agent's approval waits) go through it.
+        opentelemetry::global::set_tracer_provider(provider.clone());
+    }
     let otel = provider.as_ref().map(|p| tracing_opentelemetry::layer().with_tracer(p.tracer(service)).boxed());
     let _ = tracing_subscriber::registry().with(filter).with(fmt).with(otel).try_init();
     Telemetry { provider }

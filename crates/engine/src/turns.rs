@@ -449,9 +449,10 @@ impl Turns {
             messages.insert(0, ChatMessage::system(system.join("\n\n")));
         }
 
-        let (pending, used, usage) = match (open, mode) {
+        let (pending, waits, used, usage) = match (open, mode) {
             (Some(message), Continuation::Continue | Continuation::Resume) => {
                 let pending = self.pending_calls(message).await?;
+                let waits = self.answered_waits(&message.id, &pending).await?;
                 let after_limit = mode == Continuation::Continue
                     && message.typed_metadata().status_reason.as_deref()
                         == Some(protocol::StatusReason::ToolLimit.as_str());
@@ -463,9 +464,9 @@ impl Turns {
                     reasoning_tokens: u.reasoning_tokens.unwrap_or(0),
                     cached_tokens: u.cached_tokens.unwrap_or(0),
                 });
-                (pending, used, usage.unwrap_or_default())
+                (pending, waits, used, usage.unwrap_or_default())
             }
-            _ => (Vec::new(), 0, providers::TokenUsage::default()),
+            _ => (Vec::new(), Vec::new(), 0, providers::TokenUsage::default()),
         };
 
         // A new call never takes an id the conversation already has (some servers number
@@ -512,6 +513,7 @@ impl Turns {
             .max_tool_calls(max_tool_calls)
             .tool_calls_used(used)
             .pending(pending)
+            .answered_waits(waits)
             .usage(usage)
             .used_call_ids(used_call_ids)
             .context_rounds_left(context_rounds_left)
@@ -593,6 +595,19 @@ impl Turns {
                 turn::PendingCall { call_id: call_id.clone(), tool_name: tool_name.clone(), input, state }
             })
             .collect())
+    }
+
+    /// The answered questions of a continued reply's open calls, for their
+    /// `approval_wait` spans.
+    async fn answered_waits(
+        &self,
+        message_id: &str,
+        pending: &[turn::PendingCall],
+    ) -> Result<Vec<agent::AnsweredWait>, ApiError> {
+        if pending.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(answered_waits(self.store.approval_waits_of_message(message_id).await?, pending))
     }
 
     /// Stops one live reply of the topic; a reply that is not live is left as it is.
@@ -702,4 +717,61 @@ pub(crate) fn distinct(models: Vec<ModelRef>) -> Result<Vec<ModelRef>, ApiError>
         return Err(ApiError::bad_request("models", format!("at most {MAX_MODELS} models can answer one message")));
     }
     Ok(out)
+}
+
+/// The waits of `pending` calls that have an answer. A wait whose times do not read is
+/// left out of the trace.
+fn answered_waits(waits: Vec<store::usage::ApprovalWait>, pending: &[turn::PendingCall]) -> Vec<agent::AnsweredWait> {
+    waits
+        .into_iter()
+        .filter(|wait| pending.iter().any(|call| call.call_id == wait.call_id))
+        .filter_map(|wait| {
+            let requested_at = store::parse_timestamp(&wait.requested_at)?;
+            let decided_at = store::parse_timestamp(wait.decided_at.as_deref()?)?;
+            Some(agent::AnsweredWait {
+                approval_id: wait.approval_id,
+                call_id: wait.call_id,
+                tool_name: wait.tool_name,
+                decision: wait.state,
+                requested_at: requested_at.into(),
+                decided_at: decided_at.into(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait(call_id: &str, state: &str, decided_at: Option<&str>) -> store::usage::ApprovalWait {
+        store::usage::ApprovalWait {
+            approval_id: format!("ap-{call_id}"),
+            call_id: call_id.into(),
+            tool_name: "write".into(),
+            state: state.into(),
+            requested_at: "2026-11-27T08:00:00.000Z".into(),
+            decided_at: decided_at.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn only_the_answered_waits_of_open_calls_are_traced() {
+        let open = |call_id: &str| turn::PendingCall {
+            call_id: call_id.into(),
+            tool_name: "write".into(),
+            input: serde_json::json!({}),
+            state: turn::PendingState::Approved,
+        };
+        let waits = vec![
+            wait("c1", "approved", Some("2026-11-27T08:00:03.500Z")),
+            wait("c2", "pending", None),
+            wait("c3", "denied", Some("not a time")),
+            wait("settled-before", "denied", Some("2026-11-27T08:00:01.000Z")),
+        ];
+        let answered = answered_waits(waits, &[open("c1"), open("c2"), open("c3")]);
+        let [only] = &answered[..] else { panic!("one answered wait: {answered:?}") };
+        assert_eq!((only.call_id.as_str(), only.decision.as_str()), ("c1", "approved"));
+        assert_eq!(only.decided_at.duration_since(only.requested_at).unwrap(), std::time::Duration::from_millis(3_500));
+    }
 }

@@ -7,6 +7,12 @@
 //!   as a new turn, `regenerate-message` writes a new version of the reply `messageId`
 //!   (else the last assistant message). The answer is the reply as `data: <chunk>`
 //!   events, `data: [DONE]` at the end, with `x-vercel-ai-ui-message-stream: v1`.
+//!   A reply that stops for tool approvals ends its response with `finish`; the client's
+//!   answers (`addToolApprovalResponse`: tool parts in state `approval-responded`) come
+//!   back as a `submit-message` whose last message is that reply. They are answered as
+//!   `tool_approval_respond` answers them, and the response continues the client's
+//!   message with only what it does not hold yet (the results of the answered calls, then
+//!   the parts after them), which a stock client appends to that message.
 //! - `GET /api/chat/{id}/stream`: the topic's live reply (204 when there is none), for
 //!   `useChat({ resume: true })` after a reload.
 //! - `POST /api/chat/{id}/stop`: stops the topic's live reply (the AI SDK leaves stopping
@@ -33,10 +39,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use engine::ListenerId;
 use futures::StreamExt;
-use protocol::api::{Attachment, ReplyRequest, StreamOpenRequest};
+use protocol::api::{
+    ApprovalDecision, ApprovalsListRequest, Attachment, ReplyRequest, StreamOpenRequest, ToolApprovalRespond,
+};
 use protocol::message::{PartState, ToolState, UiMessage, UiPart};
+use protocol::tool::ApprovalState;
 use protocol::{
-    ApiError, AttachReply, ExecutionId, MessageId, StreamMessage, TerminalStatus, TopicId, TurnId, UiChunk,
+    ApiError, AttachReply, ErrorKind, ExecutionId, MessageId, Operations, StreamMessage, TerminalStatus, TopicId,
+    TurnId, UiChunk,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -91,6 +101,9 @@ async fn start_chat(state: &AppState, body: Result<Bytes, BytesRejection>) -> Re
         .map_err(|e| ApiError::bad_request("body", format!("not a chat request ({{ id, messages, trigger }}): {e}")))?;
     // Everything is checked before the topic is made: a bad request leaves nothing behind.
     let action = action(&request)?;
+    if let Action::Answer { message_id, answers, .. } = &action {
+        check_answers(state, &TopicId(request.id.clone()), message_id, answers).await?;
+    }
     let topic_id = state.engine.chat_topic(&request.id).await?;
     let (listener, subscription) = state.engine.listener(ListenerId::unique(), &topic_id);
     let reply = match action {
@@ -109,8 +122,87 @@ async fn start_chat(state: &AppState, body: Result<Bytes, BytesRejection>) -> Re
             let request = ReplyRequest { topic_id: topic_id.clone(), message_id };
             state.engine.stream_retry(request, listener).await?
         }
+        Action::Answer { answers, known_parts, .. } => {
+            answer_approvals(state, answers).await?;
+            // The last answer continued the reply: follow it from a snapshot (it may even
+            // have ended already; a finished turn stays attachable for a while).
+            let reply = state.engine.stream_attach(&topic_id, Vec::new(), listener).await?;
+            if !reply.live {
+                return Err(ApiError::conflict("the reply did not go on after the answers; reload the chat"));
+            }
+            return Ok(ui_message_stream(state, reply, subscription, topic_id, Join::Continue(known_parts)));
+        }
     };
     Ok(ui_message_stream(state, reply, subscription, topic_id, Join::Start))
+}
+
+/// Whether every answer a client sends back is to a question of this chat's `message_id`
+/// still waiting: nothing is answered unless all are.
+async fn check_answers(
+    state: &AppState,
+    topic_id: &TopicId,
+    message_id: &str,
+    answers: &[ApprovalAnswer],
+) -> Result<(), ApiError> {
+    let asked = state
+        .engine
+        .approvals_list(ApprovalsListRequest { topic_id: Some(topic_id.clone()), all: Some(true) })
+        .await
+        .map_err(|err| match err.kind {
+            ErrorKind::NotFound => ApiError::bad_request(
+                "id",
+                format!("no chat `{topic_id}` asked for approvals: start it with a user message"),
+            ),
+            _ => err,
+        })?;
+    for answer in answers {
+        match asked.iter().find(|approval| approval.id == answer.id && approval.message_id == message_id) {
+            None => {
+                return Err(ApiError::bad_request(
+                    "messages",
+                    format!("approval `{}` is not a question of this chat's last reply", answer.id),
+                ));
+            }
+            Some(approval) if approval.state != ApprovalState::Pending => {
+                return Err(ApiError::conflict(format!(
+                    "approval `{}` ({}) was answered already",
+                    answer.id, approval.tool_name
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    // The reply goes on once all its questions are answered: a partial answer would leave
+    // this response nothing to follow.
+    let unanswered = asked
+        .iter()
+        .filter(|approval| approval.message_id == message_id && approval.state == ApprovalState::Pending)
+        .filter(|approval| !answers.iter().any(|answer| answer.id == approval.id))
+        .count();
+    if unanswered > 0 {
+        return Err(ApiError::bad_request(
+            "messages",
+            format!("the reply waits for {unanswered} more approval answer(s): answer every call it asked about"),
+        ));
+    }
+    Ok(())
+}
+
+/// Answers the approvals a client sends back ([`check_answers`] first); the last one
+/// continues the reply.
+async fn answer_approvals(state: &AppState, answers: Vec<ApprovalAnswer>) -> Result<(), ApiError> {
+    for answer in answers {
+        let decision = if answer.approved { ApprovalDecision::Approve } else { ApprovalDecision::Deny };
+        let request = ToolApprovalRespond {
+            approval_id: answer.id,
+            decision,
+            scope: None,
+            reason: answer.reason,
+            updated_input: None,
+        };
+        state.engine.tool_approval_respond(request).await?;
+    }
+    Ok(())
 }
 
 /// How a response joins the reply it follows.
@@ -122,12 +214,63 @@ enum Join {
     Start,
     /// It joins a reply already under way (`resume`): from a snapshot.
     Resume,
+    /// It continues the client's copy of the reply, which holds its first `n` parts (a
+    /// reply continued after the client's approval answers): from a snapshot, of which
+    /// only the results of those parts' calls and the parts after them are sent.
+    Continue(usize),
+}
+
+impl Join {
+    /// Whether the response follows a reply it did not start (from a snapshot).
+    fn joins(self) -> bool {
+        self != Join::Start
+    }
 }
 
 /// What a chat request asks for.
 enum Action {
-    Send { text: String, attachments: Vec<Attachment> },
+    Send {
+        text: String,
+        attachments: Vec<Attachment>,
+    },
     Regenerate(MessageId),
+    /// The client's answers to the approvals its last (assistant) message asked for.
+    Answer {
+        message_id: String,
+        answers: Vec<ApprovalAnswer>,
+        known_parts: usize,
+    },
+}
+
+/// One `approval-responded` tool part of a client's message.
+#[derive(Debug)]
+struct ApprovalAnswer {
+    id: String,
+    approved: bool,
+    reason: Option<String>,
+}
+
+/// The answers in `parts`: tool parts in state `approval-responded` with
+/// `approval: { id, approved, reason? }`.
+fn approval_answers(parts: &[Value]) -> Result<Vec<ApprovalAnswer>, ApiError> {
+    let mut answers = Vec::new();
+    for part in parts {
+        if part.get("state").and_then(Value::as_str) != Some("approval-responded") {
+            continue;
+        }
+        let approval = part.get("approval");
+        let id = approval.and_then(|a| a.get("id")).and_then(Value::as_str).filter(|id| !id.is_empty());
+        let approved = approval.and_then(|a| a.get("approved")).and_then(Value::as_bool);
+        let (Some(id), Some(approved)) = (id, approved) else {
+            return Err(ApiError::bad_request(
+                "messages",
+                "a tool part in state `approval-responded` needs `approval: { id, approved }`",
+            ));
+        };
+        let reason = approval.and_then(|a| a.get("reason")).and_then(Value::as_str).map(str::to_owned);
+        answers.push(ApprovalAnswer { id: id.to_owned(), approved, reason });
+    }
+    Ok(answers)
 }
 
 fn action(request: &ChatRequest) -> Result<Action, ApiError> {
@@ -135,6 +278,17 @@ fn action(request: &ChatRequest) -> Result<Action, ApiError> {
         "submit-message" => {
             let last =
                 request.messages.last().ok_or_else(|| ApiError::bad_request("messages", "no message to send"))?;
+            if last.role == "assistant" {
+                let answers = approval_answers(&last.parts)?;
+                if answers.is_empty() || last.id.is_empty() {
+                    return Err(ApiError::bad_request(
+                        "messages",
+                        "the last message is the assistant's without approval answers; only a user message, or \
+                         a reply with answered approvals, can be sent",
+                    ));
+                }
+                return Ok(Action::Answer { message_id: last.id.clone(), answers, known_parts: last.parts.len() });
+            }
             if last.role != "user" {
                 return Err(ApiError::bad_request(
                     "messages",
@@ -271,7 +425,7 @@ impl Follower {
         }
         match message {
             StreamMessage::Chunk(event) => {
-                let joins = self.join == Join::Resume || event.seq == 1;
+                let joins = self.join.joins() || event.seq == 1;
                 if !self.follows(&event.execution.turn_id, &event.execution.execution_id, joins) {
                     return Vec::new();
                 }
@@ -294,7 +448,7 @@ impl Follower {
                 out
             }
             StreamMessage::Snapshot(snapshot) => {
-                if !self.follows(&snapshot.turn_id, &snapshot.execution_id, self.join == Join::Resume) {
+                if !self.follows(&snapshot.turn_id, &snapshot.execution_id, self.join.joins()) {
                     return Vec::new();
                 }
                 self.replay(&snapshot.message, &snapshot.message_id)
@@ -399,7 +553,23 @@ impl Follower {
             message_metadata: message.metadata.clone(),
         }];
         let mut step_open = false;
-        for part in &message.parts {
+        // A client continuing its copy holds the first parts: of those, only a call's
+        // result that came since is new to it.
+        let known = match self.join {
+            Join::Continue(parts) => parts,
+            Join::Start | Join::Resume => 0,
+        };
+        for (index, part) in message.parts.iter().enumerate() {
+            if index < known {
+                match part {
+                    UiPart::StepStart => step_open = true,
+                    UiPart::DynamicTool { tool_call_id, state, output, error_text, .. } => {
+                        out.extend(tool_result(tool_call_id, *state, output, error_text));
+                    }
+                    _ => {}
+                }
+                continue;
+            }
             match part {
                 UiPart::StepStart => {
                     if step_open {
@@ -455,21 +625,7 @@ impl Follower {
                             tool_call_id: tool_call_id.clone(),
                         });
                     }
-                    match state {
-                        ToolState::OutputAvailable => out.push(UiChunk::ToolOutputAvailable {
-                            tool_call_id,
-                            output: output.clone().unwrap_or(Value::Null),
-                            dynamic: Some(true),
-                            preliminary: None,
-                        }),
-                        ToolState::OutputError => out.push(UiChunk::ToolOutputError {
-                            tool_call_id,
-                            error_text: error_text.clone().unwrap_or_default(),
-                            dynamic: Some(true),
-                        }),
-                        ToolState::OutputDenied => out.push(UiChunk::ToolOutputDenied { tool_call_id }),
-                        _ => {}
-                    }
+                    out.extend(tool_result(&tool_call_id, *state, output, error_text));
                 }
                 UiPart::SourceUrl { source_id, url, title } => out.push(UiChunk::SourceUrl {
                     source_id: source_id.clone(),
@@ -488,6 +644,31 @@ impl Follower {
             }
         }
         out
+    }
+}
+
+/// The chunk that gives a call its result, when it has one.
+fn tool_result(
+    tool_call_id: &str,
+    state: ToolState,
+    output: &Option<Value>,
+    error_text: &Option<String>,
+) -> Option<UiChunk> {
+    let tool_call_id = tool_call_id.to_owned();
+    match state {
+        ToolState::OutputAvailable => Some(UiChunk::ToolOutputAvailable {
+            tool_call_id,
+            output: output.clone().unwrap_or(Value::Null),
+            dynamic: Some(true),
+            preliminary: None,
+        }),
+        ToolState::OutputError => Some(UiChunk::ToolOutputError {
+            tool_call_id,
+            error_text: error_text.clone().unwrap_or_default(),
+            dynamic: Some(true),
+        }),
+        ToolState::OutputDenied => Some(UiChunk::ToolOutputDenied { tool_call_id }),
+        _ => None,
     }
 }
 
@@ -527,6 +708,47 @@ mod tests {
             follower.rename(UiChunk::TextDelta { id: "t2".into(), delta: "!".into() }),
             UiChunk::TextDelta { id: "t2".into(), delta: "!".into() }
         );
+    }
+
+    #[test]
+    fn a_continued_reply_sends_only_the_results_and_parts_the_client_lacks() {
+        let mut follower = Follower { join: Join::Continue(2), ..Follower::default() };
+        let tool = |id: &str, state: ToolState, output: Option<Value>| UiPart::DynamicTool {
+            tool_name: "write_file".into(),
+            tool_call_id: id.into(),
+            state,
+            input: Some(serde_json::json!({})),
+            output,
+            error_text: None,
+            approval: None,
+        };
+        // The client holds the step and the call it answered; the call ran since, then a
+        // second step answered.
+        let snapshot = message(vec![
+            UiPart::StepStart,
+            tool("c1", ToolState::OutputAvailable, Some(serde_json::json!("written"))),
+            UiPart::StepStart,
+            UiPart::Text { text: "Done.".into(), state: Some(PartState::Done) },
+        ]);
+        let chunks = follower.replay(&snapshot, &MessageId::from("m1"));
+        let kinds: Vec<_> = chunks.iter().map(|c| serde_json::to_value(c).unwrap()["type"].clone()).collect();
+        assert_eq!(
+            kinds,
+            ["start", "tool-output-available", "finish-step", "start-step", "text-start", "text-delta", "text-end"]
+        );
+        assert!(matches!(&chunks[0], UiChunk::Start { message_id: Some(id), .. } if id == "m1"));
+
+        let answers = approval_answers(&[
+            serde_json::json!({ "type": "dynamic-tool", "state": "output-available" }),
+            serde_json::json!({ "type": "dynamic-tool", "state": "approval-responded",
+                "approval": { "id": "ap-1", "approved": false, "reason": "not there" } }),
+        ])
+        .unwrap();
+        let [answer] = &answers[..] else { panic!("one answer") };
+        assert_eq!((answer.id.as_str(), answer.approved, answer.reason.as_deref()), ("ap-1", false, Some("not there")));
+        let err = approval_answers(&[serde_json::json!({ "state": "approval-responded", "approval": { "id": "x" } })])
+            .unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("messages"));
     }
 
     #[test]

@@ -75,8 +75,9 @@ pub(crate) struct Plan {
     /// word is shorter than a trigram; in `message_words`: no word has a letter or digit).
     expression: Option<String>,
     /// Words of one or two characters every hit must contain (any case): `message_cjk`
-    /// has no trigram for them.
-    short_words: Vec<String>,
+    /// has no trigram for them. Each word is its spellings ([`spellings`]); a row holds
+    /// the word when it holds one of them.
+    short_words: Vec<Vec<String>>,
     /// What a snippet marks (lowercase).
     marks: Vec<String>,
     /// The user wrote FTS5 syntax: a mistake in it is theirs to fix.
@@ -112,7 +113,7 @@ pub(crate) fn plan(query: &str) -> Result<Plan> {
         let (long, short): (Vec<&str>, Vec<&str>) =
             query.split_whitespace().partition(|word| word.chars().count() >= 3);
         let expression = (!long.is_empty()).then(|| long.iter().map(|w| quoted(w)).collect::<Vec<_>>().join(" "));
-        let short_words = short.into_iter().map(str::to_lowercase).collect();
+        let short_words = short.into_iter().map(spellings).collect();
         return Ok(Plan { index: Index::Cjk, expression, short_words, marks, explicit });
     }
     // A word without a letter or digit has no token to look up.
@@ -123,6 +124,24 @@ pub(crate) fn plan(query: &str) -> Result<Plan> {
         .collect();
     let expression = (!words.is_empty()).then(|| words.join(" "));
     Ok(Plan { index: Index::Words, expression, short_words: Vec::new(), marks, explicit })
+}
+
+/// The ways a short word can be written in a text that SQLite's `lower()` has lowered: that
+/// lowers only ASCII, so a letter beyond it is looked for in either case (`öl` as `öl`,
+/// `Öl`, `öL` after lowering: `öl` and `Öl`). A short word has at most two characters, so
+/// at most four spellings.
+fn spellings(word: &str) -> Vec<String> {
+    let mut spellings = vec![String::new()];
+    for c in word.chars() {
+        let cases: Vec<String> = if c.is_ascii() {
+            vec![c.to_ascii_lowercase().to_string()]
+        } else {
+            let (lower, upper) = (c.to_lowercase().to_string(), c.to_uppercase().to_string());
+            if lower == upper { vec![lower] } else { vec![lower, upper] }
+        };
+        spellings = spellings.iter().flat_map(|head| cases.iter().map(move |case| format!("{head}{case}"))).collect();
+    }
+    spellings
 }
 
 /// The words of an FTS5 expression, lowercase, for snippets to mark (its operators and
@@ -199,13 +218,15 @@ macro_rules! matched {
     };
 }
 
-/// Every short word (`?2`, a JSON list) is in the row's text, any case.
+/// Every short word (`?2`, a JSON list of each word's spellings) is in the row's text, any
+/// case: one of its spellings is.
 macro_rules! short_words_in {
     ($body:literal) => {
         concat!(
-            "AND (?2 = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(?2) AS word WHERE instr(lower(",
+            "AND (?2 = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(?2) AS word WHERE NOT EXISTS \
+             (SELECT 1 FROM json_each(word.value) AS spelling WHERE instr(lower(",
             $body,
-            "), word.value) = 0)) "
+            "), spelling.value) > 0))) "
         )
     };
 }
@@ -652,9 +673,14 @@ mod tests {
 
         let cjk = plan_of("Go 编程语言");
         assert_eq!(cjk.index, Index::Cjk);
-        assert_eq!((cjk.expression.as_deref(), cjk.short_words), (Some(r#""编程语言""#), vec!["go".to_owned()]));
+        assert_eq!((cjk.expression.as_deref(), cjk.short_words), (Some(r#""编程语言""#), vec![vec!["go".to_owned()]]));
         let only_short = plan_of("Go 中文");
-        assert_eq!((only_short.expression, only_short.short_words), (None, vec!["go".to_owned(), "中文".to_owned()]));
+        assert_eq!(
+            (only_short.expression, only_short.short_words),
+            (None, vec![vec!["go".to_owned()], vec!["中文".to_owned()]])
+        );
+        assert_eq!(spellings("ÖL"), vec!["öl", "Öl"], "ASCII is lowered in the text too");
+        assert_eq!(spellings("éÉ"), vec!["éé", "éÉ", "Éé", "ÉÉ"]);
 
         assert!(plan_of("rust OR python").explicit);
         assert_eq!(plan_of("rust OR python").index, Index::Words);
@@ -943,6 +969,12 @@ mod tests {
             assert_eq!(both.len(), 2, "a two-letter word is found without the index: {both:?}");
             assert_eq!(found(&store, "中文").await, vec![user.clone()], "two CJK characters");
             assert_eq!(found(&store, "go 编程语言").await, vec![reply.clone()]);
+            // Case beyond ASCII: a short word is found however either side writes it.
+            let (_, oil, _) = turn(&store, &topic.id, "Öl 和 Über 价格").await;
+            for query in ["öl 价格", "ÖL 价格", "Öl 价格"] {
+                assert_eq!(found(&store, query).await, vec![oil.clone()], "{query}");
+            }
+            assert!(found(&store, "öx 价格").await.is_empty());
 
             let only = |request: SearchRequest| {
                 let store = store.clone();

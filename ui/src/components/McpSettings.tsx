@@ -153,7 +153,55 @@ export function McpSettings() {
           Add MCP server
         </button>
       )}
+      <McpRoots />
     </>
+  );
+}
+
+/**
+ * The folders every server is offered as its roots (MCP `roots/list`): the workspace
+ * folders of all topics and assistants. Servers that honour roots (the filesystem server
+ * does) keep to them instead of their own start-up folders.
+ */
+function McpRoots() {
+  const backend = useBackend();
+  const [roots, setRoots] = useState<string[]>();
+  const [error, setError] = useState<ApiFailure>();
+
+  useEffect(() => {
+    let current = true;
+    backend
+      .call('mcp_roots_list')
+      .then((list) => {
+        if (current) setRoots(list);
+      })
+      .catch((failure: unknown) => {
+        if (current) setError(toApiFailure(failure, 'Could not read the folders offered to MCP servers'));
+      });
+    return () => {
+      current = false;
+    };
+  }, [backend]);
+
+  return (
+    <section className="mcp-roots" data-testid="mcp-roots">
+      <h4>Folders offered as roots</h4>
+      <p className="muted small">
+        Servers are told which folders they may work in: the workspace folders of your topics and assistants (set in a
+        topic&apos;s or an assistant&apos;s settings). Servers are told again when these change.
+      </p>
+      {error && <ErrorNotice error={error} />}
+      {roots?.length === 0 && <p className="muted small">None: no topic or assistant has a workspace folder.</p>}
+      {roots && roots.length > 0 && (
+        <ul className="mcp-roots-list">
+          {roots.map((root) => (
+            <li key={root} data-testid="mcp-root">
+              <code>{root}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }
 

@@ -79,6 +79,70 @@ async fn a_continued_reply_runs_approved_calls_reports_denials_and_goes_on() {
     assert!(results[1].is_error && results[1].text_content().contains("Their reason: not x"));
 }
 
+/// Spans the OpenTelemetry layer ended, kept in memory.
+#[derive(Clone, Debug, Default)]
+struct Exported(Arc<Mutex<Vec<opentelemetry_sdk::trace::SpanData>>>);
+
+impl opentelemetry_sdk::trace::SpanExporter for Exported {
+    fn export(
+        &self,
+        batch: Vec<opentelemetry_sdk::trace::SpanData>,
+    ) -> impl std::future::Future<Output = opentelemetry_sdk::error::OTelSdkResult> + Send {
+        self.0.lock().unwrap().extend(batch);
+        std::future::ready(Ok(()))
+    }
+}
+
+#[tokio::test]
+async fn a_continued_reply_traces_each_answered_wait_from_question_to_answer() {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing::instrument::WithSubscriber as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    let exported = Exported::default();
+    let provider =
+        opentelemetry_sdk::trace::SdkTracerProvider::builder().with_simple_exporter(exported.clone()).build();
+    opentelemetry::global::set_tracer_provider(provider.clone());
+    let subscriber =
+        tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+
+    let model = scripted(vec![answer("Wrote it.")]);
+    let write = FakeTool::new("write", Behaviour::Answer("written"));
+    let mut request = with_tools(model, std::slice::from_ref(&write), FakeGate::new(GateDecision::Allow));
+    request.pending = vec![pending("c1", "write", json!({"path": "a"}), PendingState::Approved)];
+    let asked = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let answered = asked + Duration::from_millis(4_250);
+    request.answered_waits = vec![AnsweredWait {
+        approval_id: "ap-1".into(),
+        call_id: "c1".into(),
+        tool_name: "write".into(),
+        decision: "approved".into(),
+        requested_at: asked,
+        decided_at: answered,
+    }];
+    let (_, outcome) = run_request(request, CancellationToken::new()).with_subscriber(subscriber).await;
+    assert_eq!(outcome, TurnOutcome::Finished { reason: FinishReason::Stop });
+    provider.force_flush().unwrap();
+
+    let spans = exported.0.lock().unwrap().clone();
+    let named = |name: &str| spans.iter().filter(|s| s.name == name).collect::<Vec<_>>();
+    let [wait] = named("approval_wait")[..] else { panic!("one approval_wait span: {:?}", named("approval_wait")) };
+    assert_eq!((wait.start_time, wait.end_time), (asked, answered), "the span covers the wait itself");
+    let attribute = |key: &str| wait.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string());
+    assert_eq!(attribute("tool").as_deref(), Some("write"));
+    assert_eq!(attribute("decision").as_deref(), Some("approved"));
+    assert_eq!(attribute("waited_ms").as_deref(), Some("4250"));
+    // Under the continued reply's `resumed` step, in the turn's trace.
+    let resumed = named("step")
+        .into_iter()
+        .find(|s| s.attributes.iter().any(|kv| kv.key.as_str() == "step" && kv.value.to_string() == "resumed"))
+        .expect("the resumed step's span");
+    assert_eq!(wait.parent_span_id, resumed.span_context.span_id());
+    assert_eq!(wait.span_context.trace_id(), resumed.span_context.trace_id());
+    let [agent] = named("agent")[..] else { panic!("one agent span") };
+    assert_eq!(resumed.parent_span_id, agent.span_context.span_id());
+}
+
 #[tokio::test]
 async fn a_call_the_ledger_says_ran_already_is_not_run_twice() {
     let model = scripted(vec![answer("ok")]);

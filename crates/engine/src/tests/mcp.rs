@@ -646,6 +646,10 @@ async fn issue_20_workspace_folders_are_the_servers_roots_and_follow_changes() {
     let _: Topic =
         t.f.call("topic_update", json!({ "id": t.topic.id, "workspace": moved.path().to_str().unwrap() })).await;
     until(canonical(moved.path()), canonical(t.workspace.path())).await;
+    // Settings → MCP lists what is offered.
+    let offered: Vec<String> = t.f.call("mcp_roots_list", json!({})).await;
+    let offers = |folder: &Path| offered.iter().any(|root| canonical(Path::new(root)) == canonical(folder));
+    assert!(offers(moved.path()) && !offers(t.workspace.path()), "{offered:?}");
     t.f.engine.shutdown().await;
 }
 
