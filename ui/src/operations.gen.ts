@@ -16,6 +16,7 @@ import type {
   BackupInfo,
   CreateTopic,
   EditMessageRequest,
+  ElicitationRespond,
   ExportRequest,
   ExportedFile,
   FeatureInfo,
@@ -50,6 +51,7 @@ import type {
   ReplyRequest,
   RestorePlan,
   RestoreRequest,
+  SamplingRespond,
   SaveFileRequest,
   SavedFile,
   SearchRequest,
@@ -132,6 +134,8 @@ export interface Operations {
   mcp_server_log: { request: IdRequest; response: McpServerLog };
   mcp_server_log_level: { request: McpLogLevelRequest; response: McpServerLog };
   mcp_roots_list: { request: void; response: Array<string> };
+  mcp_elicitation_respond: { request: ElicitationRespond; response: null };
+  mcp_sampling_respond: { request: SamplingRespond; response: null };
   agent_sessions_list: { request: void; response: Array<AgentSession> };
   agent_session_create: { request: AgentSessionInput; response: AgentSession };
   agent_session_update: { request: UpdateAgentSession; response: AgentSession };

@@ -794,6 +794,11 @@ namespace: string, transport: McpTransport, enabled: boolean,
  */
 trustReadOnly: boolean, 
 /**
+ * The server may ask the reply's model for completions (MCP sampling) without asking
+ * the user each time.
+ */
+samplingAllowed: boolean, 
+/**
  * How long one call may take, in seconds.
  */
 timeoutSecs: number, status: McpStatus, 
@@ -802,7 +807,11 @@ timeoutSecs: number, status: McpStatus,
  */
 tools: Array<string>, createdAt: string, };
 
-export type McpServerInput = { name: string, transport: McpTransportInput, enabled?: boolean, trustReadOnly?: boolean, timeoutSecs?: number, };
+export type McpServerInput = { name: string, transport: McpTransportInput, enabled?: boolean, trustReadOnly?: boolean, 
+/**
+ * Left out: as it was (false for a new server).
+ */
+samplingAllowed?: boolean, timeoutSecs?: number, };
 
 export type UpdateMcpServer = { id: string, server: McpServerInput, };
 
@@ -835,6 +844,93 @@ supported: boolean,
 level?: McpLogLevel, entries: Array<McpLogEntry>, };
 
 export type McpLogLevelRequest = { id: string, level: McpLogLevel, };
+
+export type ElicitationForm = { title?: string, 
+/**
+ * In the order the server gave them.
+ */
+fields: Array<ElicitationField>, };
+
+export type ElicitationField = { 
+/**
+ * The key of the answer's content.
+ */
+name: string, title?: string, description?: string, required: boolean, input: FieldInput, };
+
+export type FieldInput = { "kind": "text", format?: TextFormat, minLength?: number, maxLength?: number, default?: string, } | { "kind": "number", 
+/**
+ * Whole numbers only.
+ */
+integer: boolean, minimum?: number, maximum?: number, default?: number, } | { "kind": "boolean", default?: boolean, } | { "kind": "choice", options: Array<FieldOption>, default?: string, } | { "kind": "multi_choice", options: Array<FieldOption>, minItems?: number, maxItems?: number, default: Array<string>, };
+
+export type TextFormat = "email" | "uri" | "date" | "date-time";
+
+export type FieldOption = { 
+/**
+ * What the answer holds.
+ */
+value: string, 
+/**
+ * What the user sees.
+ */
+label: string, };
+
+export type ElicitationState = "pending" | "accepted" | "declined" | "cancelled" | "expired" | "withdrawn" | "refused";
+
+export type ElicitationCard = { elicitationId: string, 
+/**
+ * The tool call during which the server asked.
+ */
+toolCallId: string, serverName: string, 
+/**
+ * What the server says it needs.
+ */
+message: string, 
+/**
+ * `None` when the schema could not be read (then `problem` says why).
+ */
+form?: ElicitationForm, problem?: string, state: ElicitationState, 
+/**
+ * What was sent, once accepted.
+ */
+content?: Record<string, unknown>, };
+
+export type ElicitationAction = "accept" | "decline" | "cancel";
+
+export type ElicitationRespond = { elicitationId: string, action: ElicitationAction, 
+/**
+ * The form's values by field name, for `accept`; fields left empty are left out.
+ */
+content?: Record<string, unknown>, };
+
+export type SamplingRole = "user" | "assistant";
+
+export type SamplingMessage = { role: SamplingRole, text: string, };
+
+export type SamplingState = "pending" | "running" | "done" | "denied" | "failed" | "expired" | "withdrawn";
+
+export type SamplingCard = { samplingId: string, 
+/**
+ * The tool call during which the server asked.
+ */
+toolCallId: string, serverId: string, serverName: string, 
+/**
+ * The model that answers: the reply's own.
+ */
+model: string, systemPrompt?: string, messages: Array<SamplingMessage>, maxTokens: number, state: SamplingState, 
+/**
+ * Allowed without asking: the server may always sample.
+ */
+allowedByRule: boolean, result?: string, problem?: string, };
+
+export type SamplingDecision = "allow" | "deny";
+
+export type SamplingRespond = { samplingId: string, decision: SamplingDecision, 
+/**
+ * With `allow`: this server may sample from now on without asking (saved with the
+ * server, `samplingAllowed`; Settings → MCP turns it off again).
+ */
+always?: boolean, };
 
 export type AgentSession = { id: string, 
 /**

@@ -25,6 +25,7 @@ const server = (patch: Partial<McpServer> = {}): McpServer => ({
   namespace: 'files',
   enabled: true,
   trustReadOnly: false,
+  samplingAllowed: false,
   timeoutSecs: 60,
   status: { state: 'ready', toolCount: 2, problems: [] },
   tools: ['files__read_file', 'files__write_file'],
@@ -50,6 +51,7 @@ describe('MCP server form', () => {
       },
       enabled: true,
       trustReadOnly: false,
+      samplingAllowed: false,
       timeoutSecs: 60,
     };
     expect(mcpInputFromDraft(edited)).toEqual({ input });
@@ -72,6 +74,7 @@ describe('MCP server form', () => {
         transport: { kind: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: null } },
         enabled: false,
         trustReadOnly: true,
+        samplingAllowed: false,
         timeoutSecs: 120,
       },
     });

@@ -31,6 +31,7 @@ use crate::step::{StepEnd, StepInput, StepOutput, send_all, stream_step};
 use crate::waits::AnsweredWait;
 
 mod calls;
+mod questions;
 
 use calls::{PhaseCall, phase_id};
 
@@ -51,6 +52,9 @@ pub struct TurnRequest {
     pub http: reqwest::Client,
     /// Whether the model takes images (tool results with images).
     pub vision: bool,
+    /// Where the questions servers ask during calls wait for the user's answer; `None`:
+    /// they are refused.
+    pub questions: Option<Arc<tools::asks::OpenQuestions>>,
     /// At most this many tool calls, counting `tool_calls_used`.
     pub max_tool_calls: u32,
     /// Calls this reply made before (a reply continued after an approval).
@@ -94,6 +98,7 @@ impl TurnRequest {
             workspace: None,
             http: shared_http_client(),
             vision: true,
+            questions: None,
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             tool_calls_used: 0,
             pending: Vec::new(),
@@ -154,6 +159,11 @@ impl TurnRequestBuilder {
 
     pub fn vision(mut self, vision: bool) -> Self {
         self.0.vision = vision;
+        self
+    }
+
+    pub fn questions(mut self, questions: Arc<tools::asks::OpenQuestions>) -> Self {
+        self.0.questions = Some(questions);
         self
     }
 
@@ -337,6 +347,7 @@ struct ToolRunner {
     http: reqwest::Client,
     /// Whether the model takes images (tool results with images).
     vision: bool,
+    questions: Option<Arc<tools::asks::OpenQuestions>>,
 }
 
 /// The turn's features and every contributor's hooks (features' included).
@@ -413,6 +424,7 @@ impl Turn {
                 workspace: request.workspace,
                 http: request.http,
                 vision: request.vision,
+                questions: request.questions,
             },
             plugins,
             budget: ToolBudget { max: request.max_tool_calls.max(1), used: request.tool_calls_used },

@@ -14,7 +14,9 @@ use protocol::api::{
 use protocol::archive::{
     BackupInfo, ExportRequest, ExportedFile, ImportReport, ImportRequest, RestorePlan, RestoreRequest, SavedFile,
 };
+use protocol::elicitation::ElicitationRespond;
 use protocol::mcp::{McpLogLevelRequest, McpServer, McpServerInput, McpServerLog, UpdateMcpServer};
+use protocol::sampling::SamplingRespond;
 use protocol::search::{SearchRequest, SearchResults};
 use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
 use protocol::usage::{
@@ -252,6 +254,14 @@ impl Operations for Engine {
 
     async fn mcp_roots_list(&self) -> Result<Vec<String>, ApiError> {
         Ok(self.inner.mcp.hub().roots().iter().map(|folder| folder.display().to_string()).collect())
+    }
+
+    async fn mcp_elicitation_respond(&self, request: ElicitationRespond) -> Result<(), ApiError> {
+        self.inner.mcp.respond_elicitation(request)
+    }
+
+    async fn mcp_sampling_respond(&self, request: SamplingRespond) -> Result<(), ApiError> {
+        self.inner.mcp.respond_sampling(request).await
     }
 
     async fn agent_sessions_list(&self) -> Result<Vec<AgentSession>, ApiError> {

@@ -192,7 +192,8 @@ impl Engine {
         let branches = branches::Branches::new(store.clone(), streams.clone());
         let tools = Arc::new(tools::Tools::new(store.clone(), hub.clone()));
         let assistants = assistants::Assistants::new(store.clone(), providers.clone(), tools.clone());
-        let mcp = mcp::Mcp::new(store.clone(), secrets.clone(), hub);
+        let questions = Arc::new(::tools::asks::OpenQuestions::default());
+        let mcp = mcp::Mcp::new(store.clone(), secrets.clone(), hub, questions.clone());
         let sessions = Arc::new(sessions::AgentSessions::new(
             store.clone(),
             streams.clone(),
@@ -210,6 +211,7 @@ impl Engine {
             tools.clone(),
             settings.clone(),
             sessions.clone(),
+            questions,
         ));
         let approvals = approvals::Approvals::new(
             store.clone(),

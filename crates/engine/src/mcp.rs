@@ -12,14 +12,17 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ::tools::asks::{AnswerError, OpenQuestions};
 use ::tools::mcp::catalog::{slug, unique_namespace};
 use ::tools::mcp::{CatalogSink, McpEndpoint, McpHub, McpServerConfig, McpToolSpec};
 use async_trait::async_trait;
 use protocol::ApiError;
+use protocol::elicitation::{ElicitationAction, ElicitationRespond};
 use protocol::mcp::{
     McpLogLevelRequest, McpSecretName, McpServer, McpServerInput, McpServerLog, McpState, McpStatus, McpTransport,
     McpTransportInput, UpdateMcpServer,
 };
+use protocol::sampling::{SamplingDecision, SamplingRespond};
 use store::Store;
 use store::mcp::{McpServerRow, McpToolRow, PlainValues, StoredTransport};
 use store::secrets::SecretStore;
@@ -104,6 +107,7 @@ fn config(row: &McpServerRow, secrets: &dyn SecretStore) -> McpServerConfig {
         endpoint,
         timeout: Duration::from_secs(u64::from(row.timeout_secs)),
         trust_read_only: row.trust_read_only,
+        sampling_allowed: row.sampling_allowed,
         blocked,
     }
 }
@@ -203,11 +207,54 @@ pub(crate) struct Mcp {
     store: Store,
     secrets: Arc<dyn SecretStore>,
     hub: McpHub,
+    /// Servers' questions (elicitations) waiting for the user, opened by running replies.
+    questions: Arc<OpenQuestions>,
 }
 
 impl Mcp {
-    pub(crate) fn new(store: Store, secrets: Arc<dyn SecretStore>, hub: McpHub) -> Self {
-        Self { store, secrets, hub }
+    pub(crate) fn new(store: Store, secrets: Arc<dyn SecretStore>, hub: McpHub, questions: Arc<OpenQuestions>) -> Self {
+        Self { store, secrets, hub, questions }
+    }
+
+    /// Allows or denies a server's sampling request: allowed, the reply's model answers it.
+    /// `always` saves that the server may sample without asking from now on.
+    pub(crate) async fn respond_sampling(&self, request: SamplingRespond) -> Result<(), ApiError> {
+        let id = request.sampling_id.trim();
+        if id.is_empty() {
+            return Err(ApiError::bad_request("samplingId", "must not be empty"));
+        }
+        let always = request.always.unwrap_or(false);
+        if always && request.decision != SamplingDecision::Allow {
+            return Err(ApiError::bad_request("always", "only an `allow` answer can be for good"));
+        }
+        let allow = request.decision == SamplingDecision::Allow;
+        let server_id = self.questions.decide_sampling(id, allow).map_err(|e| ApiError::conflict(e.to_string()))?;
+        tracing::info!(sampling = %id, allow, always, "a server's sampling request was answered");
+        if always {
+            self.store.allow_mcp_sampling(&server_id).await?;
+            self.hub.allow_sampling(&server_id);
+        }
+        Ok(())
+    }
+
+    /// Answers a server's question: the running call that asked goes on with it. Content
+    /// that does not fit the form is refused with what is wrong, and the question stays open.
+    pub(crate) fn respond_elicitation(&self, request: ElicitationRespond) -> Result<(), ApiError> {
+        let id = request.elicitation_id.trim();
+        if id.is_empty() {
+            return Err(ApiError::bad_request("elicitationId", "must not be empty"));
+        }
+        if request.action != ElicitationAction::Accept && request.content.is_some() {
+            return Err(ApiError::bad_request("content", "only an `accept` answer carries content"));
+        }
+        match self.questions.answer(id, request.action, request.content) {
+            Ok(()) => {
+                tracing::info!(elicitation = %id, action = ?request.action, "a server's question was answered");
+                Ok(())
+            }
+            Err(AnswerError::Invalid(why)) => Err(ApiError::bad_request("content", why)),
+            Err(AnswerError::NotOpen) => Err(ApiError::conflict(AnswerError::NotOpen.to_string())),
+        }
     }
 
     /// The hub itself (roots are offered through it; tests wait on its change signal).
@@ -243,6 +290,7 @@ impl Mcp {
                     name: row.name,
                     enabled: row.enabled,
                     trust_read_only: row.trust_read_only,
+                    sampling_allowed: row.sampling_allowed,
                     timeout_secs: row.timeout_secs,
                     status,
                     tools: names,
@@ -282,6 +330,7 @@ impl Mcp {
             transport,
             enabled: input.enabled.or(existing.as_ref().map(|e| e.enabled)).unwrap_or(true),
             trust_read_only: input.trust_read_only.or(existing.as_ref().map(|e| e.trust_read_only)).unwrap_or(false),
+            sampling_allowed: input.sampling_allowed.or(existing.as_ref().map(|e| e.sampling_allowed)).unwrap_or(false),
             timeout_secs,
             created_at: existing.as_ref().map_or_else(store::now, |e| e.created_at.clone()),
         };

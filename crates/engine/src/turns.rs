@@ -73,6 +73,8 @@ pub(crate) struct Turns {
     tools: Arc<Tools>,
     settings: Arc<Settings>,
     sessions: Arc<AgentSessions>,
+    /// Where servers' questions during a reply's calls wait for the user.
+    questions: Arc<::tools::asks::OpenQuestions>,
 }
 
 impl Turns {
@@ -86,8 +88,9 @@ impl Turns {
         tools: Arc<Tools>,
         settings: Arc<Settings>,
         sessions: Arc<AgentSessions>,
+        questions: Arc<::tools::asks::OpenQuestions>,
     ) -> Self {
-        Self { store, streams, http, retry, providers, tools, settings, sessions }
+        Self { store, streams, http, retry, providers, tools, settings, sessions, questions }
     }
 
     /// Starts a new turn in the topic and subscribes `listener` to it.
@@ -506,6 +509,7 @@ impl Turns {
             .workspace(setup.workspace.clone())
             .http(self.http.clone())
             .vision(capabilities.vision)
+            .questions(self.questions.clone())
             .max_tool_calls(max_tool_calls)
             .tool_calls_used(used)
             .pending(pending)

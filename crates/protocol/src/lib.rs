@@ -8,7 +8,9 @@
 //! - [`api`]: request and response bodies of the user-facing operations.
 //! - [`archive`]: the export format, and the bodies of export, import and backup.
 //! - [`operations`]: the table of operations ([`for_each_operation!`]) and what is derived from it.
+//! - [`sampling`]: completions MCP servers ask of the reply's model, and the user's say.
 //! - [`search`]: the `messages_search` request and its results.
+//! - [`elicitation`]: forms MCP servers ask the user to fill in, and the answers.
 //! - [`error`]: [`ApiError`], the one error shape that crosses IPC and HTTP.
 //! - [`tool`]: tools, their results, approval rules, approvals and the audit log.
 //! - [`mcp`]: MCP servers: how to reach them and how they are doing.
@@ -18,12 +20,14 @@
 pub mod api;
 pub mod archive;
 pub mod chunk;
+pub mod elicitation;
 pub mod envelope;
 pub mod error;
 pub mod ids;
 pub mod mcp;
 pub mod message;
 pub mod operations;
+pub mod sampling;
 pub mod search;
 pub mod tool;
 pub mod typescript;

@@ -114,6 +114,9 @@ pub struct McpServer {
     pub enabled: bool,
     /// Tools the server marks read-only run without asking.
     pub trust_read_only: bool,
+    /// The server may ask the reply's model for completions (MCP sampling) without asking
+    /// the user each time.
+    pub sampling_allowed: bool,
     /// How long one call may take, in seconds.
     pub timeout_secs: u32,
     pub status: McpStatus,
@@ -134,6 +137,10 @@ pub struct McpServerInput {
     #[serde(default)]
     #[ts(optional)]
     pub trust_read_only: Option<bool>,
+    /// Left out: as it was (false for a new server).
+    #[serde(default)]
+    #[ts(optional)]
+    pub sampling_allowed: Option<bool>,
     #[serde(default)]
     #[ts(optional)]
     pub timeout_secs: Option<u32>,

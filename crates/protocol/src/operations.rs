@@ -87,6 +87,8 @@ macro_rules! for_each_operation {
                 mcp_server_log($crate::api::IdRequest) => $crate::mcp::McpServerLog;
                 mcp_server_log_level($crate::mcp::McpLogLevelRequest) => $crate::mcp::McpServerLog;
                 mcp_roots_list => Vec<String>;
+                mcp_elicitation_respond($crate::elicitation::ElicitationRespond) => ();
+                mcp_sampling_respond($crate::sampling::SamplingRespond) => ();
                 agent_sessions_list => Vec<$crate::api::AgentSession>;
                 agent_session_create($crate::api::AgentSessionInput) => $crate::api::AgentSession;
                 agent_session_update($crate::api::UpdateAgentSession) => $crate::api::AgentSession;

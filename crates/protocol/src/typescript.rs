@@ -8,11 +8,16 @@ use ts_rs::{Config, TS};
 use crate::api::*;
 use crate::archive::*;
 use crate::chunk::{DataChunk, FinishReason, UiChunk};
+use crate::elicitation::{
+    ElicitationAction, ElicitationCard, ElicitationField, ElicitationForm, ElicitationRespond, ElicitationState,
+    FieldInput, FieldOption, TextFormat,
+};
 use crate::envelope::*;
 use crate::error::{ApiError, ErrorKind};
 use crate::ids::*;
 use crate::mcp::*;
 use crate::message::*;
+use crate::sampling::{SamplingCard, SamplingDecision, SamplingMessage, SamplingRespond, SamplingRole, SamplingState};
 use crate::search::*;
 use crate::tool::*;
 use crate::usage::*;
@@ -157,6 +162,21 @@ pub fn declarations() -> String {
         McpLogEntry::decl(&cfg),
         McpServerLog::decl(&cfg),
         McpLogLevelRequest::decl(&cfg),
+        ElicitationForm::decl(&cfg),
+        ElicitationField::decl(&cfg),
+        FieldInput::decl(&cfg),
+        TextFormat::decl(&cfg),
+        FieldOption::decl(&cfg),
+        ElicitationState::decl(&cfg),
+        ElicitationCard::decl(&cfg),
+        ElicitationAction::decl(&cfg),
+        ElicitationRespond::decl(&cfg),
+        SamplingRole::decl(&cfg),
+        SamplingMessage::decl(&cfg),
+        SamplingState::decl(&cfg),
+        SamplingCard::decl(&cfg),
+        SamplingDecision::decl(&cfg),
+        SamplingRespond::decl(&cfg),
         AgentSession::decl(&cfg),
         AgentSessionInput::decl(&cfg),
         UpdateAgentSession::decl(&cfg),

@@ -23,6 +23,8 @@ pub struct McpServerRow {
     pub transport: StoredTransport,
     pub enabled: bool,
     pub trust_read_only: bool,
+    /// It may sample the reply's model without asking each time.
+    pub sampling_allowed: bool,
     pub timeout_secs: u32,
     pub created_at: String,
 }
@@ -128,6 +130,7 @@ fn server_from_row(row: &SqliteRow) -> Result<Option<McpServerRow>> {
         transport,
         enabled: row.try_get("enabled")?,
         trust_read_only: row.try_get("trust_read_only")?,
+        sampling_allowed: row.try_get("sampling_allowed")?,
         timeout_secs: u32::try_from(row.try_get::<i64, _>("timeout_secs")?).unwrap_or(60),
         created_at: row.try_get("created_at")?,
     }))
@@ -171,8 +174,8 @@ impl Store {
         let namespace = choose(&taken.into_iter().collect());
         let now = now();
         sqlx::query(
-            "INSERT INTO mcp_servers (id, name, namespace, transport, enabled, trust_read_only, timeout_secs, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO mcp_servers (id, name, namespace, transport, enabled, trust_read_only, sampling_allowed, \
+             timeout_secs, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&server.id)
         .bind(&server.name)
@@ -180,6 +183,7 @@ impl Store {
         .bind(encode(&server.transport)?)
         .bind(server.enabled)
         .bind(server.trust_read_only)
+        .bind(server.sampling_allowed)
         .bind(i64::from(server.timeout_secs))
         .bind(&server.created_at)
         .bind(&now)
@@ -192,13 +196,14 @@ impl Store {
     /// Replaces a server's settings; its namespace and cached tools stay.
     pub async fn save_mcp_server(&self, server: &McpServerRow) -> Result<()> {
         let done = sqlx::query(
-            "UPDATE mcp_servers SET name = ?, transport = ?, enabled = ?, trust_read_only = ?, timeout_secs = ?, updated_at = ? \
-             WHERE id = ?",
+            "UPDATE mcp_servers SET name = ?, transport = ?, enabled = ?, trust_read_only = ?, sampling_allowed = ?, \
+             timeout_secs = ?, updated_at = ? WHERE id = ?",
         )
         .bind(&server.name)
         .bind(encode(&server.transport)?)
         .bind(server.enabled)
         .bind(server.trust_read_only)
+        .bind(server.sampling_allowed)
         .bind(i64::from(server.timeout_secs))
         .bind(now())
         .bind(&server.id)
@@ -206,6 +211,19 @@ impl Store {
         .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "MCP server", id: server.id.to_owned() });
+        }
+        Ok(())
+    }
+
+    /// Lets the server sample without asking from now on (its other settings stay).
+    pub async fn allow_mcp_sampling(&self, id: &str) -> Result<()> {
+        let done = sqlx::query("UPDATE mcp_servers SET sampling_allowed = 1, updated_at = ? WHERE id = ?")
+            .bind(now())
+            .bind(id)
+            .execute(&mut *self.writer().await?)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound { what: "MCP server", id: id.to_owned() });
         }
         Ok(())
     }
@@ -357,6 +375,7 @@ mod tests {
             },
             enabled: true,
             trust_read_only: false,
+            sampling_allowed: false,
             timeout_secs: 60,
             created_at: now(),
         }

@@ -3,6 +3,7 @@
 //! - [`Tool`]: a name, a description, a JSON Schema for its input, annotations, and
 //!   `execute` (`tool.rs`); [`ToolContext`] is what a call may use (workspace, HTTP,
 //!   cancellation, progress).
+//! - [`asks`]: questions a server asks the user during a call (MCP elicitation).
 //! - [`ToolSet`]: the tools one request may use, by name (`set.rs`).
 //! - [`schema`]: checking a schema and a call's input against it.
 //! - [`policy`]: rules on tool names and arguments → allow / deny / ask.
@@ -14,6 +15,7 @@
 //! gets its input and a context, and returns a [`protocol::tool::ToolOutput`] or a
 //! [`ToolError`]. File tools never touch a path outside the workspace they were given.
 
+pub mod asks;
 pub mod builtin;
 pub mod capped_lines;
 pub mod mcp;

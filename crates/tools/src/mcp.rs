@@ -48,6 +48,9 @@ pub struct McpServerConfig {
     pub timeout: Duration,
     /// The server's read-only tools run without asking.
     pub trust_read_only: bool,
+    /// It may sample the reply's model without asking the user each time
+    /// ([`McpHub::allow_sampling`] changes it on a live connection).
+    pub sampling_allowed: bool,
     /// Why the server cannot be started with these settings (a stored value could not be
     /// read, say): it shows as an error with this message and is not started.
     pub blocked: Option<String>,

@@ -98,6 +98,9 @@ pub struct ToolContext {
     /// apply them then (`fetch_url` keeps its private-address guard either way, but lifts
     /// it for the host an allowed call names).
     pub allowed_by_user: bool,
+    /// Where a server's questions to the user go while this call runs (MCP
+    /// elicitation); `None`: nobody can answer, and the server is told so.
+    pub asks: Option<crate::asks::AskSink>,
 }
 
 impl ToolContext {
@@ -110,6 +113,7 @@ impl ToolContext {
             progress: Arc::new(|_| {}),
             call_id: String::new(),
             allowed_by_user: false,
+            asks: None,
         }
     }
 }

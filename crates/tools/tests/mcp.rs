@@ -92,6 +92,7 @@ fn config(id: &str, name: &str, endpoint: McpEndpoint) -> McpServerConfig {
         endpoint,
         timeout: Duration::from_secs(20),
         trust_read_only: false,
+        sampling_allowed: false,
         blocked: None,
     }
 }
@@ -698,16 +699,17 @@ async fn issue_20_what_a_server_logs_is_kept_per_server_and_its_level_can_be_set
     assert_eq!(log.level, None);
 
     f.tool("everything__toggle-simulated-logging").execute(json!({}), &ctx()).await.unwrap();
-    // It logs one message at once, then one every 5 s.
+    // It logs one message at once, then one every 5 s (after what it logged on its own,
+    // such as the roots it was given).
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     let entries = loop {
         let entries = f.hub.log("e").unwrap().entries;
-        if !entries.is_empty() || tokio::time::Instant::now() > deadline {
+        if entries.iter().any(|e| e.text.contains("message")) || tokio::time::Instant::now() > deadline {
             break entries;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    assert!(entries[0].text.contains("message"), "{entries:?}");
+    assert!(entries.iter().any(|e| e.text.contains("message")), "{entries:?}");
 
     f.hub.set_log_level("e", McpLogLevel::Emergency).await.unwrap();
     assert_eq!(f.hub.log("e").unwrap().level, Some(McpLogLevel::Emergency));
@@ -731,5 +733,148 @@ async fn issue_20_a_call_to_an_http_server_that_went_away_fails_in_words() {
     let status = f.status_until("h", |s| s.state == McpState::Error).await;
     let message = status.message.unwrap();
     assert!(!message.contains("rmcp::") && !message.contains("Transport ["), "{message}");
+    f.hub.shutdown().await;
+}
+
+/// A context whose server questions are answered by `answer` (`None`: the answer is
+/// dropped, as when the reply stops); every question asked is kept.
+fn answering(
+    answer: impl Fn(&colloquy_tools::asks::Elicitation) -> Option<colloquy_tools::asks::ElicitAnswer>
+    + Send
+    + Sync
+    + 'static,
+) -> (ToolContext, Arc<Mutex<Vec<colloquy_tools::asks::Elicitation>>>) {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let log = asked.clone();
+    let mut ctx = ctx();
+    ctx.asks = Some(Arc::new(move |ask| {
+        let colloquy_tools::asks::ServerAsk::Elicit { elicitation, answer: reply } = ask else { return };
+        if let Some(given) = answer(&elicitation) {
+            let _ = reply.send(given);
+        }
+        log.lock().unwrap().push(elicitation);
+    }));
+    (ctx, asked)
+}
+
+fn content(value: Value) -> serde_json::Map<String, Value> {
+    value.as_object().cloned().unwrap()
+}
+
+#[tokio::test]
+async fn issue_20_everything_asks_through_its_elicitation_tool_and_hears_each_answer() {
+    use colloquy_tools::asks::ElicitAnswer;
+    use protocol::elicitation::FieldInput;
+    let f = hub(Duration::from_secs(30));
+    f.add("e", "Everything", stdio(bin("mcp-server-everything"), &["stdio"]));
+    // Everything offers the tool only to a client that declares elicitation.
+    f.status_until("e", |s| s.state == McpState::Ready && s.tool_count > 0).await;
+    let mut changes = f.hub.changes();
+    let tool = loop {
+        if let Some(entry) =
+            f.hub.tools().into_iter().find(|t| t.tool.definition().name == "everything__trigger-elicitation-request")
+        {
+            break entry.tool;
+        }
+        tokio::time::timeout(PATIENCE, changes.changed()).await.expect("the elicitation tool is offered").unwrap();
+    };
+
+    let (accepting, asked) =
+        answering(|_| Some(ElicitAnswer::Accept(content(json!({"name": "Ada", "check": true, "integer": 7})))));
+    let out = tool.execute(json!({}), &accepting).await.unwrap();
+    let text = out.text_content();
+    assert!(text.contains("User provided the requested information") && text.contains("Name: Ada"), "{text}");
+    assert!(text.contains("Favorite Integer: 7"), "{text}");
+    let question = asked.lock().unwrap()[0].clone();
+    assert_eq!(question.server_name, "Everything");
+    assert!(question.message.contains("Please provide inputs"), "{}", question.message);
+    let form = question.form.expect("everything's form is one Colloquy shows");
+    let field = |name: &str| form.fields.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("no field {name}"));
+    assert!(field("name").required);
+    assert!(matches!(
+        field("integer").input,
+        FieldInput::Number { integer: true, minimum: Some(1.0), maximum: Some(100.0), .. }
+    ));
+    assert!(
+        matches!(&field("legacyTitledEnum").input, FieldInput::Choice { options, .. } if options[0].label == "Cats")
+    );
+    assert!(
+        matches!(&field("titledMultipleSelectEnum").input, FieldInput::MultiChoice { options, .. } if options[1].label == "Salmon")
+    );
+
+    let (declining, _) = answering(|_| Some(ElicitAnswer::Decline));
+    assert!(tool.execute(json!({}), &declining).await.unwrap().text_content().contains("User declined"));
+    let (cancelling, _) = answering(|_| Some(ElicitAnswer::Cancel));
+    assert!(tool.execute(json!({}), &cancelling).await.unwrap().text_content().contains("User cancelled"));
+    // An answer that never comes (the reply stopped): the server hears `cancel`.
+    let (dropping, _) = answering(|_| None);
+    assert!(tool.execute(json!({}), &dropping).await.unwrap().text_content().contains("User cancelled"));
+    f.hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_20_a_form_colloquy_cannot_show_is_refused_to_the_server_with_why() {
+    use colloquy_tools::asks::ElicitAnswer;
+    let f = hub(Duration::from_secs(30));
+    f.add("q", "Asker", fixture("elicitation.mjs"));
+    f.ready("q").await;
+    let ask = f.tool("asker__ask");
+    let (ctx, asked) = answering(|_| Some(ElicitAnswer::Decline));
+
+    // A schema that names a required field it does not have: the card says why, and so
+    // does the error the server gets.
+    let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]});
+    let said = ask.execute(json!({"schema": schema}), &ctx).await.unwrap().text_content();
+    assert!(
+        said.contains("\"error\"") && said.contains("Colloquy cannot show this form") && said.contains("`b`"),
+        "{said}"
+    );
+    let why = asked.lock().unwrap()[0].form.clone().unwrap_err();
+    assert!(why.contains("`b`"), "{why}");
+
+    // Not a flat form at all (a nested object, no schema): an error to the server, no panic.
+    for schema in [json!({"type": "object", "properties": {"a": {"type": "object"}}}), json!(null), json!("text")] {
+        let said = ask.execute(json!({"schema": schema}), &ctx).await.unwrap().text_content();
+        assert!(said.contains("\"error\""), "{said}");
+    }
+
+    // A call that cannot ask the user (no reply to show the card in): the server is told.
+    let said = ask
+        .execute(json!({"schema": {"type": "object", "properties": {}}}), &self::ctx())
+        .await
+        .unwrap()
+        .text_content();
+    assert!(said.contains("no such call"), "{said}");
+
+    // A good form still goes through, and the server hears the answer.
+    let (ctx, _) = answering(|_| Some(ElicitAnswer::Accept(content(json!({"a": "x"})))));
+    let said = ask
+        .execute(json!({"schema": {"type": "object", "properties": {"a": {"type": "string"}}}}), &ctx)
+        .await
+        .unwrap()
+        .text_content();
+    assert!(said.contains("\"action\":\"accept\"") && said.contains("\"a\":\"x\""), "{said}");
+    f.hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_20_a_call_does_not_time_out_while_its_question_waits_for_the_user() {
+    use colloquy_tools::asks::ElicitAnswer;
+    let f = hub(Duration::from_secs(30));
+    let mut server = config("q", "Asker", fixture("elicitation.mjs"));
+    server.timeout = Duration::from_millis(500);
+    f.hub.upsert(server, true, Vec::new());
+    f.ready("q").await;
+    let mut ctx = ctx();
+    // The user takes longer than the call's whole timeout to answer.
+    ctx.asks = Some(Arc::new(|ask| {
+        let colloquy_tools::asks::ServerAsk::Elicit { answer, .. } = ask else { return };
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            let _ = answer.send(ElicitAnswer::Decline);
+        });
+    }));
+    let said = f.tool("asker__ask").execute(json!({"schema": {"type": "object", "properties": {}}}), &ctx).await;
+    assert!(said.unwrap().text_content().contains("decline"));
     f.hub.shutdown().await;
 }

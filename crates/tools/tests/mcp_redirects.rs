@@ -102,6 +102,7 @@ async fn audit_06_mcp_over_http_does_not_follow_a_redirect_to_another_origin_wit
         endpoint: McpEndpoint::Http { url: format!("{server}/mcp"), headers },
         timeout: Duration::from_secs(20),
         trust_read_only: false,
+        sampling_allowed: false,
         blocked: None,
     };
     let mut changes = hub.changes();

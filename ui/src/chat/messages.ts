@@ -5,8 +5,11 @@ import {
   type StatusReason,
   type StoredMessage,
   type UiMessage,
+  type ElicitationCard,
+  type SamplingCard,
 } from '../protocol.gen';
 import { compactionMarker, steerNote, type CompactionMarker, type SteerNote } from './replyNotes';
+import { ELICITATION_PART, elicitationCard, SAMPLING_PART, samplingCard } from './elicitation';
 
 /**
  * A message as the conversation shows it: the AI SDK's UI message shape, with our
@@ -181,7 +184,9 @@ export type ReplyBlock =
   | { kind: 'tool'; part: Extract<Part, { type: 'dynamic-tool' }> }
   | { kind: 'file'; part: Extract<Part, { type: 'file' }> }
   | { kind: 'compaction'; marker: CompactionMarker }
-  | { kind: 'steer'; note: SteerNote };
+  | { kind: 'steer'; note: SteerNote }
+  | { kind: 'elicitation'; card: ElicitationCard }
+  | { kind: 'sampling'; card: SamplingCard };
 
 /**
  * The markdown of a text block: its parts joined as they are. Text parts next to each
@@ -196,7 +201,8 @@ export function blockText(block: Extract<ReplyBlock, { kind: 'text' }>): string 
 /**
  * A reply's parts as blocks to show, in order. Text parts next to each other (also across
  * steps) form one block; reasoning without text (a provider's signature only) is not shown;
- * `data-compaction` and `data-steer` parts are markers where they happened; sources, errors
+ * `data-compaction` and `data-steer` parts are markers where they happened, and
+ * `data-mcp-elicitation` and `data-mcp-sampling` parts the cards of servers' questions; sources, errors
  * and other data parts are shown apart.
  */
 export function replyBlocks(parts: readonly Part[]): ReplyBlock[] {
@@ -223,6 +229,10 @@ export function replyBlocks(parts: readonly Part[]): ReplyBlock[] {
         if (marker) blocks.push({ kind: 'compaction', marker });
         const note = part.type === 'data-steer' ? steerNote(part.data) : undefined;
         if (note) blocks.push({ kind: 'steer', note });
+        const card = part.type === ELICITATION_PART ? elicitationCard(part.data) : undefined;
+        if (card) blocks.push({ kind: 'elicitation', card });
+        const sampling = part.type === SAMPLING_PART ? samplingCard(part.data) : undefined;
+        if (sampling) blocks.push({ kind: 'sampling', card: sampling });
         break;
       }
     }

@@ -196,6 +196,16 @@ export function McpServerForm({ server, onSaved, onCancel }: McpServerFormProps)
       <span className="field-help">
         Only tools the server itself marks read-only; every other tool asks you first unless an approval rule says otherwise.
       </span>
+      <label className="check">
+        <input
+          type="checkbox"
+          data-testid="mcp-sampling-allowed"
+          checked={draft.samplingAllowed}
+          onChange={(event) => change({ samplingAllowed: event.target.checked })}
+        />
+        <span>Let it ask the reply’s model without asking me (sampling)</span>
+      </label>
+      <span className="field-help">Off: each time the server wants the model to write something, the reply shows what it sends and asks you first.</span>
       <label className="field">
         <span className="field-label">Timeout (seconds)</span>
         <input

@@ -84,6 +84,7 @@ export function McpSettings() {
         transport: transportInputFromServer(server.transport),
         enabled,
         trustReadOnly: server.trustReadOnly,
+        samplingAllowed: server.samplingAllowed,
         timeoutSecs: server.timeoutSecs,
       };
       show(await backend.call('mcp_server_update', { id: server.id, server: input } satisfies UpdateMcpServer));
@@ -243,6 +244,11 @@ function McpServerItem(props: McpServerItemProps) {
             {toolCountText(server)}
           </span>
           {server.trustReadOnly && <span className="badge">read-only tools run without asking</span>}
+          {server.samplingAllowed && (
+            <span className="badge" data-testid="mcp-sampling-badge">
+              uses the model without asking
+            </span>
+          )}
         </div>
         <p className="small muted mcp-transport" title={transportSummary(server.transport)}>
           <code>{transportSummary(server.transport)}</code> · timeout {server.timeoutSecs} s

@@ -18,7 +18,9 @@ import { secondsLeft, type Retrying } from '../chat/retrying';
 import { waitingApprovalIds, type ToolProgressByCall } from '../chat/tools';
 import type { ApiError, MessageStatus, StatusReason } from '../protocol.gen';
 import { useAgentSession } from './AgentSessionContext';
+import { ElicitationCard } from './ElicitationCard';
 import { Markdown } from './LazyMarkdown';
+import { SamplingCardView } from './SamplingCard';
 import { MessageFiles } from './MessageFiles';
 import { MessageTime } from './MessageTime';
 import { PendingApprovals } from './PendingApprovals';
@@ -136,7 +138,10 @@ function AssistantBody({ message, status, isLive, retrying, progress }: Assistan
 }
 
 function blockKey(block: ReplyBlock, index: number): string {
-  return block.kind === 'tool' ? `tool:${block.part.toolCallId}` : `${block.kind}:${index}`;
+  if (block.kind === 'tool') return `tool:${block.part.toolCallId}`;
+  if (block.kind === 'elicitation') return `elicitation:${block.card.elicitationId}`;
+  if (block.kind === 'sampling') return `sampling:${block.card.samplingId}`;
+  return `${block.kind}:${index}`;
 }
 
 interface ReplyBlockViewProps {
@@ -155,6 +160,10 @@ function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
       return <MessageFiles files={[block.part]} />;
     case 'compaction':
       return <CompactionMarkerView marker={block.marker} />;
+    case 'elicitation':
+      return <ElicitationCard card={block.card} isLive={isLive} />;
+    case 'sampling':
+      return <SamplingCardView card={block.card} isLive={isLive} />;
     case 'steer':
       return (
         <div className={`steer-note small muted ${block.note.state}`} data-testid="message-steer-note" data-state={block.note.state}>

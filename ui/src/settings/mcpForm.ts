@@ -31,6 +31,7 @@ export interface McpDraft {
   headers: KeyValueRow[];
   enabled: boolean;
   trustReadOnly: boolean;
+  samplingAllowed: boolean;
   /** Text, as typed. */
   timeoutSecs: string;
 }
@@ -64,6 +65,7 @@ export function draftFromServer(server?: McpServer): McpDraft {
     headers: transport?.kind === 'http' ? rowsFrom(transport.headers) : [],
     enabled: server?.enabled ?? true,
     trustReadOnly: server?.trustReadOnly ?? false,
+    samplingAllowed: server?.samplingAllowed ?? false,
     timeoutSecs: String(server?.timeoutSecs ?? DEFAULT_TIMEOUT_SECS),
   };
 }
@@ -140,7 +142,7 @@ export function mcpInputFromDraft(draft: McpDraft): { input: McpServerInput } | 
 
   if (Object.keys(errors).length > 0 || !transport) return { errors };
   return {
-    input: { name, transport, enabled: draft.enabled, trustReadOnly: draft.trustReadOnly, timeoutSecs: seconds },
+    input: { name, transport, enabled: draft.enabled, trustReadOnly: draft.trustReadOnly, samplingAllowed: draft.samplingAllowed, timeoutSecs: seconds },
   };
 }
 

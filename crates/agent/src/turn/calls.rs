@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
+use protocol::elicitation::ElicitationState;
 use protocol::tool::ToolOutput;
 use protocol::{ApiError, DataChunk, ErrorKind, UiChunk};
 use providers::ToolResult;
@@ -13,8 +14,9 @@ use serde_json::Value;
 use tools::schema::InputSchema;
 use tools::{ToolContext, ToolError};
 use tracing::Instrument;
-use turn::{Allowed, CallRecord, ChunkSink, GateCall, GateDecision, PendingCall, PendingState, SinkClosed};
+use turn::{Allowed, CallRecord, ChunkSink, GateCall, GateDecision, PartWriter, PendingCall, PendingState, SinkClosed};
 
+use super::questions::{CallQuestions, CardChunk, SamplingModel};
 use super::{Stop, Turn};
 use crate::hooks::{ToolExecutionEnd, ToolExecutionStart};
 use crate::prompt::{denial_text, model_content, refusal_text};
@@ -293,6 +295,7 @@ impl Turn {
             progress: Arc::new(|_| {}),
             call_id: call_id.to_owned(),
             allowed_by_user: false,
+            asks: None,
         }
     }
 
@@ -324,6 +327,12 @@ impl Turn {
         ctx.progress = Arc::new(move |progress| {
             let _ = progress_tx.send(progress);
         });
+        let (ask_tx, mut ask_rx) = tokio::sync::mpsc::unbounded_channel();
+        ctx.asks = Some(Arc::new(move |ask| {
+            let _ = ask_tx.send(ask);
+        }));
+        let model = SamplingModel { model: self.model.model.clone(), name: self.model.base.model.clone() };
+        let mut questions = CallQuestions::new(self.tools.questions.clone(), call_id, model);
         // Tokio's clock, so a paused test clock measures it too.
         let started = tokio::time::Instant::now();
         let span = tracing::info_span!("tool_call", tool = %tool_name, call_id = %call_id);
@@ -343,8 +352,32 @@ impl Turn {
                 tokio::select! {
                     biased;
                     _ = self.cancel.cancelled() => {
+                        // Stop answers the server's open questions `cancel`.
+                        for card in questions.end(ElicitationState::Cancelled) {
+                            let _ = sink.send(self.writer.plain(card.chunk)).await;
+                        }
                         let _ = stop_tool(&mut call).await;
                         break Err(ToolError::Cancelled);
+                    }
+                    Some(ask) = ask_rx.recv() => {
+                        let card = questions.arrive(ask);
+                        if send_card(&mut self.writer, sink, card).await.is_err() {
+                            let _ = stop_tool(&mut call).await;
+                            break Err(ToolError::Cancelled);
+                        }
+                    }
+                    settled = questions.settled() => {
+                        // The call has its whole time again once the user answered.
+                        deadline.as_mut().reset(tokio::time::Instant::now() + tool.timeout());
+                        if let Some(mut report) = settled.report {
+                            // A sampling request's model call counts like the reply's own.
+                            report.step = self.step;
+                            self.plugins.hooks.on_model_call(&report).await;
+                        }
+                        if send_card(&mut self.writer, sink, settled.card).await.is_err() {
+                            let _ = stop_tool(&mut call).await;
+                            break Err(ToolError::Cancelled);
+                        }
                     }
                     Some(progress) = progress_rx.recv() => {
                         let chunk = UiChunk::Data(DataChunk {
@@ -363,7 +396,7 @@ impl Turn {
                             break Err(ToolError::Cancelled);
                         }
                     }
-                    _ = &mut deadline => {
+                    _ = &mut deadline, if !questions.waiting() => {
                         let _ = stop_tool(&mut call).await;
                         break Err(ToolError::TimedOut(tool.timeout()));
                     }
@@ -376,6 +409,10 @@ impl Turn {
         }
         .instrument(span)
         .await;
+        // Questions the call leaves open (it finished, failed or timed out first) go.
+        for card in questions.end(ElicitationState::Withdrawn) {
+            let _ = sink.send(self.writer.plain(card.chunk)).await;
+        }
         let duration = started.elapsed();
         let (output, record) = match result {
             Ok(mut output) => {
@@ -407,6 +444,18 @@ pub(super) fn phase_id(call: &PhaseCall) -> &str {
     match call {
         PhaseCall::Fresh { id, .. } | PhaseCall::Invalid { id, .. } => id,
         PhaseCall::Pending(p) => &p.call_id,
+    }
+}
+
+/// Sends a question's card: a new part, or the update of one.
+async fn send_card(writer: &mut PartWriter, sink: &mut impl ChunkSink, card: CardChunk) -> Result<(), SinkClosed> {
+    if card.new {
+        for chunk in writer.data(card.chunk) {
+            sink.send(chunk).await?;
+        }
+        Ok(())
+    } else {
+        sink.send(writer.plain(card.chunk)).await
     }
 }
 

@@ -652,3 +652,253 @@ async fn issue_20_workspace_folders_are_the_servers_roots_and_follow_changes() {
     assert!(offers(moved.path()) && !offers(t.workspace.path()), "{offered:?}");
     t.f.engine.shutdown().await;
 }
+
+/// The `elicitation.mjs` fixture: its tool `ask` asks the user to fill in the form it is
+/// given, and returns the answer as JSON.
+fn asker() -> Value {
+    let script = servers_dir().join("fixtures/elicitation.mjs");
+    json!({ "kind": "stdio", "command": "node", "args": [script.to_str().unwrap()] })
+}
+
+fn elicitation_cards(parts: &[UiPart]) -> Vec<protocol::elicitation::ElicitationCard> {
+    parts
+        .iter()
+        .filter_map(|part| match part {
+            UiPart::Data(d) if d.kind == protocol::elicitation::ELICITATION_PART => {
+                Some(serde_json::from_value(d.data.clone()).unwrap())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Reads the stream until it shows an elicitation card in `state`.
+async fn card_in(
+    rx: &mut Subscription,
+    state: protocol::elicitation::ElicitationState,
+) -> (protocol::elicitation::ElicitationCard, protocol::MessageId) {
+    let wait = async {
+        loop {
+            match rx.recv().await.expect("the stream goes on until the card shows") {
+                StreamMessage::Chunk(event) => {
+                    if let protocol::UiChunk::Data(d) = &event.chunk
+                        && d.kind == protocol::elicitation::ELICITATION_PART
+                    {
+                        let card: protocol::elicitation::ElicitationCard =
+                            serde_json::from_value(d.data.clone()).unwrap();
+                        if card.state == state {
+                            return (card, event.execution.message_id.clone());
+                        }
+                    }
+                }
+                StreamMessage::Terminal(t) => panic!("the reply ended before the card showed: {t:?}"),
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, wait).await.expect("the card shows")
+}
+
+/// A form with a required name of at least two characters, and an age.
+fn name_and_age() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": { "type": "string", "title": "Name", "minLength": 2 },
+            "age": { "type": "integer", "maximum": 150 }
+        },
+        "required": ["name"]
+    })
+}
+
+async fn asker_fixture() -> ToolFixture {
+    let t = tool_fixture().await;
+    let server = t.add_server(json!({ "name": "Asker", "transport": asker(), "trustReadOnly": true })).await;
+    ready(&t, &server.id).await;
+    t
+}
+
+#[tokio::test]
+async fn issue_20_a_servers_question_is_a_card_answered_checked_and_kept_across_a_reload() {
+    use protocol::elicitation::ElicitationState;
+    let t = asker_fixture().await;
+    let respond = |body: Value| t.f.engine.call("mcp_elicitation_respond", body);
+
+    t.server.push_script(call("asker__ask", json!({ "schema": name_and_age(), "message": "Who are you?" })));
+    t.server.push_script(Script::text(["Thanks, Ada."]));
+    let (listener, mut rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+    t.f.engine.stream_open(open_request(t.topic.id.clone(), "ask me"), listener).await.unwrap();
+    let (card, message_id) = card_in(&mut rx, ElicitationState::Pending).await;
+    assert_eq!((card.server_name.as_str(), card.message.as_str()), ("Asker", "Who are you?"));
+    assert_eq!(card.form.as_ref().unwrap().fields.len(), 2);
+
+    // A reload: a window attaching afresh finds the card in the reply so far.
+    let (again, mut reloaded) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+    t.f.engine.stream_attach(&t.topic.id, vec![], again).await.unwrap();
+    let Some(StreamMessage::Snapshot(snapshot)) = reloaded.recv().await else { panic!("a snapshot first") };
+    assert_eq!(snapshot.message_id, message_id);
+    let shown = elicitation_cards(&snapshot.message.parts);
+    assert_eq!((shown.len(), shown[0].state), (1, ElicitationState::Pending));
+
+    // Content that does not fit is refused with why, and the question stays open.
+    let id = card.elicitation_id.clone();
+    let err =
+        respond(json!({ "elicitationId": id, "action": "accept", "content": { "name": "A" } })).await.unwrap_err();
+    assert_eq!((err.kind, err.field.as_deref()), (ErrorKind::BadRequest, Some("content")));
+    assert!(err.message.contains("Name: must be at least 2 characters long"), "{err:?}");
+    let err = respond(json!({ "elicitationId": id, "action": "accept", "content": { "age": 3 } })).await.unwrap_err();
+    assert!(err.message.contains("Name is required"), "{err:?}");
+    let err = respond(json!({ "elicitationId": id, "action": "decline", "content": {} })).await.unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("content"));
+
+    respond(json!({ "elicitationId": id, "action": "accept", "content": { "name": "Ada", "age": 36 } })).await.unwrap();
+    let rest = drain(&mut rx).await;
+    assert_eq!(terminal_status(&rest), TerminalStatus::Success);
+    let heard = tool_messages(&t.chat_requests()[1]).remove(0);
+    assert!(heard.contains(r#""action":"accept""#) && heard.contains(r#""name":"Ada""#), "{heard}");
+    let stored = t.f.messages(&t.topic).await;
+    let cards = elicitation_cards(&stored.last().unwrap().message.parts);
+    assert_eq!(cards.len(), 1, "one card, replaced as it changed");
+    assert_eq!(cards[0].state, ElicitationState::Accepted);
+    assert_eq!(cards[0].content.as_ref().unwrap()["name"], "Ada");
+    let err = respond(json!({ "elicitationId": id, "action": "decline" })).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict, "a second answer is refused: {err:?}");
+
+    // Decline and cancel reach the server as they are.
+    for (action, state) in [("decline", ElicitationState::Declined), ("cancel", ElicitationState::Cancelled)] {
+        t.server.push_script(call("asker__ask", json!({ "schema": name_and_age() })));
+        t.server.push_script(Script::text(["Fine."]));
+        let (listener, mut rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+        t.f.engine.stream_open(open_request(t.topic.id.clone(), "ask again"), listener).await.unwrap();
+        let (card, _) = card_in(&mut rx, ElicitationState::Pending).await;
+        respond(json!({ "elicitationId": card.elicitation_id, "action": action })).await.unwrap();
+        let (card, _) = card_in(&mut rx, state).await;
+        assert!(card.content.is_none());
+        assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
+        let heard = tool_messages(t.chat_requests().last().unwrap()).pop().unwrap();
+        assert!(heard.contains(&format!(r#""action":"{action}""#)), "{heard}");
+    }
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_20_stop_during_a_servers_question_answers_it_cancel() {
+    use protocol::elicitation::ElicitationState;
+    let t = asker_fixture().await;
+    t.server.push_script(call("asker__ask", json!({ "schema": name_and_age() })));
+    let (listener, mut rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+    t.f.engine.stream_open(open_request(t.topic.id.clone(), "ask me"), listener).await.unwrap();
+    let (card, message_id) = card_in(&mut rx, ElicitationState::Pending).await;
+
+    t.f.engine.call("reply_stop", json!({ "topicId": t.topic.id, "messageId": message_id })).await.unwrap();
+    let (stopped, _) = card_in(&mut rx, ElicitationState::Cancelled).await;
+    assert_eq!(stopped.elicitation_id, card.elicitation_id);
+    drain(&mut rx).await;
+    let stored = t.f.messages(&t.topic).await;
+    assert_eq!(elicitation_cards(&stored.last().unwrap().message.parts)[0].state, ElicitationState::Cancelled);
+    let err =
+        t.f.engine
+            .call(
+                "mcp_elicitation_respond",
+                json!({ "elicitationId": card.elicitation_id, "action": "accept", "content": { "name": "Ada" } }),
+            )
+            .await
+            .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict);
+    assert!(err.message.contains("no longer open"), "{err:?}");
+    t.f.engine.shutdown().await;
+}
+
+/// Reads the stream until it shows a sampling card in `state`.
+async fn sampling_in(
+    rx: &mut Subscription,
+    state: protocol::sampling::SamplingState,
+) -> protocol::sampling::SamplingCard {
+    let wait = async {
+        loop {
+            match rx.recv().await.expect("the stream goes on until the card shows") {
+                StreamMessage::Chunk(event) => {
+                    if let protocol::UiChunk::Data(d) = &event.chunk
+                        && d.kind == protocol::sampling::SAMPLING_PART
+                    {
+                        let card: protocol::sampling::SamplingCard = serde_json::from_value(d.data.clone()).unwrap();
+                        if card.state == state {
+                            return card;
+                        }
+                    }
+                }
+                StreamMessage::Terminal(t) => panic!("the reply ended before the card showed: {t:?}"),
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, wait).await.expect("the card shows")
+}
+
+#[tokio::test]
+async fn issue_20_a_servers_sampling_request_is_allowed_on_its_card_answered_by_the_replys_model_and_counted() {
+    use protocol::sampling::SamplingState;
+    let t = asker_fixture().await;
+    let respond = |body: Value| t.f.engine.call("mcp_sampling_respond", body);
+    let sample = |reply: &'static str| {
+        t.server.push_script(call("asker__sample", json!({ "prompt": "Say hi" })));
+        t.server.push_script(Script::text([reply]));
+        t.server.push_script(Script::text(["Done."]));
+    };
+    let open = async |text: &str| {
+        let (listener, rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+        t.f.engine.stream_open(open_request(t.topic.id.clone(), text), listener).await.unwrap();
+        rx
+    };
+
+    // Denied: the model is not asked, the server hears no.
+    t.server.push_script(call("asker__sample", json!({ "prompt": "Say hi" })));
+    t.server.push_script(Script::text(["Done."]));
+    let mut rx = open("sample, then no").await;
+    let card = sampling_in(&mut rx, SamplingState::Pending).await;
+    assert_eq!((card.server_name.as_str(), card.model.as_str()), ("Asker", "scripted"));
+    assert_eq!(card.system_prompt.as_deref(), Some("Be brief."));
+    assert_eq!(card.messages[0].text, "Say hi");
+    let err = respond(json!({ "samplingId": card.sampling_id, "decision": "deny", "always": true })).await.unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("always"));
+    respond(json!({ "samplingId": card.sampling_id, "decision": "deny" })).await.unwrap();
+    sampling_in(&mut rx, SamplingState::Denied).await;
+    assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
+    let heard = tool_messages(t.chat_requests().last().unwrap()).pop().unwrap();
+    assert!(heard.contains(r#""error""#) && heard.contains("declined"), "{heard}");
+    assert_eq!(t.chat_requests().len(), 2, "the model was not asked for the server");
+
+    // Allowed for good: the reply's model answers, the server gets it, the ledger counts it.
+    sample("Hello from the model.");
+    let mut rx = open("sample, then yes").await;
+    let card = sampling_in(&mut rx, SamplingState::Pending).await;
+    respond(json!({ "samplingId": card.sampling_id, "decision": "allow", "always": true })).await.unwrap();
+    let done = sampling_in(&mut rx, SamplingState::Done).await;
+    assert_eq!(done.result.as_deref(), Some("Hello from the model."));
+    assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
+    let requests = t.chat_requests();
+    let asked = &requests[requests.len() - 2];
+    assert!(asked["tools"].is_null() || asked["tools"].as_array().is_some_and(Vec::is_empty), "{asked}");
+    assert_eq!(asked["messages"][0]["content"], "Be brief.");
+    assert_eq!(asked["messages"][1]["content"], "Say hi");
+    let heard = tool_messages(requests.last().unwrap()).pop().unwrap();
+    assert!(heard.contains("Hello from the model.") && heard.contains("endTurn"), "{heard}");
+    let stored = t.f.messages(&t.topic).await;
+    let reply = stored.last().unwrap();
+    let details: protocol::usage::ReplyDetails =
+        t.f.call("usage_reply", json!({ "topicId": t.topic.id, "messageId": reply.message.id })).await;
+    let model_calls =
+        details.timeline.iter().filter(|e| matches!(e, protocol::usage::TimelineEntry::ModelCall { .. })).count();
+    assert_eq!(model_calls, 3, "the sampling request is counted with the reply's own calls: {details:?}");
+    let servers: Vec<McpServer> = t.f.call("mcp_servers_list", json!({})).await;
+    assert!(servers[0].sampling_allowed, "saved with the server");
+
+    // From now on it does not ask.
+    sample("Again.");
+    let mut rx = open("sample without asking").await;
+    let card = sampling_in(&mut rx, SamplingState::Running).await;
+    assert!(card.allowed_by_rule);
+    assert_eq!(sampling_in(&mut rx, SamplingState::Done).await.result.as_deref(), Some("Again."));
+    assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
+    t.f.engine.shutdown().await;
+}

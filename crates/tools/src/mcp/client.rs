@@ -8,12 +8,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use protocol::tool::{ToolContent, ToolOutput};
-// MCP logging is deprecated (SEP-2577) but still what servers use; the issue asks for it.
+// MCP logging and sampling are deprecated (SEP-2577) but still what servers use; the
+// issue asks for them.
 #[allow(deprecated)]
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest, ErrorData,
-    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, Root, RootsCapabilities, ServerResult,
-    SetLevelRequestParams,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ErrorData, FormElicitationCapability, ListRootsResult, LoggingMessageNotificationParam,
+    ProgressNotificationParam, Root, RootsCapabilities, ServerResult, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -26,6 +28,7 @@ use super::logs::ServerLog;
 use super::processes::ProcessRegistry;
 use super::redirects::CrossOriginRedirect;
 use super::{McpEndpoint, McpHttp, McpServerConfig};
+use crate::asks::{AskSink, ElicitAnswer, Elicitation, Sampling, ServerAsk};
 use crate::capped_lines::CappedLines;
 use crate::tool::{Progress, ProgressSink, ToolError};
 
@@ -78,10 +81,21 @@ impl StderrTail {
 }
 
 /// Our side of the connection: routes progress to the calls that asked for it, notices
-/// when the server's tool list changes, keeps what it logs, and answers `roots/list`.
+/// when the server's tool list changes, keeps what it logs, answers `roots/list`, and
+/// takes `elicitation/create` to the user through the running call.
 #[derive(Clone)]
 pub(crate) struct Handler {
+    server_id: String,
+    server_name: String,
+    /// The user let the server sample without asking (`McpHub::allow_sampling`).
+    sampling_allowed: Arc<std::sync::atomic::AtomicBool>,
     progress: Arc<Mutex<HashMap<String, ProgressSink>>>,
+    /// The calls running now that can ask the user, in the order they started.
+    calls: Arc<Mutex<Vec<(u64, AskSink)>>>,
+    next_call: Arc<std::sync::atomic::AtomicU64>,
+    /// How many of the server's questions wait for the user: calls' timeouts stand still
+    /// meanwhile.
+    asking: Arc<tokio::sync::watch::Sender<usize>>,
     pub(crate) list_changed: Arc<tokio::sync::Notify>,
     log: ServerLog,
     /// The folders offered as roots (`McpHub::set_roots`).
@@ -118,14 +132,220 @@ impl ClientHandler for Handler {
         Ok(ListRootsResult::new(roots))
     }
 
+    /// The question goes to the call running on this connection (the latest one, when
+    /// several are: MCP does not say which call a request belongs to), and its answer back
+    /// to the server. A form that cannot be shown is refused with why, and the card says so.
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request else {
+            return Err(ErrorData::invalid_params("Colloquy answers form elicitations only, not URL ones", None));
+        };
+        let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
+        let form = protocol::elicitation::ElicitationForm::from_schema(&schema);
+        let problem = form.as_ref().err().cloned();
+        let Some(sink) = self.calls.lock().ok().and_then(|calls| calls.last().map(|(_, sink)| sink.clone())) else {
+            return Err(ErrorData::invalid_request(
+                "Colloquy can ask its user only during a tool call of a reply, and no such call of this server is running",
+                None,
+            ));
+        };
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let message: String = message.chars().take(4000).collect();
+        sink(ServerAsk::Elicit {
+            elicitation: Elicitation { server_name: self.server_name.clone(), message, form },
+            answer,
+        });
+        if let Some(problem) = problem {
+            return Err(ErrorData::invalid_params(format!("Colloquy cannot show this form: {problem}"), None));
+        }
+        let _asking = Asking::start(&self.asking);
+        let answer = tokio::select! {
+            answer = answered => answer.unwrap_or(ElicitAnswer::Cancel),
+            // The server withdrew the question: dropping `answered` tells the card.
+            _ = context.ct.cancelled() => ElicitAnswer::Cancel,
+        };
+        Ok(match answer {
+            ElicitAnswer::Accept(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
+            }
+            ElicitAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+
+    #[allow(deprecated)]
+    /// The request goes to the latest running call like a question (its reply's model
+    /// answers, once the user allows it), text only.
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let messages = sampling_messages(&params).map_err(|why| ErrorData::invalid_params(why, None))?;
+        let Some(sink) = self.calls.lock().ok().and_then(|calls| calls.last().map(|(_, sink)| sink.clone())) else {
+            return Err(ErrorData::invalid_request(
+                "Colloquy can sample its model only during a tool call of a reply, and no such call of this server is running",
+                None,
+            ));
+        };
+        let sampling = Sampling {
+            server_id: self.server_id.clone(),
+            server_name: self.server_name.clone(),
+            system_prompt: params.system_prompt.clone().filter(|p| !p.trim().is_empty()),
+            messages,
+            max_tokens: params.max_tokens.clamp(1, 32_000),
+            temperature: params.temperature,
+            allowed: self.sampling_allowed.load(std::sync::atomic::Ordering::Relaxed),
+        };
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        sink(ServerAsk::Sample { sampling, answer });
+        let _asking = Asking::start(&self.asking);
+        let sampled = tokio::select! {
+            sampled = answered => sampled.unwrap_or_else(|_| Err("the reply that would answer stopped".into())),
+            _ = context.ct.cancelled() => Err("the request was cancelled".into()),
+        };
+        match sampled {
+            Ok(sampled) => {
+                let message: rmcp::model::SamplingMessage = serde_json::from_value(serde_json::json!({
+                    "role": "assistant",
+                    "content": { "type": "text", "text": sampled.text },
+                }))
+                .map_err(|e| ErrorData::internal_error(format!("the answer could not be sent: {e}"), None))?;
+                let mut result = CreateMessageResult::new(message, sampled.model);
+                result.stop_reason = Some(sampled.stop_reason);
+                Ok(result)
+            }
+            // MCP's code for a request the user rejected.
+            Err(why) => Err(ErrorData::new(rmcp::model::ErrorCode(-1), why, None)),
+        }
+    }
+
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         let mut roots = RootsCapabilities::default();
         roots.list_changed = Some(true);
         info.capabilities.roots = Some(roots);
+        // Forms are checked against their schema before an answer is sent.
+        info.capabilities.elicitation =
+            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new().with_schema_validation(true)));
+        // Text only, without tools; the user allows each request (or the server for good).
+        #[allow(deprecated)]
+        {
+            info.capabilities.sampling = Some(Default::default());
+        }
         info.client_info.name = "colloquy".into();
         info.client_info.version = env!("CARGO_PKG_VERSION").into();
         info
+    }
+}
+
+#[allow(deprecated)]
+/// The messages of a sampling request as text; anything else (images, audio, tool use)
+/// is refused with what it was.
+fn sampling_messages(params: &CreateMessageRequestParams) -> Result<Vec<protocol::sampling::SamplingMessage>, String> {
+    use protocol::sampling::{SamplingMessage, SamplingRole};
+    if params.tools.as_ref().is_some_and(|tools| !tools.is_empty()) {
+        return Err("Colloquy samples without tools; ask again without `tools`".into());
+    }
+    if params.messages.is_empty() {
+        return Err("the request has no messages".into());
+    }
+    let raw = serde_json::to_value(&params.messages).unwrap_or(Value::Null);
+    let mut messages = Vec::new();
+    for (at, message) in raw.as_array().into_iter().flatten().enumerate() {
+        let role = match message.get("role").and_then(Value::as_str) {
+            Some("assistant") => SamplingRole::Assistant,
+            _ => SamplingRole::User,
+        };
+        let blocks = match message.get("content") {
+            Some(Value::Array(blocks)) => blocks.clone(),
+            Some(block) => vec![block.clone()],
+            None => Vec::new(),
+        };
+        let mut text = String::new();
+        for block in &blocks {
+            match (block.get("type").and_then(Value::as_str), block.get("text").and_then(Value::as_str)) {
+                (Some("text"), Some(piece)) => text.push_str(piece),
+                (kind, _) => {
+                    return Err(format!(
+                        "message {} holds {} content; Colloquy sends only text to the model",
+                        at + 1,
+                        kind.unwrap_or("unknown")
+                    ));
+                }
+            }
+        }
+        messages.push(SamplingMessage { role, text });
+    }
+    Ok(messages)
+}
+
+/// One question waiting for the user, counted while it lives.
+struct Asking<'a>(&'a tokio::sync::watch::Sender<usize>);
+
+impl<'a> Asking<'a> {
+    fn start(count: &'a tokio::sync::watch::Sender<usize>) -> Self {
+        count.send_modify(|n| *n += 1);
+        Self(count)
+    }
+}
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// A call that can ask the user, listed on its connection while it runs.
+struct RunningCall<'a> {
+    calls: &'a Mutex<Vec<(u64, AskSink)>>,
+    id: Option<u64>,
+}
+
+impl<'a> RunningCall<'a> {
+    fn start(handler: &'a Handler, asks: Option<AskSink>) -> Self {
+        let id = asks.map(|sink| {
+            let id = handler.next_call.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if let Ok(mut calls) = handler.calls.lock() {
+                calls.push((id, sink));
+            }
+            id
+        });
+        Self { calls: &handler.calls, id }
+    }
+}
+
+impl Drop for RunningCall<'_> {
+    fn drop(&mut self) {
+        if let (Some(id), Ok(mut calls)) = (self.id, self.calls.lock()) {
+            calls.retain(|(call, _)| *call != id);
+        }
+    }
+}
+
+/// Resolves `timeout` after the call started, not counting the time a question of the
+/// server waits for the user: once none waits, the call has `timeout` again.
+async fn call_deadline(timeout: Duration, asking: &tokio::sync::watch::Sender<usize>) {
+    let mut asking = asking.subscribe();
+    let mut deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if *asking.borrow_and_update() > 0 {
+            if asking.wait_for(|n| *n == 0).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            deadline = tokio::time::Instant::now() + timeout;
+            continue;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep_until(deadline) => return,
+            changed = asking.changed() => if changed.is_err() {
+                tokio::time::sleep_until(deadline).await;
+                return;
+            },
+        }
     }
 }
 
@@ -178,8 +398,20 @@ impl Client {
         timeout: Duration,
         log: ServerLog,
         roots: tokio::sync::watch::Receiver<Vec<std::path::PathBuf>>,
+        sampling_allowed: Arc<std::sync::atomic::AtomicBool>,
     ) -> Result<Self, ConnectError> {
-        let handler = Handler { progress: Arc::default(), list_changed: Arc::default(), log, roots };
+        let handler = Handler {
+            server_id: config.id.clone(),
+            server_name: config.name.clone(),
+            sampling_allowed,
+            progress: Arc::default(),
+            calls: Arc::default(),
+            next_call: Arc::default(),
+            asking: Arc::new(tokio::sync::watch::channel(0).0),
+            list_changed: Arc::default(),
+            log,
+            roots,
+        };
         let stderr = StderrTail::default();
         let failure = Failure::default();
         let error = |message: String, stderr: &StderrTail| ConnectError { message, stderr: stderr.text() };
@@ -397,13 +629,15 @@ impl Client {
         Ok(tools.iter().filter_map(|tool| serde_json::to_value(tool).ok()).collect())
     }
 
-    /// Calls a tool. Progress goes to `progress`; `cancel` or the timeout sends
-    /// `notifications/cancelled` to the server.
+    /// Calls a tool. Progress goes to `progress`, the server's questions to `asks`;
+    /// `cancel` or the timeout (which stands still while a question waits for the user)
+    /// sends `notifications/cancelled` to the server.
     pub(crate) async fn call(
         &self,
         name: &str,
         arguments: Value,
         progress: ProgressSink,
+        asks: Option<AskSink>,
         cancel: &CancellationToken,
         timeout: Duration,
     ) -> Result<ToolOutput, ToolError> {
@@ -425,6 +659,7 @@ impl Client {
             sinks.insert(key.clone(), progress);
         }
         let rmcp::service::RequestHandle { rx, id, .. } = handle;
+        let running = RunningCall::start(&self.handler, asks);
         let outcome = tokio::select! {
             answer = rx => match answer {
                 Ok(Ok(result)) => Ok(result),
@@ -440,9 +675,10 @@ impl Client {
                 Err(_) => Err(ToolError::Failed("the MCP server closed the connection during the call".into())),
             },
             _ = cancel.cancelled() => Err(ToolError::Cancelled),
-            _ = tokio::time::sleep(timeout) => Err(ToolError::TimedOut(timeout)),
+            _ = call_deadline(timeout, &self.handler.asking) => Err(ToolError::TimedOut(timeout)),
             _ = self.closed.cancelled() => Err(ToolError::Failed("the MCP server stopped during the call".into())),
         };
+        drop(running);
         if let Ok(mut sinks) = self.handler.progress.lock() {
             sinks.remove(&key);
         }

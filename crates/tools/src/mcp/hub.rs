@@ -105,6 +105,8 @@ struct Server {
     log: ServerLog,
     /// The level asked for, sent again after each reconnect.
     log_level: Arc<Mutex<Option<McpLogLevel>>>,
+    /// It may sample without asking; shared with its connection's handler.
+    sampling_allowed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl McpHub {
@@ -185,7 +187,9 @@ impl McpHub {
                 Some(old) => (old.log.clone(), old.log_level.clone()),
                 None => (ServerLog::default(), Arc::default()),
             };
+            let sampling_allowed = Arc::new(std::sync::atomic::AtomicBool::new(config.sampling_allowed));
             let server = Server {
+                sampling_allowed: sampling_allowed.clone(),
                 config: config.clone(),
                 enabled,
                 status,
@@ -204,7 +208,7 @@ impl McpHub {
                 order.push(id.clone());
             }
             if enabled {
-                let logging = Logging { log, level: log_level };
+                let logging = Logging { log, level: log_level, sampling_allowed };
                 self.inner.tracker.spawn(supervise(self.inner.clone(), config, stop, refresh, logging));
             }
             previous
@@ -286,6 +290,15 @@ impl McpHub {
             *slot = Some(level);
         }
         Ok(())
+    }
+
+    /// Lets the server sample without asking from now on, on its live connection too.
+    pub fn allow_sampling(&self, id: &str) {
+        if let Ok(servers) = self.inner.servers.lock()
+            && let Some(server) = servers.get(id)
+        {
+            server.sampling_allowed.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// The `instructions` of every enabled server that gave any, with the namespace of its
@@ -401,10 +414,12 @@ impl Inner {
     }
 }
 
-/// A server's log and the level asked of it.
+/// A server's log and the level asked of it (and, riding along to its connections,
+/// whether it may sample without asking).
 struct Logging {
     log: ServerLog,
     level: Arc<Mutex<Option<McpLogLevel>>>,
+    sampling_allowed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Keeps one server connected until `stop`.
@@ -443,6 +458,7 @@ async fn supervise(
                 timeout,
                 logging.log.clone(),
                 roots.clone(),
+                logging.sampling_allowed.clone(),
             ) => connected,
         };
         let (problem, stderr_tail, delay) = match connected {

@@ -59,7 +59,8 @@ impl Tool for McpTool {
             _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
             client = self.hub.client(&self.server_id, CONNECT_WAIT) => client.map_err(ToolError::Failed)?,
         };
-        client.call(&self.remote_name, input, ctx.progress.clone(), &ctx.cancel, self.timeout).await
+        let asks = ctx.asks.clone();
+        client.call(&self.remote_name, input, ctx.progress.clone(), asks, &ctx.cancel, self.timeout).await
     }
 
     /// The call's own timeout (which tells the server) comes first; this is the backstop.
