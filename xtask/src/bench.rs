@@ -36,6 +36,11 @@ const BENCHES: &[Bench] = &[
         run: ui_bench,
     },
     Bench {
+        name: "desktop",
+        about: "the release desktop app under Xvfb: cold start to first paint, memory of all its processes, idle CPU, binary size; `colloquy serve` too (docs/benchmarks.md)",
+        run: desktop,
+    },
+    Bench {
         name: "virtualizers",
         about: "react-virtuoso, virtua and @tanstack/react-virtual on the same 10,000-message list, in headless Chromium (docs/benchmarks.md)",
         run: virtualizers,
@@ -119,6 +124,24 @@ fn ui_bench(repo: &Repo, args: &[String]) -> Result<()> {
         .env("COLLOQUY_BIN", repo.binary("debug", "colloquy"))
         .env("COLLOQUY_TESTKIT_BIN", repo.binary("debug", "colloquy-testkit"))
         .dir(repo.ui())
+        .run()
+}
+
+/// `tests/desktop/bench.mjs`: the release build of the desktop app (and `colloquy serve`,
+/// the same binary) measured from outside, in its own X server through tauri-driver.
+/// `cargo xtask bench desktop --help` lists its options.
+fn desktop(repo: &Repo, args: &[String]) -> Result<()> {
+    setup::run(repo)?;
+    // src-tauri embeds ui/dist: the UI as it is in the working tree.
+    ui::build(repo)?;
+    Cmd::cargo().args(["build", "--release", "-p", "colloquy"]).dir(repo.root()).run()?;
+    let tauri_driver = setup::tauri_driver()?;
+    Cmd::new("xvfb-run")
+        .args(["-a", "--server-args=-screen 0 1280x800x24", "node", "tests/desktop/bench.mjs"])
+        .args(args)
+        .dir(repo.root())
+        .env("COLLOQUY_BIN", repo.binary("release", "colloquy"))
+        .env("TAURI_DRIVER", tauri_driver)
         .run()
 }
 
