@@ -178,6 +178,22 @@ async function invoke(session, name, request) {
   return result.value;
 }
 
+/** What the page animates now (CSS animations and transitions, Web Animations), by element. */
+function animations(session) {
+  return session.execute(`
+    const running = document.getAnimations().filter((a) => a.playState === 'running');
+    if (running.length === 0) return 'none';
+    return running
+      .map((a) => {
+        const target = a.effect && a.effect.target;
+        const name = a.animationName || a.transitionProperty || a.id || 'animation';
+        const where = target ? target.tagName.toLowerCase() + (target.className ? '.' + String(target.className).trim().split(/\\s+/).join('.') : '') : '?';
+        return name + ' on ' + where;
+      })
+      .join(', ');
+  `);
+}
+
 const FIRST_PAINT = `
   const paint = performance.getEntriesByType('paint').find((entry) => entry.name === 'first-contentful-paint');
   return paint ? performance.timeOrigin + paint.startTime : null;
@@ -237,6 +253,7 @@ async function desktop(options, rows) {
     rows.push(['processes of the app', processes.map(commandName).join(', '), '']);
     rows.push(['memory idle, no topic open', mem(memory(tree(pid))), '< 150 MB in all']);
     rows.push([`idle CPU over ${options.idleSeconds} s, no topic open`, await idleCpu(tree(pid), options.idleSeconds), '~0']);
+    rows.push(['animations running in the page, idle', await animations(session), 'none']);
 
     // A 2,000-message topic, imported as the UI's import does, then opened.
     const providers = await invoke(session, 'providers_list', {});
@@ -253,6 +270,7 @@ async function desktop(options, rows) {
     rows.push([`memory idle, a ${TOPIC_TURNS * 2}-message topic open`, mem(memory(tree(pid))), '< 150 MB in all']);
     const cpu = await idleCpu(tree(pid), options.idleSeconds);
     rows.push([`idle CPU over ${options.idleSeconds} s, the long topic open`, cpu, '~0']);
+    rows.push(['animations running in the page, the long topic open', await animations(session), 'none']);
 
     // Replies from the built-in demo model, in a new topic.
     await session.execute('document.querySelector(\'[data-testid="new-topic-button"]\').click();');

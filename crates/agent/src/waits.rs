@@ -51,7 +51,7 @@ pub(crate) fn record(waits: &[AnsweredWait]) {
             waited_ms = wait.waited_ms(),
             "approval wait"
         );
-        // An exporter only pays for the attributes when the trace is sampled.
+        // No OpenTelemetry layer (no exporter configured): no trace to hang the span on.
         if !parent.span().span_context().is_valid() {
             continue;
         }
