@@ -20,6 +20,8 @@ use crate::single_instance;
 const MAIN_WINDOW: &str = "main";
 
 pub fn run() -> std::process::ExitCode {
+    // SAFETY: nothing has started a thread yet: `main` only parsed the command line.
+    let compositing = unsafe { crate::rendering::choose_compositing() };
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
@@ -41,10 +43,11 @@ pub fn run() -> std::process::ExitCode {
             }
             _ => {}
         })
-        .setup(|app| {
+        .setup(move |app| {
             // Telemetry needs the runtime Tauri has just started.
             let telemetry = tauri::async_runtime::block_on(async { engine::telemetry::init("colloquy-desktop") });
             app.manage(TelemetryGuard(std::sync::Mutex::new(Some(telemetry))));
+            tracing::info!(?compositing, "web view compositing");
             let data_dir = data_dir(app)?;
             let lock = match engine::instance::claim(&data_dir, "desktop") {
                 Ok(lock) => lock,

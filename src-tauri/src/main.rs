@@ -6,6 +6,7 @@
 mod commands;
 mod desktop;
 mod notify;
+mod rendering;
 mod saving;
 mod shortcut;
 mod single_instance;

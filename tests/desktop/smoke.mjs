@@ -77,9 +77,16 @@ async function main() {
   await session.waitFor('[data-testid="onboarding"]', { what: 'the onboarding screen' });
   await session.clickWhenReady('[data-testid="demo-provider-button"]');
   log('demo provider chosen');
+  // Choosing the demo provider opened a first topic; the new one replaces its view (and
+  // composer) once `topic_create` answers, which under load is a while after the click.
+  const openTopic = 'return new URLSearchParams(location.hash.slice(1)).get("topic");';
+  const first = await session.execute(openTopic);
   await session.clickWhenReady('[data-testid="new-topic-button"]');
-  const composer = await session.waitFor('[data-testid="composer-input"]');
-  await session.type(composer, PROMPT);
+  await waitUntil(async () => {
+    const open = await session.execute(openTopic);
+    return open && open !== first;
+  }, 'the new topic to open');
+  await session.typeWhenReady('[data-testid="composer-input"]', PROMPT);
   await session.clickWhenReady('[data-testid="send-button"]');
   log(`sent "${PROMPT}"`);
 

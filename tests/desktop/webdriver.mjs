@@ -130,6 +130,18 @@ export class Session {
     return this.cmd('POST', `/element/${element}/value`, { text });
   }
 
+  /** Waits for `selector` and types `text` into it, looking a stale reference up again. */
+  async typeWhenReady(selector, text, options = {}) {
+    for (let attempt = 1; ; attempt++) {
+      const element = await this.waitFor(selector, options);
+      try {
+        return await this.type(element, text);
+      } catch (error) {
+        if (!(error instanceof WebDriverError) || error.code !== 'stale element reference' || attempt >= 5) throw error;
+      }
+    }
+  }
+
   text(element) {
     return this.cmd('GET', `/element/${element}/text`);
   }
