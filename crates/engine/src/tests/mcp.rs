@@ -902,3 +902,170 @@ async fn issue_20_a_servers_sampling_request_is_allowed_on_its_card_answered_by_
     assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
     t.f.engine.shutdown().await;
 }
+
+/// Sends `text` with MCP resources attached; the stream, or the refusal.
+async fn send_with_resources(
+    t: &ToolFixture,
+    text: &str,
+    resources: Value,
+) -> Result<Vec<StreamMessage>, protocol::ApiError> {
+    let mut request = open_request(t.topic.id.clone(), text);
+    request.mcp_resources = Some(serde_json::from_value(resources).unwrap());
+    let (listener, mut rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+    t.f.engine.stream_open(request, listener).await?;
+    Ok(drain(&mut rx).await)
+}
+
+/// The text of the user messages of a Chat Completions request body.
+fn user_texts(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            parts => {
+                parts.as_array().into_iter().flatten().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn resource_parts(message: &StoredMessage) -> Vec<protocol::mcp_content::ResourceAttachment> {
+    message
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            UiPart::Data(data) if data.kind == protocol::mcp_content::RESOURCE_PART => {
+                serde_json::from_value(data.data.clone()).ok()
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn issue_20_a_resource_is_listed_attached_and_its_text_reaches_the_model_and_stays_on_the_message() {
+    let t = tool_fixture().await;
+    let server = t.add_server(json!({ "name": "Everything", "transport": everything() })).await;
+    ready(&t, &server.id).await;
+
+    let catalog: protocol::mcp_content::McpResourceCatalog = t.f.call("mcp_resources_list", json!({})).await;
+    assert!(catalog.problems.is_empty(), "{:?}", catalog.problems);
+    let doc = catalog
+        .resources
+        .iter()
+        .find(|r| r.uri.starts_with("demo://resource/static/document/") && r.name.ends_with(".md"))
+        .unwrap_or_else(|| panic!("a static document is listed: {:?}", catalog.resources));
+    assert_eq!(doc.server_name, "Everything");
+    assert!(
+        catalog.templates.iter().any(|t| t.uri_template == "demo://resource/dynamic/text/{resourceId}"),
+        "{:?}",
+        catalog.templates
+    );
+
+    // A listed resource and one named by filling in a template, attached to one message.
+    t.server.push_script(Script::text(["Read them."]));
+    let stream = send_with_resources(
+        &t,
+        "summarise these",
+        json!([
+            { "serverId": server.id, "uri": doc.uri },
+            { "serverId": server.id, "uri": "demo://resource/dynamic/text/7" }
+        ]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    let said = user_texts(t.chat_requests().last().unwrap());
+    assert!(said.contains(&format!("<resource uri=\"{}\" server=\"Everything\"", doc.uri)), "{said}");
+    assert!(said.contains("Resource 7: This is a plaintext resource"), "{said}");
+
+    // Kept on the message: a reload shows the same two resources.
+    let messages = t.f.messages(&t.topic).await;
+    let attached = resource_parts(&messages[0]);
+    assert_eq!(
+        attached.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
+        vec![doc.uri.as_str(), "demo://resource/dynamic/text/7"]
+    );
+
+    // A resource the server cannot read refuses the message, saying which and why; nothing
+    // is stored.
+    let err = send_with_resources(&t, "and this", json!([{ "serverId": server.id, "uri": "demo://nothing/here" }]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("mcpResources.0"));
+    assert!(err.message.contains("Everything could not read demo://nothing/here"), "{}", err.message);
+    assert!(!err.message.contains("rmcp::"), "{}", err.message);
+    assert_eq!(t.f.messages(&t.topic).await.len(), 2);
+
+    // Read directly (a link's "Open"): a blob comes back as base64.
+    let blob: protocol::mcp_content::ResourceAttachment =
+        t.f.call("mcp_resource_read", json!({ "serverId": server.id, "uri": "demo://resource/dynamic/blob/2" })).await;
+    assert!(matches!(blob.contents[0], protocol::mcp_content::ResourceContent::Blob { .. }), "{blob:?}");
+    let err = t.f.engine.call("mcp_resource_read", json!({ "serverId": "nope", "uri": "demo://x" })).await.unwrap_err();
+    assert_eq!(err.kind, protocol::ErrorKind::NotFound);
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_20_a_servers_prompt_runs_with_arguments_and_its_arguments_complete() {
+    let t = tool_fixture().await;
+    let server = t.add_server(json!({ "name": "Everything", "transport": everything() })).await;
+    ready(&t, &server.id).await;
+
+    let catalog: protocol::mcp_content::McpPromptCatalog = t.f.call("mcp_prompts_list", json!({})).await;
+    let args = catalog.prompts.iter().find(|p| p.name == "args-prompt").expect("args-prompt is listed");
+    assert_eq!(args.server_name, "Everything");
+    assert!(args.arguments.iter().any(|a| a.name == "city" && a.required), "{:?}", args.arguments);
+
+    let expansion: protocol::mcp_content::McpPromptExpansion =
+        t.f.call(
+            "mcp_prompt_get",
+            json!({ "serverId": server.id, "name": "args-prompt", "arguments": { "city": "Paris" } }),
+        )
+        .await;
+    assert_eq!(expansion.text, "What's weather in Paris?");
+
+    let completion: protocol::mcp_content::McpCompletion =
+        t.f.call(
+            "mcp_prompt_complete",
+            json!({ "serverId": server.id, "prompt": "completable-prompt", "argument": "department", "value": "E" }),
+        )
+        .await;
+    assert_eq!(completion.values, vec!["Engineering"]);
+    let completion: protocol::mcp_content::McpCompletion =
+        t.f.call(
+            "mcp_prompt_complete",
+            json!({ "serverId": server.id, "prompt": "completable-prompt", "argument": "name", "value": "",
+                    "context": { "department": "Sales" } }),
+        )
+        .await;
+    assert_eq!(completion.values, vec!["David", "Eve", "Frank"]);
+
+    // A prompt embedding a resource: its text and the resource, read.
+    let resource_prompt = catalog.prompts.iter().find(|p| p.name == "resource-prompt").expect("resource-prompt");
+    let mut arguments = serde_json::Map::new();
+    for argument in &resource_prompt.arguments {
+        let value = if argument.name.to_lowercase().contains("type") { "Text" } else { "3" };
+        arguments.insert(argument.name.clone(), json!(value));
+    }
+    let expansion: protocol::mcp_content::McpPromptExpansion =
+        t.f.call("mcp_prompt_get", json!({ "serverId": server.id, "name": "resource-prompt", "arguments": arguments }))
+            .await;
+    assert_eq!(expansion.resources.len(), 1, "{expansion:?}");
+    assert_eq!(expansion.resources[0].uri, "demo://resource/dynamic/text/3");
+
+    // A missing required argument: the server's refusal, in words.
+    let err =
+        t.f.engine
+            .call("mcp_prompt_get", json!({ "serverId": server.id, "name": "args-prompt", "arguments": {} }))
+            .await
+            .unwrap_err();
+    assert!(err.message.contains("args-prompt could not be run"), "{}", err.message);
+    assert!(!err.message.contains("rmcp::"), "{}", err.message);
+    t.f.engine.shutdown().await;
+}
