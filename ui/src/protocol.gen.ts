@@ -604,7 +604,16 @@ defaultDecision: PolicyDecision,
  */
 enabled: boolean, };
 
-export type ToolContent = { "type": "text", text: string, } | { "type": "image", mimeType: string, data: string, } | { "type": "resource", uri: string, mimeType?: string, text?: string, };
+export type ToolContent = { "type": "text", text: string, } | { "type": "image", mimeType: string, data: string, } | { "type": "resource", uri: string, mimeType?: string, 
+/**
+ * The resource's text (embedded), or a link's description or name.
+ */
+text?: string, 
+/**
+ * A link (MCP `resource_link`): the contents are not here, but its server can
+ * read them (`mcp_resource_read`).
+ */
+link?: boolean | undefined, name?: string, annotations?: ContentAnnotations, };
 
 export type ToolOutput = { content: Array<ToolContent>, structuredContent?: unknown, 
 /**
@@ -936,6 +945,16 @@ export type SamplingRespond = { samplingId: string, decision: SamplingDecision,
  * server, `samplingAllowed`; Settings → MCP turns it off again).
  */
 always?: boolean, };
+
+export type ContentAnnotations = { 
+/**
+ * `user`, `assistant`.
+ */
+audience?: Array<string>, 
+/**
+ * 0 (least) to 1 (most important).
+ */
+priority?: number, lastModified?: string, };
 
 export type McpResource = { serverId: string, serverName: string, uri: string, name: string, title?: string, description?: string, mimeType?: string, };
 

@@ -178,6 +178,7 @@ pub fn declarations() -> String {
         SamplingCard::decl(&cfg),
         SamplingDecision::decl(&cfg),
         SamplingRespond::decl(&cfg),
+        ContentAnnotations::decl(&cfg),
         McpResource::decl(&cfg),
         McpResourceTemplate::decl(&cfg),
         McpServerProblem::decl(&cfg),

@@ -1069,3 +1069,47 @@ async fn issue_20_a_servers_prompt_runs_with_arguments_and_its_arguments_complet
     assert!(!err.message.contains("rmcp::"), "{}", err.message);
     t.f.engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn issue_20_a_resource_link_in_a_tool_result_keeps_its_uri_and_opens_through_its_server() {
+    let t = tool_fixture().await;
+    let server = t.add_server(json!({ "name": "Everything", "transport": everything(), "trustReadOnly": true })).await;
+    ready(&t, &server.id).await;
+    t.server.push_script(call("everything__get-resource-links", json!({ "count": 2 })));
+    t.server.push_script(Script::text(["Two links."]));
+    let stream = t.f.send(&t.topic, "links please").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    // The model sees each link's URI, not only its description.
+    let said = tool_messages(t.chat_requests().last().unwrap()).join("\n");
+    assert!(said.contains("<demo://resource/dynamic/text/2>"), "{said}");
+
+    let messages = t.f.messages(&t.topic).await;
+    let output = messages[1]
+        .message
+        .parts
+        .iter()
+        .find_map(|p| match p {
+            UiPart::DynamicTool { output: Some(output), .. } => Some(output.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let output: protocol::tool::ToolOutput = serde_json::from_value(output).unwrap();
+    let links: Vec<(String, Option<String>)> = output
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            protocol::tool::ToolContent::Resource { uri, link: true, name, .. } => Some((uri.clone(), name.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(links.len(), 2, "{output:?}");
+    let (uri, name) = &links[1];
+    assert_eq!(name.as_deref(), Some("Text Resource 2"));
+
+    // "Open": read through the server.
+    let read: protocol::mcp_content::ResourceAttachment =
+        t.f.call("mcp_resource_read", json!({ "serverId": server.id, "uri": uri })).await;
+    let protocol::mcp_content::ResourceContent::Text { text, .. } = &read.contents[0] else { panic!("{read:?}") };
+    assert!(text.starts_with("Resource 2: This is a plaintext resource"), "{text}");
+    t.f.engine.shutdown().await;
+}

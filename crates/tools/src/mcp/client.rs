@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use protocol::tool::{ToolContent, ToolOutput};
+use protocol::tool::{ContentAnnotations, ToolContent, ToolOutput};
 // MCP logging and sampling are deprecated (SEP-2577) but still what servers use; the
 // issue asks for them.
 #[allow(deprecated)]
@@ -1026,12 +1026,18 @@ pub(crate) fn tool_output(result: Value) -> ToolOutput {
                     mime_type: field("mimeType"),
                     text: field("text")
                         .or_else(|| field("blob").map(|b| format!("[{} bytes of binary data]", b.len() * 3 / 4))),
+                    link: false,
+                    name: None,
+                    annotations: ContentAnnotations::read(block.get("annotations")),
                 });
             }
             "resource_link" => content.push(ToolContent::Resource {
                 uri: text("uri").unwrap_or_default(),
                 mime_type: text("mimeType"),
                 text: text("description").or_else(|| text("name")),
+                link: true,
+                name: text("title").or_else(|| text("name")),
+                annotations: ContentAnnotations::read(block.get("annotations")),
             }),
             other => content.push(ToolContent::Text { text: format!("[{other} content is not shown]") }),
         }
@@ -1091,7 +1097,8 @@ mod tests {
                 {"type": "text", "text": "hi"},
                 {"type": "image", "data": "iVBO", "mimeType": "image/png"},
                 {"type": "resource", "resource": {"uri": "file:///a", "mimeType": "text/plain", "text": "A"}},
-                {"type": "resource_link", "uri": "test://b", "name": "b"},
+                {"type": "resource_link", "uri": "test://b", "name": "b",
+                 "annotations": {"audience": ["user"], "priority": 0.5}},
                 {"type": "audio", "data": "x", "mimeType": "audio/wav"}
             ],
             "structuredContent": {"temperature": 21},
@@ -1100,6 +1107,11 @@ mod tests {
         assert_eq!(output.content.len(), 5);
         assert!(output.is_error);
         assert_eq!(output.structured_content, Some(json!({"temperature": 21})));
-        assert_eq!(output.text_content(), "hi\nA\nb\n[audio content is not shown]");
+        assert_eq!(output.text_content(), "hi\nA\nb <test://b>\n[audio content is not shown]");
+        let ToolContent::Resource { link, annotations, .. } = &output.content[3] else { panic!("a resource link") };
+        assert!(*link);
+        assert_eq!(annotations.as_ref().unwrap().audience, vec!["user"]);
+        assert_eq!(annotations.as_ref().unwrap().priority, Some(0.5));
+        assert!(matches!(&output.content[2], ToolContent::Resource { link: false, annotations: None, .. }));
     }
 }
