@@ -1113,3 +1113,51 @@ async fn issue_20_a_resource_link_in_a_tool_result_keeps_its_uri_and_opens_throu
     assert!(text.starts_with("Resource 2: This is a plaintext resource"), "{text}");
     t.f.engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn issue_20_an_attached_resource_the_server_says_changed_is_read_again_for_the_next_turn() {
+    let t = tool_fixture().await;
+    let server = t.add_server(json!({ "name": "Everything", "transport": everything() })).await;
+    ready(&t, &server.id).await;
+    let uri = "demo://resource/dynamic/text/4";
+    t.server.push_script(Script::text(["Noted."]));
+    let stream =
+        send_with_resources(&t, "keep an eye on this", json!([{ "serverId": server.id, "uri": uri }])).await.unwrap();
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+
+    // Nothing changed yet: the next turn carries no fresh copy.
+    t.server.push_script(Script::text(["Same."]));
+    t.f.send(&t.topic, "anything new?").await;
+    assert!(resource_parts(&t.f.messages(&t.topic).await[2]).is_empty());
+
+    // The server starts telling its subscribers that their resources changed.
+    t.server.push_script(call("everything__toggle-subscriber-updates", json!({})));
+    t.server.push_script(Script::text(["Updates on."]));
+    t.f.send(&t.topic, "turn on updates").await;
+    let approval = t.pending().await.remove(0);
+    let _: Approval = t.respond(json!({ "approvalId": approval.id, "decision": "approve" })).await.unwrap();
+    t.settled().await;
+    let hub = t.f.engine.inner.mcp.hub().clone();
+    tokio::time::timeout(PATIENCE, async {
+        while !hub.resource_update_pending(&server.id, uri) {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the server says the resource changed");
+
+    t.server.push_script(Script::text(["Fresh."]));
+    t.f.send(&t.topic, "and now?").await;
+    let messages = t.f.messages(&t.topic).await;
+    let fresh = resource_parts(&messages[messages.len() - 2]);
+    assert_eq!(fresh.len(), 1, "the new message carries the fresh read");
+    assert!(fresh[0].updated && fresh[0].uri == uri);
+    let said = user_texts(t.chat_requests().last().unwrap());
+    assert!(
+        said.contains(&format!(
+            "<resource uri=\"{uri}\" server=\"Everything\" mimeType=\"text/plain\" updated=\"true\">"
+        )),
+        "{said}"
+    );
+    t.f.engine.shutdown().await;
+}

@@ -706,6 +706,11 @@ impl Client {
         self.handler.updated.lock().is_ok_and(|mut updated| updated.remove(uri))
     }
 
+    /// Whether the server said the resource changed since it was last read.
+    pub(crate) fn has_update(&self, uri: &str) -> bool {
+        self.handler.updated.lock().is_ok_and(|updated| updated.contains(uri))
+    }
+
     /// `resources/read`, as JSON.
     pub(crate) async fn read_resource(&self, uri: &str, timeout: Duration) -> Result<Value, String> {
         let params = rmcp::model::ReadResourceRequestParams::new(uri.to_owned());

@@ -414,6 +414,13 @@ impl Inner {
         client.is_some_and(|client| client.take_update(uri))
     }
 
+    /// Whether the server said the resource changed since it was last read (without
+    /// forgetting it).
+    pub(crate) fn resource_update_pending(&self, id: &str, uri: &str) -> bool {
+        let client = self.servers.lock().ok().and_then(|s| s.get(id).and_then(|s| s.client.borrow().clone()));
+        client.is_some_and(|client| client.has_update(uri))
+    }
+
     /// The server's name, when there is such a server.
     pub(crate) fn server_name(&self, id: &str) -> Option<String> {
         self.servers.lock().ok()?.get(id).map(|s| s.config.name.clone())

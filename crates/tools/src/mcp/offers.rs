@@ -89,6 +89,11 @@ impl McpHub {
         self.inner.take_resource_update(server_id, uri)
     }
 
+    /// Whether the server said the resource changed since it was last read here.
+    pub fn resource_update_pending(&self, server_id: &str, uri: &str) -> bool {
+        self.inner.resource_update_pending(server_id, uri)
+    }
+
     /// The prompts of every enabled server that offers them.
     pub async fn prompts(&self) -> McpPromptCatalog {
         let timeout = self.inner.request_timeout();
