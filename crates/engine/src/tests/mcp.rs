@@ -1161,3 +1161,31 @@ async fn issue_20_an_attached_resource_the_server_says_changed_is_read_again_for
     );
     t.f.engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn issue_20_resources_and_prompts_work_over_streamable_http_too() {
+    let t = tool_fixture().await;
+    let (_server, url) = everything_over_http().await;
+    let server = t.add_server(json!({ "name": "Everything", "transport": { "kind": "http", "url": url } })).await;
+    ready(&t, &server.id).await;
+    let catalog: protocol::mcp_content::McpResourceCatalog = t.f.call("mcp_resources_list", json!({})).await;
+    assert!(catalog.resources.iter().any(|r| r.uri.starts_with("demo://resource/static/document/")), "{catalog:?}");
+    t.server.push_script(Script::text(["Got it."]));
+    let stream = send_with_resources(
+        &t,
+        "over http",
+        json!([{ "serverId": server.id, "uri": "demo://resource/dynamic/text/9" }]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    assert!(user_texts(t.chat_requests().last().unwrap()).contains("Resource 9: This is a plaintext resource"));
+    let expansion: protocol::mcp_content::McpPromptExpansion =
+        t.f.call(
+            "mcp_prompt_get",
+            json!({ "serverId": server.id, "name": "args-prompt", "arguments": { "city": "Oslo" } }),
+        )
+        .await;
+    assert_eq!(expansion.text, "What's weather in Oslo?");
+    t.f.engine.shutdown().await;
+}
