@@ -21,13 +21,13 @@
 // with COLLOQUY_BIN (a release build), TAURI_DRIVER optional. Options: --runs N (cold
 // starts, default 5), --idle-seconds N (default 30), --replies N (default 30), --quick.
 
-import { mkdtempSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { longTopicExport } from '../../ui/e2e/seed.mjs';
-import { Session, TauriDriver, freePort, sleep } from './webdriver.mjs';
+import { Session, TauriDriver, freePort, processesOf, sleep } from './webdriver.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const COLLOQUY_BIN = path.resolve(process.env.COLLOQUY_BIN ?? path.join(REPO, 'target/release/colloquy'));
@@ -60,17 +60,6 @@ function parseArgs(argv) {
 }
 
 // ---- /proc ----
-
-function processesOf(binary) {
-  return readdirSync('/proc').filter((pid) => {
-    if (!/^\d+$/.test(pid)) return false;
-    try {
-      return readlinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, '') === binary;
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** `/proc/PID/stat`'s fields after the command name (field 3 is index 0). */
 function statFields(pid) {

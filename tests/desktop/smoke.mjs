@@ -12,11 +12,11 @@
 // Artifacts: test-artifacts/desktop-smoke.png on success, desktop-failure.png on
 // failure, desktop-driver.log (tauri-driver, WebKitWebDriver and app output) always.
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Session, TauriDriver, sleep } from './webdriver.mjs';
+import { Session, TauriDriver, processesOf, sleep } from './webdriver.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ARTIFACTS = path.join(REPO, 'test-artifacts');
@@ -144,7 +144,7 @@ async function resizeAndReopen(capabilities) {
   await session.delete();
   session = null;
   // The second launch must find the data folder free, or it would hand over to this one.
-  await waitUntil(() => appProcesses().length === 0, 'the first app process to exit', 20_000);
+  await waitUntil(() => processesOf(path.resolve(COLLOQUY_BIN)).length === 0, 'the first app process to exit', 20_000);
 
   session = await Session.create(driver.baseUrl, capabilities, SESSION_TIMEOUT_MS);
   log(`second launch: session ${session.id}`);
@@ -204,19 +204,6 @@ function readJson(file) {
   } catch {
     return undefined;
   }
-}
-
-/** Processes running COLLOQUY_BIN. */
-function appProcesses() {
-  const binary = path.resolve(COLLOQUY_BIN);
-  return readdirSync('/proc').filter((pid) => {
-    if (!/^\d+$/.test(pid)) return false;
-    try {
-      return readlinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, '') === binary;
-    } catch {
-      return false;
-    }
-  });
 }
 
 /**

@@ -2,12 +2,24 @@
 // serves it. No npm dependencies: this runs straight from a fresh clone.
 
 import { spawn } from 'node:child_process';
-import { openSync, closeSync, readFileSync } from 'node:fs';
+import { openSync, closeSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /** The W3C key under which a WebDriver response names an element. */
 const ELEMENT_KEY = 'element-6066-11e4-a52e-4f735466cecf';
 const COMMAND_TIMEOUT_MS = 30_000;
+
+/** The pids of the processes running `binary` (an absolute path), read from /proc. */
+export function processesOf(binary) {
+  return readdirSync('/proc').filter((pid) => {
+    if (!/^\d+$/.test(pid)) return false;
+    try {
+      return readlinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, '') === binary;
+    } catch {
+      return false;
+    }
+  });
+}
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -683,6 +683,10 @@ updatedInput?: unknown, };
 
 export type ApprovalsListRequest = { topicId?: TopicId, 
 /**
+ * Only this reply's questions.
+ */
+messageId?: string, 
+/**
  * Include answered ones too.
  */
 all?: boolean, };
