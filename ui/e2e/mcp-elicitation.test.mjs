@@ -8,7 +8,6 @@
 // answer, now and from then on without asking.
 
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import {
   addTestkitProvider,
   byTestId,
@@ -16,35 +15,19 @@ import {
   lastAssistant,
   normalize,
   openNewTopic,
-  REPO,
   testkitRequests,
   typeAndEnter,
   useStack,
   waitUntil,
 } from './harness.mjs';
+import { addEverything } from './mcp-helpers.mjs';
 
-const EVERYTHING = path.join(REPO, 'tests/mcp-servers/node_modules/.bin/mcp-server-everything');
 const TOOL = 'everything__trigger-elicitation-request';
 const SAMPLING_TOOL = 'everything__trigger-sampling-request';
 const stack = useStack({ setup: ({ server, testkit }) => addTestkitProvider(server, testkit) });
 
-/** Adds server-everything once per stack, and waits until it offers its elicitation tool. */
-async function everything() {
-  const listed = await stack.server.api('mcp_servers_list');
-  if (!listed.some((server) => server.name === 'everything')) {
-    await stack.server.api('mcp_server_create', { name: 'everything', transport: { kind: 'stdio', command: EVERYTHING, args: ['stdio'] } });
-  }
-  await waitUntil(
-    'server-everything offers its elicitation tool',
-    async () => {
-      const servers = await stack.server.api('mcp_servers_list');
-      return servers.some(
-        (server) => server.name === 'everything' && server.status.state === 'ready' && server.tools.includes(TOOL) && server.tools.includes(SAMPLING_TOOL),
-      );
-    },
-    { timeout: 30_000 },
-  );
-}
+/** Adds server-everything once per stack, and waits until it offers its elicitation and sampling tools. */
+const everything = () => addEverything(stack, { tools: [TOOL, SAMPLING_TOOL] });
 
 /** A new topic whose reply calls the elicitation tool (allowed on its approval card), then says `after`. */
 async function askForm(page, message, after) {

@@ -31,7 +31,14 @@ import type {
   InboxMoveRequest,
   InboxUpdateRequest,
   ListModelsRequest,
+  McpCompleteRequest,
+  McpCompletion,
   McpLogLevelRequest,
+  McpPromptCatalog,
+  McpPromptExpansion,
+  McpPromptGetRequest,
+  McpResourceCatalog,
+  McpResourceRef,
   McpServer,
   McpServerInput,
   McpServerLog,
@@ -49,6 +56,7 @@ import type {
   ProviderRequest,
   ReplyDetails,
   ReplyRequest,
+  ResourceAttachment,
   RestorePlan,
   RestoreRequest,
   SamplingRespond,
@@ -136,6 +144,11 @@ export interface Operations {
   mcp_roots_list: { request: void; response: Array<string> };
   mcp_elicitation_respond: { request: ElicitationRespond; response: null };
   mcp_sampling_respond: { request: SamplingRespond; response: null };
+  mcp_resources_list: { request: void; response: McpResourceCatalog };
+  mcp_resource_read: { request: McpResourceRef; response: ResourceAttachment };
+  mcp_prompts_list: { request: void; response: McpPromptCatalog };
+  mcp_prompt_get: { request: McpPromptGetRequest; response: McpPromptExpansion };
+  mcp_prompt_complete: { request: McpCompleteRequest; response: McpCompletion };
   agent_sessions_list: { request: void; response: Array<AgentSession> };
   agent_session_create: { request: AgentSessionInput; response: AgentSession };
   agent_session_update: { request: UpdateAgentSession; response: AgentSession };

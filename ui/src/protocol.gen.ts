@@ -212,7 +212,12 @@ models?: Array<ModelRef>,
 /**
  * Files sent with the message (images, PDFs, text files).
  */
-attachments?: Array<Attachment>, };
+attachments?: Array<Attachment>, 
+/**
+ * MCP resources to attach: each is read through its server when the message is
+ * sent, and kept on the message as a `data-mcp-resource` part.
+ */
+mcpResources?: Array<McpResourceRef>, };
 
 export type ReplyRequest = { topicId: TopicId, messageId: MessageId, };
 
@@ -599,7 +604,16 @@ defaultDecision: PolicyDecision,
  */
 enabled: boolean, };
 
-export type ToolContent = { "type": "text", text: string, } | { "type": "image", mimeType: string, data: string, } | { "type": "resource", uri: string, mimeType?: string, text?: string, };
+export type ToolContent = { "type": "text", text: string, } | { "type": "image", mimeType: string, data: string, } | { "type": "resource", uri: string, mimeType?: string, 
+/**
+ * The resource's text (embedded), or a link's description or name.
+ */
+text?: string, 
+/**
+ * A link (MCP `resource_link`): the contents are not here, but its server can
+ * read them (`mcp_resource_read`).
+ */
+link?: boolean | undefined, name?: string, annotations?: ContentAnnotations, };
 
 export type ToolOutput = { content: Array<ToolContent>, structuredContent?: unknown, 
 /**
@@ -935,6 +949,65 @@ export type SamplingRespond = { samplingId: string, decision: SamplingDecision,
  * server, `samplingAllowed`; Settings → MCP turns it off again).
  */
 always?: boolean, };
+
+export type ContentAnnotations = { 
+/**
+ * `user`, `assistant`.
+ */
+audience?: Array<string>, 
+/**
+ * 0 (least) to 1 (most important).
+ */
+priority?: number, lastModified?: string, };
+
+export type McpResource = { serverId: string, serverName: string, uri: string, name: string, title?: string, description?: string, mimeType?: string, };
+
+export type McpResourceTemplate = { serverId: string, serverName: string, uriTemplate: string, name: string, title?: string, description?: string, mimeType?: string, };
+
+export type McpServerProblem = { serverId: string, serverName: string, message: string, };
+
+export type McpResourceCatalog = { resources: Array<McpResource>, templates: Array<McpResourceTemplate>, 
+/**
+ * Servers that offer resources but could not list them now.
+ */
+problems: Array<McpServerProblem>, };
+
+export type McpResourceRef = { serverId: string, uri: string, };
+
+export type ResourceContent = { "type": "text", uri: string, mimeType?: string, text: string, } | { "type": "blob", uri: string, mimeType?: string, blob: string, };
+
+export type ResourceAttachment = { serverId: string, serverName: string, uri: string, contents: Array<ResourceContent>, 
+/**
+ * Whether this is a fresher read than the one first attached (the server said the
+ * resource changed since).
+ */
+updated?: boolean | undefined, };
+
+export type McpPrompt = { serverId: string, serverName: string, name: string, title?: string, description?: string, arguments: Array<McpPromptArgument>, };
+
+export type McpPromptArgument = { name: string, title?: string, description?: string, required: boolean, };
+
+export type McpPromptCatalog = { prompts: Array<McpPrompt>, problems: Array<McpServerProblem>, };
+
+export type McpPromptGetRequest = { serverId: string, name: string, arguments: { [key in string]: string }, };
+
+export type McpPromptExpansion = { text: string, resources: Array<ResourceAttachment>, };
+
+export type McpCompleteRequest = { serverId: string, prompt: string, argument: string, 
+/**
+ * What is typed so far.
+ */
+value: string, 
+/**
+ * The other arguments filled in so far (a server may narrow by them).
+ */
+context: { [key in string]: string }, };
+
+export type McpCompletion = { values: Array<string>, 
+/**
+ * The server knows more than it sent.
+ */
+hasMore: boolean, };
 
 export type AgentSession = { id: string, 
 /**

@@ -14,7 +14,8 @@
 use std::collections::HashMap;
 
 use base64::Engine as _;
-use protocol::message::{Decider, ToolApproval, ToolState};
+use protocol::mcp_content::{RESOURCE_PART, ResourceAttachment, ResourceContent};
+use protocol::message::{DataPart, Decider, ToolApproval, ToolState};
 use protocol::tool::{ToolContent, ToolOutput};
 use protocol::{MessageRole, UiMessage, UiPart};
 use providers::{ChatMessage, ChatRole, ContentPart, Media, MediaSource, Reasoning, ToolCall, ToolResult};
@@ -58,7 +59,7 @@ pub fn build_prompt<'a>(
                 }
             }
             MessageRole::User => {
-                let content: Vec<ContentPart> = message.parts.iter().filter_map(|p| user_part(p, options)).collect();
+                let content: Vec<ContentPart> = message.parts.iter().flat_map(|p| user_part(p, options)).collect();
                 let message = ChatMessage::new(ChatRole::User, content);
                 if !message.is_blank() {
                     out.push(message);
@@ -73,19 +74,73 @@ pub fn build_prompt<'a>(
     out
 }
 
-fn user_part(part: &UiPart, options: &PromptOptions<'_>) -> Option<ContentPart> {
+fn user_part(part: &UiPart, options: &PromptOptions<'_>) -> Vec<ContentPart> {
     match part {
-        UiPart::Text { text, .. } => Some(ContentPart::text(text.clone())),
+        UiPart::Text { text, .. } => vec![ContentPart::text(text.clone())],
         UiPart::File { media_type, url, filename } => {
-            let media = media_from_url(media_type, url, filename.clone())?;
+            let Some(media) = media_from_url(media_type, url, filename.clone()) else { return Vec::new() };
             if media.is_image() && !options.vision {
                 let name = filename.as_deref().unwrap_or("an image");
-                return Some(ContentPart::text(format!("[{name} was attached, but this model cannot see images]")));
+                return vec![ContentPart::text(format!("[{name} was attached, but this model cannot see images]"))];
             }
-            Some(ContentPart::Media(media))
+            vec![ContentPart::Media(media)]
         }
-        _ => None,
+        UiPart::Data(DataPart { kind, data, .. }) if kind == RESOURCE_PART => {
+            match serde_json::from_value::<ResourceAttachment>(data.clone()) {
+                Ok(resource) => resource_parts(&resource, options),
+                Err(_) => vec![ContentPart::text("[an attached MCP resource could not be read back]")],
+            }
+        }
+        _ => Vec::new(),
     }
+}
+
+/// An attached MCP resource as the model sees it: text inside a `<resource>` element
+/// naming it; binary contents as media when the model takes that type, otherwise a note.
+fn resource_parts(resource: &ResourceAttachment, options: &PromptOptions<'_>) -> Vec<ContentPart> {
+    let updated = if resource.updated { " updated=\"true\"" } else { "" };
+    let open = |uri: &str, mime: Option<&str>| {
+        let mime = mime.map(|m| format!(" mimeType=\"{m}\"")).unwrap_or_default();
+        format!("<resource uri=\"{uri}\" server=\"{}\"{mime}{updated}>", resource.server_name)
+    };
+    let mut out = Vec::new();
+    for content in &resource.contents {
+        match content {
+            ResourceContent::Text { uri, mime_type, text } => {
+                out.push(ContentPart::text(format!("{}\n{text}\n</resource>", open(uri, mime_type.as_deref()))));
+            }
+            ResourceContent::Blob { uri, mime_type, blob } => {
+                let mime = mime_type.as_deref().unwrap_or("application/octet-stream");
+                let texty = mime.starts_with("text/") || mime == "application/json";
+                let decoded = texty
+                    .then(|| base64::engine::general_purpose::STANDARD.decode(blob).ok())
+                    .flatten()
+                    .and_then(|bytes| String::from_utf8(bytes).ok());
+                if let Some(text) = decoded {
+                    out.push(ContentPart::text(format!("{}\n{text}\n</resource>", open(uri, Some(mime)))));
+                } else if (mime.starts_with("image/") && options.vision) || mime == "application/pdf" {
+                    out.push(ContentPart::text(format!("{}(attached below)</resource>", open(uri, Some(mime)))));
+                    out.push(ContentPart::Media(Media {
+                        media_type: mime.to_owned(),
+                        source: MediaSource::Base64(blob.clone()),
+                        filename: uri.rsplit('/').next().map(str::to_owned),
+                    }));
+                } else {
+                    let why = if mime.starts_with("image/") {
+                        "this model cannot see images"
+                    } else {
+                        "models are not sent binary data of this type"
+                    };
+                    out.push(ContentPart::text(format!(
+                        "{}[{} bytes of {mime} were attached, but {why}]</resource>",
+                        open(uri, Some(mime)),
+                        blob.len() / 4 * 3
+                    )));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A stored file part as media: a `data:` URL's bytes, or a web URL.
@@ -449,6 +504,52 @@ mod tests {
             text.contains("This tool call was not run: Colloquy stopped before this question reached the user."),
             "{text}"
         );
+    }
+
+    #[test]
+    fn attached_resources_reach_the_model_as_text_media_or_a_note() {
+        let resource = ResourceAttachment {
+            server_id: "s".into(),
+            server_name: "Everything".into(),
+            uri: "demo://r".into(),
+            contents: vec![
+                ResourceContent::Text {
+                    uri: "demo://r".into(),
+                    mime_type: Some("text/plain".into()),
+                    text: "hello".into(),
+                },
+                ResourceContent::Blob {
+                    uri: "demo://p".into(),
+                    mime_type: Some("image/png".into()),
+                    blob: "aGk=".into(),
+                },
+                ResourceContent::Blob {
+                    uri: "demo://z".into(),
+                    mime_type: Some("application/zip".into()),
+                    blob: "aGk=".into(),
+                },
+            ],
+            updated: true,
+        };
+        let mut user = UiMessage::user_text("u", "look");
+        user.parts.push(UiPart::Data(DataPart {
+            kind: RESOURCE_PART.into(),
+            id: None,
+            data: serde_json::to_value(&resource).unwrap(),
+        }));
+        let seeing = build_prompt([&user], &PromptOptions::default());
+        let text = seeing[0].text();
+        assert!(
+            text.contains(
+                "<resource uri=\"demo://r\" server=\"Everything\" mimeType=\"text/plain\" updated=\"true\">\nhello"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("application/zip were attached, but models are not sent"), "{text}");
+        assert_eq!(seeing[0].content.iter().filter(|c| matches!(c, ContentPart::Media(_))).count(), 1);
+        let blind = build_prompt([&user], &PromptOptions { vision: false, ..PromptOptions::default() });
+        assert!(blind[0].text().contains("this model cannot see images"));
+        assert!(blind[0].content.iter().all(|c| !matches!(c, ContentPart::Media(_))));
     }
 
     #[test]

@@ -16,6 +16,10 @@ use protocol::archive::{
 };
 use protocol::elicitation::ElicitationRespond;
 use protocol::mcp::{McpLogLevelRequest, McpServer, McpServerInput, McpServerLog, UpdateMcpServer};
+use protocol::mcp_content::{
+    McpCompleteRequest, McpCompletion, McpPromptCatalog, McpPromptExpansion, McpPromptGetRequest, McpResourceCatalog,
+    McpResourceRef, ResourceAttachment,
+};
 use protocol::sampling::SamplingRespond;
 use protocol::search::{SearchRequest, SearchResults};
 use protocol::tool::{Approval, AuditEntry, PolicyRule, ToolInfo};
@@ -262,6 +266,26 @@ impl Operations for Engine {
 
     async fn mcp_sampling_respond(&self, request: SamplingRespond) -> Result<(), ApiError> {
         self.inner.mcp.respond_sampling(request).await
+    }
+
+    async fn mcp_resources_list(&self) -> Result<McpResourceCatalog, ApiError> {
+        Ok(self.inner.mcp.hub().resources().await)
+    }
+
+    async fn mcp_resource_read(&self, request: McpResourceRef) -> Result<ResourceAttachment, ApiError> {
+        self.inner.mcp.read_resource(request).await
+    }
+
+    async fn mcp_prompts_list(&self) -> Result<McpPromptCatalog, ApiError> {
+        Ok(self.inner.mcp.hub().prompts().await)
+    }
+
+    async fn mcp_prompt_get(&self, request: McpPromptGetRequest) -> Result<McpPromptExpansion, ApiError> {
+        self.inner.mcp.get_prompt(request).await
+    }
+
+    async fn mcp_prompt_complete(&self, request: McpCompleteRequest) -> Result<McpCompletion, ApiError> {
+        self.inner.mcp.complete_prompt(request).await
     }
 
     async fn agent_sessions_list(&self) -> Result<Vec<AgentSession>, ApiError> {

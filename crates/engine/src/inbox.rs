@@ -171,6 +171,7 @@ impl Inbox {
             model: None,
             models: item.models.clone(),
             attachments: None,
+            mcp_resources: None,
         };
         // Nobody listens yet: subscribers attach when the status feed shows the turn.
         let (listener, _unheard) = self.streams.listener(ListenerId::unique(), topic_id);

@@ -36,6 +36,7 @@ mod limits;
 mod mcp;
 mod model_params;
 mod model_providers;
+mod resources;
 mod resuming;
 mod sessions;
 mod settings;

@@ -22,6 +22,9 @@ use protocol::mcp::{
     McpLogLevelRequest, McpSecretName, McpServer, McpServerInput, McpServerLog, McpState, McpStatus, McpTransport,
     McpTransportInput, UpdateMcpServer,
 };
+use protocol::mcp_content::{
+    McpCompleteRequest, McpCompletion, McpPromptExpansion, McpPromptGetRequest, McpResourceRef, ResourceAttachment,
+};
 use protocol::sampling::{SamplingDecision, SamplingRespond};
 use store::Store;
 use store::mcp::{McpServerRow, McpToolRow, PlainValues, StoredTransport};
@@ -446,6 +449,36 @@ impl Mcp {
         self.store.get_mcp_server(&request.id).await?;
         self.hub.set_log_level(&request.id, request.level).await.map_err(ApiError::conflict)?;
         self.mcp_log(&request.id).await
+    }
+
+    pub(crate) async fn read_resource(&self, request: McpResourceRef) -> Result<ResourceAttachment, ApiError> {
+        self.store.get_mcp_server(&request.server_id).await?;
+        self.hub.read_resource(&request.server_id, &request.uri).await.map_err(ApiError::conflict)
+    }
+
+    pub(crate) async fn get_prompt(&self, request: McpPromptGetRequest) -> Result<McpPromptExpansion, ApiError> {
+        self.store.get_mcp_server(&request.server_id).await?;
+        if request.name.trim().is_empty() {
+            return Err(ApiError::bad_request("name", "the prompt's name is empty"));
+        }
+        self.hub.get_prompt(&request.server_id, &request.name, &request.arguments).await.map_err(ApiError::conflict)
+    }
+
+    pub(crate) async fn complete_prompt(&self, request: McpCompleteRequest) -> Result<McpCompletion, ApiError> {
+        self.store.get_mcp_server(&request.server_id).await?;
+        if request.value.len() > 4096 {
+            return Err(ApiError::bad_request("value", "the value is longer than 4096 bytes"));
+        }
+        self.hub
+            .complete_prompt_argument(
+                &request.server_id,
+                &request.prompt,
+                &request.argument,
+                &request.value,
+                &request.context,
+            )
+            .await
+            .map_err(ApiError::conflict)
     }
 
     pub(crate) async fn refresh_mcp_server(&self, id: &str) -> Result<(), ApiError> {

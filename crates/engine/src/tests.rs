@@ -96,6 +96,7 @@ fn open_request(topic_id: protocol::TopicId, text: &str) -> protocol::api::Strea
         model: None,
         models: None,
         attachments: None,
+        mcp_resources: None,
     }
 }
 

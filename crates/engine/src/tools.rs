@@ -57,6 +57,11 @@ impl Tools {
         Self { store, mcp }
     }
 
+    /// The MCP servers, for what they offer beside tools (resources, prompts).
+    pub(crate) fn mcp(&self) -> &McpHub {
+        &self.mcp
+    }
+
     /// The `instructions` of the MCP servers whose tools `offered` has, for the system
     /// prompt: each server's cut at [`MCP_INSTRUCTIONS_BYTES`] (saying so), `None` when
     /// no offered server gave any.

@@ -109,9 +109,13 @@ impl Turns {
         if crate::sessions::is_session(&request.topic_id) {
             return self.sessions.prepare_session_turn(request).await;
         }
-        let parts = user_parts(&request.text, request.attachments.as_deref())?;
+        let files = crate::attachments::attachment_parts(request.attachments.as_deref().unwrap_or_default())?;
         let topic = self.store.get_topic(&request.topic_id).await?;
         self.refuse_while_waiting(&topic).await?;
+        let hub = self.tools.mcp();
+        let resources =
+            crate::resources::resource_parts(hub, request.mcp_resources.as_deref().unwrap_or_default()).await?;
+        let mut parts = user_parts(&request.text, files, resources)?;
         let setup = self.turn_setup(topic).await?;
         let assistant_models = setup.assistant.as_ref().map(|a| a.models.clone()).unwrap_or_default();
         let models = match (request.models, request.model) {
@@ -124,6 +128,7 @@ impl Turns {
             },
         };
         let history = self.store.active_path(&setup.topic.id).await?;
+        parts.extend(crate::resources::updated_parts(hub, &history).await);
         if setup.topic.title == DEFAULT_TOPIC_TITLE && history.is_empty() {
             let text = request.text.trim();
             let first = if text.is_empty() {
@@ -149,9 +154,13 @@ impl Turns {
                 "an agent session's messages cannot be edited (the agent has already acted on them); send a new message instead",
             ));
         }
-        let parts = user_parts(&request.text, request.attachments.as_deref())?;
+        let files = crate::attachments::attachment_parts(request.attachments.as_deref().unwrap_or_default())?;
         let topic = self.store.get_topic(&request.topic_id).await?;
         let edited = self.message_of(&topic.id, &request.message_id).await?;
+        // The resources it carried stay attached (as they were read then).
+        let resources =
+            edited.message.parts.iter().filter(|p| crate::resources::attachment(p).is_some()).cloned().collect();
+        let parts = user_parts(&request.text, files, resources)?;
         if edited.message.role != MessageRole::User {
             return Err(ApiError::bad_request(
                 "messageId",
@@ -643,18 +652,19 @@ impl Turns {
     }
 }
 
-/// The user's message as parts: its text and checked files; refused when both are empty.
-fn user_parts(text: &str, attachments: Option<&[protocol::api::Attachment]>) -> Result<Vec<UiPart>, ApiError> {
+/// The user's message as parts: its text, checked files and read resources; refused
+/// when all are empty.
+fn user_parts(text: &str, files: Vec<UiPart>, resources: Vec<UiPart>) -> Result<Vec<UiPart>, ApiError> {
     let text = text.trim();
-    let files = crate::attachments::attachment_parts(attachments.unwrap_or_default())?;
-    if text.is_empty() && files.is_empty() {
+    if text.is_empty() && files.is_empty() && resources.is_empty() {
         return Err(ApiError::bad_request("text", "the message is empty"));
     }
-    let mut parts = Vec::with_capacity(files.len() + 1);
+    let mut parts = Vec::with_capacity(files.len() + resources.len() + 1);
     if !text.is_empty() {
         parts.push(UiPart::Text { text: text.to_owned(), state: Some(protocol::PartState::Done) });
     }
     parts.extend(files);
+    parts.extend(resources);
     Ok(parts)
 }
 

@@ -207,6 +207,11 @@ pub struct StreamOpenRequest {
     #[serde(default)]
     #[ts(optional)]
     pub attachments: Option<Vec<Attachment>>,
+    /// MCP resources to attach: each is read through its server when the message is
+    /// sent, and kept on the message as a `data-mcp-resource` part.
+    #[serde(default)]
+    #[ts(optional)]
+    pub mcp_resources: Option<Vec<crate::mcp_content::McpResourceRef>>,
 }
 
 /// A file attached to a message, as base64.

@@ -25,6 +25,7 @@ pub mod envelope;
 pub mod error;
 pub mod ids;
 pub mod mcp;
+pub mod mcp_content;
 pub mod message;
 pub mod operations;
 pub mod sampling;

@@ -89,6 +89,11 @@ macro_rules! for_each_operation {
                 mcp_roots_list => Vec<String>;
                 mcp_elicitation_respond($crate::elicitation::ElicitationRespond) => ();
                 mcp_sampling_respond($crate::sampling::SamplingRespond) => ();
+                mcp_resources_list => $crate::mcp_content::McpResourceCatalog;
+                mcp_resource_read($crate::mcp_content::McpResourceRef) => $crate::mcp_content::ResourceAttachment;
+                mcp_prompts_list => $crate::mcp_content::McpPromptCatalog;
+                mcp_prompt_get($crate::mcp_content::McpPromptGetRequest) => $crate::mcp_content::McpPromptExpansion;
+                mcp_prompt_complete($crate::mcp_content::McpCompleteRequest) => $crate::mcp_content::McpCompletion;
                 agent_sessions_list => Vec<$crate::api::AgentSession>;
                 agent_session_create($crate::api::AgentSessionInput) => $crate::api::AgentSession;
                 agent_session_update($crate::api::UpdateAgentSession) => $crate::api::AgentSession;

@@ -80,10 +80,62 @@ pub enum ToolContent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         mime_type: Option<String>,
+        /// The resource's text (embedded), or a link's description or name.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         text: Option<String>,
+        /// A link (MCP `resource_link`): the contents are not here, but its server can
+        /// read them (`mcp_resource_read`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        #[ts(type = "boolean | undefined")]
+        link: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        annotations: Option<ContentAnnotations>,
     },
+}
+
+/// What an MCP server says about a piece of content: who it is for, how much it matters,
+/// when it last changed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ContentAnnotations {
+    /// `user`, `assistant`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<String>>", optional)]
+    pub audience: Vec<String>,
+    /// 0 (least) to 1 (most important).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub priority: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_modified: Option<String>,
+}
+
+impl ContentAnnotations {
+    /// The annotations of an MCP content block, if it has any worth showing.
+    pub fn read(value: Option<&Value>) -> Option<Self> {
+        let value = value?;
+        let audience = value
+            .get("audience")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .take(4)
+            .map(|a| a.chars().take(32).collect())
+            .collect();
+        let annotations = Self {
+            audience,
+            priority: value.get("priority").and_then(Value::as_f64).filter(|p| p.is_finite()),
+            last_modified: value.get("lastModified").and_then(Value::as_str).map(|t| t.chars().take(64).collect()),
+        };
+        (annotations != Self::default()).then_some(annotations)
+    }
 }
 
 /// What a tool call returned: the `output` of a tool part, in the shape of an MCP
@@ -116,14 +168,17 @@ impl ToolOutput {
         Self { content: vec![ToolContent::Text { text: text.into() }], ..Self::default() }
     }
 
-    /// The text content, joined with newlines.
+    /// The text content, joined with newlines; a resource link with its URI.
     pub fn text_content(&self) -> String {
-        let texts: Vec<&str> = self
+        let texts: Vec<std::borrow::Cow<'_, str>> = self
             .content
             .iter()
             .filter_map(|c| match c {
-                ToolContent::Text { text } => Some(text.as_str()),
-                ToolContent::Resource { text: Some(text), .. } => Some(text.as_str()),
+                ToolContent::Text { text } => Some(text.as_str().into()),
+                ToolContent::Resource { text, uri, link: true, .. } => {
+                    Some(format!("{} <{uri}>", text.as_deref().unwrap_or("resource link")).into())
+                }
+                ToolContent::Resource { text: Some(text), .. } => Some(text.as_str().into()),
                 _ => None,
             })
             .collect();

@@ -16,6 +16,7 @@ use crate::envelope::*;
 use crate::error::{ApiError, ErrorKind};
 use crate::ids::*;
 use crate::mcp::*;
+use crate::mcp_content::*;
 use crate::message::*;
 use crate::sampling::{SamplingCard, SamplingDecision, SamplingMessage, SamplingRespond, SamplingRole, SamplingState};
 use crate::search::*;
@@ -177,6 +178,21 @@ pub fn declarations() -> String {
         SamplingCard::decl(&cfg),
         SamplingDecision::decl(&cfg),
         SamplingRespond::decl(&cfg),
+        ContentAnnotations::decl(&cfg),
+        McpResource::decl(&cfg),
+        McpResourceTemplate::decl(&cfg),
+        McpServerProblem::decl(&cfg),
+        McpResourceCatalog::decl(&cfg),
+        McpResourceRef::decl(&cfg),
+        ResourceContent::decl(&cfg),
+        ResourceAttachment::decl(&cfg),
+        McpPrompt::decl(&cfg),
+        McpPromptArgument::decl(&cfg),
+        McpPromptCatalog::decl(&cfg),
+        McpPromptGetRequest::decl(&cfg),
+        McpPromptExpansion::decl(&cfg),
+        McpCompleteRequest::decl(&cfg),
+        McpCompletion::decl(&cfg),
         AgentSession::decl(&cfg),
         AgentSessionInput::decl(&cfg),
         UpdateAgentSession::decl(&cfg),

@@ -115,6 +115,7 @@ async fn start_chat(state: &AppState, body: Result<Bytes, BytesRejection>) -> Re
                 model: None,
                 models: None,
                 attachments: (!attachments.is_empty()).then_some(attachments),
+                mcp_resources: None,
             };
             state.engine.stream_open(request, listener).await?
         }

@@ -21,6 +21,7 @@ pub mod environment;
 mod http;
 mod hub;
 mod logs;
+pub mod offers;
 pub mod processes;
 pub mod redirects;
 mod tool;

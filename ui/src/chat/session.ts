@@ -5,6 +5,7 @@ import type {
   AttachReply,
   Attachment,
   EditMessageRequest,
+  McpResourceRef,
   MessageRequest,
   ModelRef,
   ReplyRequest,
@@ -17,8 +18,10 @@ import type {
   Topic,
   TopicRequest,
   TopicStatus,
+  UiPart,
 } from '../protocol.gen';
 import { attachmentParts } from './attachments';
+import { RESOURCE_PART } from './mcpContent';
 import { buildConversation, type PendingEdit, type TurnView } from './conversation';
 import { joinNewest, loadedTurns, MAX_PAGE_TURNS, PAGE_TURNS, prependOlder, takeArrivedEarlyPage, takeEarlyPage } from './history';
 import type { ChatMessage } from './messages';
@@ -214,13 +217,13 @@ export class TopicSession {
    * Sends a message (with files, if any) to one model or several. Resolves once the turn
    * has started (or failed to); with the text back when it never reached the backend.
    */
-  send(text: string, models: readonly ModelRef[], attachments: readonly Attachment[] = []): Promise<{ unsent?: string }> {
-    return this.startTurn('stream_open', text, models, attachments);
+  send(text: string, models: readonly ModelRef[], attachments: readonly Attachment[] = [], resources: readonly McpResourceRef[] = []): Promise<{ unsent?: string }> {
+    return this.startTurn('stream_open', text, models, attachments, undefined, resources);
   }
 
   /** Stops the live turn (kept as paused) and sends this message at once. */
-  interrupt(text: string, models: readonly ModelRef[], attachments: readonly Attachment[] = []): Promise<{ unsent?: string }> {
-    return this.startTurn('stream_interrupt', text, models, attachments);
+  interrupt(text: string, models: readonly ModelRef[], attachments: readonly Attachment[] = [], resources: readonly McpResourceRef[] = []): Promise<{ unsent?: string }> {
+    return this.startTurn('stream_interrupt', text, models, attachments, undefined, resources);
   }
 
   /** Stop: resolves once the backend has persisted the turn as paused. */
@@ -338,13 +341,19 @@ export class TopicSession {
     models: readonly ModelRef[],
     attachments: readonly Attachment[],
     editedId?: string,
+    resources: readonly McpResourceRef[] = [],
   ) {
     const messageId = newMessageId();
     this.pendingUser = {
       id: messageId,
       role: 'user',
       // As the backend stores it: the text (if any), then the files.
-      parts: [...(text === '' ? [] : [{ type: 'text' as const, text }]), ...attachmentParts(attachments)],
+      parts: [
+        ...(text === '' ? [] : [{ type: 'text' as const, text }]),
+        ...attachmentParts(attachments),
+        // Shown as chips until the stored message (with what was read) replaces it.
+        ...resources.map((r) => ({ type: RESOURCE_PART, data: { serverId: r.serverId, serverName: '', uri: r.uri, contents: [] } }) as UiPart),
+      ],
       metadata: { status: 'success' },
     };
     this.pendingEdit = editedId !== undefined ? { editedId } : undefined;
@@ -362,6 +371,7 @@ export class TopicSession {
         if (models.length > 1) request.models = [...models];
         else if (models[0]) request.model = models[0];
         if (attachments.length > 0) request.attachments = [...attachments];
+        if (resources.length > 0) request.mcpResources = [...resources];
         await this.listen(operation, request);
       }
       return {};

@@ -1,17 +1,22 @@
 import { useState, type ClipboardEvent, type DragEvent, type KeyboardEvent, type ReactNode, type Ref } from 'react';
 import type { PendingFile } from '../chat/attachments';
 import { QUEUE_EXPLANATION, steerExplanation, type SteerTiming } from '../chat/inbox';
+import { slashQuery, type PendingResource } from '../chat/mcpContent';
 import { visionWarning } from '../chat/vision';
 import { isShortcut } from '../keyboard/shortcuts';
 import type { ModelRef, Provider } from '../protocol.gen';
 import { AttachButton } from './AttachButton';
 import { AttachmentChips, AttachmentProblems } from './AttachmentChips';
+import { ResourcePicker } from './ResourcePicker';
+import { PendingResourceChips } from './ResourceViews';
+import { PromptRunner, SlashMenu, useSlashCommands, type Expansion } from './SlashCommands';
 import { usePendingFiles } from './usePendingFiles';
 
-/** A message as the composer hands it over: text and the files picked for it. */
+/** A message as the composer hands it over: text, the files and the MCP resources picked for it. */
 export interface OutgoingMessage {
   text: string;
   files: PendingFile[];
+  resources?: PendingResource[];
 }
 
 interface ComposerProps {
@@ -58,18 +63,29 @@ export function Composer(props: ComposerProps) {
   const addressee = props.addressee ?? 'Colloquy';
   const [text, setText] = useState('');
   const { files, setFiles, problems, setProblems, addFiles, remove } = usePendingFiles();
+  const [resources, setResources] = useState<PendingResource[]>([]);
   const [dragging, setDragging] = useState(false);
   const [shownRestore, setShownRestore] = useState(restored);
   if (restored !== shownRestore) {
     // Adjusting state to a changed prop during render, as React recommends over an effect.
     setShownRestore(restored);
-    if (restored && !text && files.length === 0) {
+    if (restored && !text && files.length === 0 && resources.length === 0) {
       setText(restored.text);
       setFiles(restored.files);
+      setResources(restored.resources ?? []);
     }
   }
+  // Slash commands (MCP prompts) where messages may carry resources: a chat, not an agent session.
+  const commands = useSlashCommands(attachments && !busy ? slashQuery(text) : undefined);
+  const addResource = (resource: PendingResource) =>
+    setResources((now) => (now.some((r) => r.serverId === resource.serverId && r.uri === resource.uri) ? now : [...now, resource]));
+  const expand = (expansion: Expansion) => {
+    setText(expansion.text);
+    expansion.resources.forEach(addResource);
+    commands.reset();
+  };
 
-  const hasFiles = files.length > 0;
+  const hasFiles = files.length > 0 || resources.length > 0;
   const empty = text.trim() === '' && !hasFiles;
   const images = files.filter((pending) => pending.mediaType.startsWith('image/')).map((pending) => pending.file.name || 'an image');
   const blindWarning = visionWarning(models, providers, images);
@@ -83,14 +99,33 @@ export function Composer(props: ComposerProps) {
   };
   const submitMessage = (action: (message: OutgoingMessage) => void) => {
     if (empty || disabled) return;
-    action({ text: text.trim(), files });
+    action({ text: text.trim(), files, resources });
     setText('');
     setFiles([]);
+    setResources([]);
     setProblems([]);
   };
   const primary = () => (busy ? submitText(props.onQueue) : submitMessage(props.onSend));
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (commands.open && commands.loading && isShortcut('send', event.nativeEvent)) {
+      // The commands are on their way: Enter picks one once they are shown, not sends `/…`.
+      event.preventDefault();
+      return;
+    }
+    if (commands.open && commands.matches.length > 0) {
+      const move = event.key === 'ArrowDown' ? 1 : event.key === 'ArrowUp' ? -1 : 0;
+      if (move !== 0) {
+        event.preventDefault();
+        commands.move(move);
+        return;
+      }
+      if (event.key === 'Tab' || isShortcut('send', event.nativeEvent)) {
+        event.preventDefault();
+        commands.choose();
+        return;
+      }
+    }
     if (isShortcut('send', event.nativeEvent)) {
       event.preventDefault();
       primary();
@@ -134,6 +169,9 @@ export function Composer(props: ComposerProps) {
         </p>
       )}
       <AttachmentChips files={files} disabled={disabled} onRemove={remove} />
+      <PendingResourceChips resources={resources} disabled={disabled} onRemove={(uri) => setResources((now) => now.filter((r) => r.uri !== uri))} />
+      <SlashMenu commands={commands} />
+      {commands.chosen && <PromptRunner key={`${commands.chosen.serverId} ${commands.chosen.name}`} prompt={commands.chosen} onExpand={expand} onCancel={commands.reset} />}
       {blindWarning && (
         <p className="composer-note" data-testid="composer-vision-warning" role="status">
           {blindWarning}
@@ -153,7 +191,7 @@ export function Composer(props: ComposerProps) {
           busy
             ? 'A reply is being written — Enter queues your message to run next, Shift+Enter for a new line'
             : attachments
-              ? `Message ${addressee} — Enter to send, Shift+Enter for a new line; drop or paste files to attach them`
+              ? `Message ${addressee} — Enter to send, Shift+Enter for a new line; drop or paste files to attach them, / for commands`
               : `Message ${addressee} — Enter to send, Shift+Enter for a new line`
         }
         rows={1}
@@ -168,6 +206,7 @@ export function Composer(props: ComposerProps) {
       <div className="composer-bar">
         <div className="composer-tools">
           {attachments && <AttachButton disabled={disabled} onFiles={addFiles} />}
+          {attachments && <ResourcePicker disabled={disabled} onPick={addResource} />}
           {modelPicker}
         </div>
         <div className="composer-actions">

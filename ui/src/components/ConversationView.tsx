@@ -175,7 +175,8 @@ export function ConversationView(props: ConversationViewProps) {
         return;
       }
       const run = how === 'send' ? session.send.bind(session) : session.interrupt.bind(session);
-      const { unsent } = await run(message.text, models, attachments);
+      const resources = (message.resources ?? []).map(({ serverId, uri }) => ({ serverId, uri }));
+      const { unsent } = await run(message.text, models, attachments, resources);
       if (unsent !== undefined) setUnsent(message);
     })();
   };

@@ -14,6 +14,7 @@ import {
   type ReplyBlock,
 } from '../chat/messages';
 import { replyCost, type CompactionMarker } from '../chat/replyNotes';
+import { resourceAttachments } from '../chat/mcpContent';
 import { secondsLeft, type Retrying } from '../chat/retrying';
 import { waitingApprovalIds, type ToolProgressByCall } from '../chat/tools';
 import type { ApiError, MessageStatus, StatusReason } from '../protocol.gen';
@@ -23,6 +24,7 @@ import { Markdown } from './LazyMarkdown';
 import { SamplingCardView } from './SamplingCard';
 import { MessageFiles } from './MessageFiles';
 import { MessageTime } from './MessageTime';
+import { MessageResources } from './ResourceViews';
 import { PendingApprovals } from './PendingApprovals';
 import { ReplyUsageFooter } from './ReplyUsageFooter';
 import { ToolCard } from './ToolCard';
@@ -57,10 +59,12 @@ export const MessageView = memo(function MessageView({ message, isLive, retrying
 function UserBody({ message }: { message: ChatMessage }) {
   const text = message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
   const files = message.parts.filter((part): part is FilePart => part.type === 'file');
+  const resources = resourceAttachments(message.parts);
   return (
     <>
       <div className="bubble">
         <MessageFiles files={files} />
+        <MessageResources resources={resources} />
         {text !== '' && (
           <div className="message-text user-text" data-testid="message-text">
             {text}

@@ -79,7 +79,7 @@ function ToolCardBody({ part, phase, progress, children }: ToolCardBodyProps) {
           <pre>{toolInputText(part.input)}</pre>
         </details>
       )}
-      {part.state === 'output-available' && <ToolOutputView output={part.output} />}
+      {part.state === 'output-available' && <ToolOutputView output={part.output} toolName={part.toolName} />}
       {part.state === 'output-error' && (
         <div className="tool-error" data-testid="tool-error" role="alert">
           {part.errorText ?? 'The tool failed.'}

@@ -902,3 +902,290 @@ async fn issue_20_a_servers_sampling_request_is_allowed_on_its_card_answered_by_
     assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
     t.f.engine.shutdown().await;
 }
+
+/// Sends `text` with MCP resources attached; the stream, or the refusal.
+async fn send_with_resources(
+    t: &ToolFixture,
+    text: &str,
+    resources: Value,
+) -> Result<Vec<StreamMessage>, protocol::ApiError> {
+    let mut request = open_request(t.topic.id.clone(), text);
+    request.mcp_resources = Some(serde_json::from_value(resources).unwrap());
+    let (listener, mut rx) = t.f.engine.listener(ListenerId::unique(), &t.topic.id);
+    t.f.engine.stream_open(request, listener).await?;
+    Ok(drain(&mut rx).await)
+}
+
+/// The text of the user messages of a Chat Completions request body.
+fn user_texts(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            parts => {
+                parts.as_array().into_iter().flatten().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn resource_parts(message: &StoredMessage) -> Vec<protocol::mcp_content::ResourceAttachment> {
+    message
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            UiPart::Data(data) if data.kind == protocol::mcp_content::RESOURCE_PART => {
+                serde_json::from_value(data.data.clone()).ok()
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn issue_20_a_resource_is_listed_attached_and_its_text_reaches_the_model_and_stays_on_the_message() {
+    let t = tool_fixture().await;
+    let server = t.add_server(json!({ "name": "Everything", "transport": everything() })).await;
+    ready(&t, &server.id).await;
+
+    let catalog: protocol::mcp_content::McpResourceCatalog = t.f.call("mcp_resources_list", json!({})).await;
+    assert!(catalog.problems.is_empty(), "{:?}", catalog.problems);
+    let doc = catalog
+        .resources
+        .iter()
+        .find(|r| r.uri.starts_with("demo://resource/static/document/") && r.name.ends_with(".md"))
+        .unwrap_or_else(|| panic!("a static document is listed: {:?}", catalog.resources));
+    assert_eq!(doc.server_name, "Everything");
+    assert!(
+        catalog.templates.iter().any(|t| t.uri_template == "demo://resource/dynamic/text/{resourceId}"),
+        "{:?}",
+        catalog.templates
+    );
+
+    // A listed resource and one named by filling in a template, attached to one message.
+    t.server.push_script(Script::text(["Read them."]));
+    let stream = send_with_resources(
+        &t,
+        "summarise these",
+        json!([
+            { "serverId": server.id, "uri": doc.uri },
+            { "serverId": server.id, "uri": "demo://resource/dynamic/text/7" }
+        ]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    let said = user_texts(t.chat_requests().last().unwrap());
+    assert!(said.contains(&format!("<resource uri=\"{}\" server=\"Everything\"", doc.uri)), "{said}");
+    assert!(said.contains("Resource 7: This is a plaintext resource"), "{said}");
+
+    // Kept on the message: a reload shows the same two resources.
+    let messages = t.f.messages(&t.topic).await;
+    let attached = resource_parts(&messages[0]);
+    assert_eq!(
+        attached.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
+        vec![doc.uri.as_str(), "demo://resource/dynamic/text/7"]
+    );
+
+    // A resource the server cannot read refuses the message, saying which and why; nothing
+    // is stored.
+    let err = send_with_resources(&t, "and this", json!([{ "serverId": server.id, "uri": "demo://nothing/here" }]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("mcpResources.0"));
+    assert!(err.message.contains("Everything could not read demo://nothing/here"), "{}", err.message);
+    assert!(!err.message.contains("rmcp::"), "{}", err.message);
+    assert_eq!(t.f.messages(&t.topic).await.len(), 2);
+
+    // Read directly (a link's "Open"): a blob comes back as base64.
+    let blob: protocol::mcp_content::ResourceAttachment =
+        t.f.call("mcp_resource_read", json!({ "serverId": server.id, "uri": "demo://resource/dynamic/blob/2" })).await;
+    assert!(matches!(blob.contents[0], protocol::mcp_content::ResourceContent::Blob { .. }), "{blob:?}");
+    let err = t.f.engine.call("mcp_resource_read", json!({ "serverId": "nope", "uri": "demo://x" })).await.unwrap_err();
+    assert_eq!(err.kind, protocol::ErrorKind::NotFound);
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_20_a_servers_prompt_runs_with_arguments_and_its_arguments_complete() {
+    let t = tool_fixture().await;
+    let server = t.add_server(json!({ "name": "Everything", "transport": everything() })).await;
+    ready(&t, &server.id).await;
+
+    let catalog: protocol::mcp_content::McpPromptCatalog = t.f.call("mcp_prompts_list", json!({})).await;
+    let args = catalog.prompts.iter().find(|p| p.name == "args-prompt").expect("args-prompt is listed");
+    assert_eq!(args.server_name, "Everything");
+    assert!(args.arguments.iter().any(|a| a.name == "city" && a.required), "{:?}", args.arguments);
+
+    let expansion: protocol::mcp_content::McpPromptExpansion =
+        t.f.call(
+            "mcp_prompt_get",
+            json!({ "serverId": server.id, "name": "args-prompt", "arguments": { "city": "Paris" } }),
+        )
+        .await;
+    assert_eq!(expansion.text, "What's weather in Paris?");
+
+    let completion: protocol::mcp_content::McpCompletion =
+        t.f.call(
+            "mcp_prompt_complete",
+            json!({ "serverId": server.id, "prompt": "completable-prompt", "argument": "department", "value": "E" }),
+        )
+        .await;
+    assert_eq!(completion.values, vec!["Engineering"]);
+    let completion: protocol::mcp_content::McpCompletion =
+        t.f.call(
+            "mcp_prompt_complete",
+            json!({ "serverId": server.id, "prompt": "completable-prompt", "argument": "name", "value": "",
+                    "context": { "department": "Sales" } }),
+        )
+        .await;
+    assert_eq!(completion.values, vec!["David", "Eve", "Frank"]);
+
+    // A prompt embedding a resource: its text and the resource, read.
+    let resource_prompt = catalog.prompts.iter().find(|p| p.name == "resource-prompt").expect("resource-prompt");
+    let mut arguments = serde_json::Map::new();
+    for argument in &resource_prompt.arguments {
+        let value = if argument.name.to_lowercase().contains("type") { "Text" } else { "3" };
+        arguments.insert(argument.name.clone(), json!(value));
+    }
+    let expansion: protocol::mcp_content::McpPromptExpansion =
+        t.f.call("mcp_prompt_get", json!({ "serverId": server.id, "name": "resource-prompt", "arguments": arguments }))
+            .await;
+    assert_eq!(expansion.resources.len(), 1, "{expansion:?}");
+    assert_eq!(expansion.resources[0].uri, "demo://resource/dynamic/text/3");
+
+    // A missing required argument: the server's refusal, in words.
+    let err =
+        t.f.engine
+            .call("mcp_prompt_get", json!({ "serverId": server.id, "name": "args-prompt", "arguments": {} }))
+            .await
+            .unwrap_err();
+    assert!(err.message.contains("args-prompt could not be run"), "{}", err.message);
+    assert!(!err.message.contains("rmcp::"), "{}", err.message);
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_20_a_resource_link_in_a_tool_result_keeps_its_uri_and_opens_through_its_server() {
+    let t = tool_fixture().await;
+    let server = t.add_server(json!({ "name": "Everything", "transport": everything(), "trustReadOnly": true })).await;
+    ready(&t, &server.id).await;
+    t.server.push_script(call("everything__get-resource-links", json!({ "count": 2 })));
+    t.server.push_script(Script::text(["Two links."]));
+    let stream = t.f.send(&t.topic, "links please").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    // The model sees each link's URI, not only its description.
+    let said = tool_messages(t.chat_requests().last().unwrap()).join("\n");
+    assert!(said.contains("<demo://resource/dynamic/text/2>"), "{said}");
+
+    let messages = t.f.messages(&t.topic).await;
+    let output = messages[1]
+        .message
+        .parts
+        .iter()
+        .find_map(|p| match p {
+            UiPart::DynamicTool { output: Some(output), .. } => Some(output.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let output: protocol::tool::ToolOutput = serde_json::from_value(output).unwrap();
+    let links: Vec<(String, Option<String>)> = output
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            protocol::tool::ToolContent::Resource { uri, link: true, name, .. } => Some((uri.clone(), name.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(links.len(), 2, "{output:?}");
+    let (uri, name) = &links[1];
+    assert_eq!(name.as_deref(), Some("Text Resource 2"));
+
+    // "Open": read through the server.
+    let read: protocol::mcp_content::ResourceAttachment =
+        t.f.call("mcp_resource_read", json!({ "serverId": server.id, "uri": uri })).await;
+    let protocol::mcp_content::ResourceContent::Text { text, .. } = &read.contents[0] else { panic!("{read:?}") };
+    assert!(text.starts_with("Resource 2: This is a plaintext resource"), "{text}");
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_20_an_attached_resource_the_server_says_changed_is_read_again_for_the_next_turn() {
+    let t = tool_fixture().await;
+    let server = t.add_server(json!({ "name": "Everything", "transport": everything() })).await;
+    ready(&t, &server.id).await;
+    let uri = "demo://resource/dynamic/text/4";
+    t.server.push_script(Script::text(["Noted."]));
+    let stream =
+        send_with_resources(&t, "keep an eye on this", json!([{ "serverId": server.id, "uri": uri }])).await.unwrap();
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+
+    // Nothing changed yet: the next turn carries no fresh copy.
+    t.server.push_script(Script::text(["Same."]));
+    t.f.send(&t.topic, "anything new?").await;
+    assert!(resource_parts(&t.f.messages(&t.topic).await[2]).is_empty());
+
+    // The server starts telling its subscribers that their resources changed.
+    t.server.push_script(call("everything__toggle-subscriber-updates", json!({})));
+    t.server.push_script(Script::text(["Updates on."]));
+    t.f.send(&t.topic, "turn on updates").await;
+    let approval = t.pending().await.remove(0);
+    let _: Approval = t.respond(json!({ "approvalId": approval.id, "decision": "approve" })).await.unwrap();
+    t.settled().await;
+    let hub = t.f.engine.inner.mcp.hub().clone();
+    tokio::time::timeout(PATIENCE, async {
+        while !hub.resource_update_pending(&server.id, uri) {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the server says the resource changed");
+
+    t.server.push_script(Script::text(["Fresh."]));
+    t.f.send(&t.topic, "and now?").await;
+    let messages = t.f.messages(&t.topic).await;
+    let fresh = resource_parts(&messages[messages.len() - 2]);
+    assert_eq!(fresh.len(), 1, "the new message carries the fresh read");
+    assert!(fresh[0].updated && fresh[0].uri == uri);
+    let said = user_texts(t.chat_requests().last().unwrap());
+    assert!(
+        said.contains(&format!(
+            "<resource uri=\"{uri}\" server=\"Everything\" mimeType=\"text/plain\" updated=\"true\">"
+        )),
+        "{said}"
+    );
+    t.f.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_20_resources_and_prompts_work_over_streamable_http_too() {
+    let t = tool_fixture().await;
+    let (_server, url) = everything_over_http().await;
+    let server = t.add_server(json!({ "name": "Everything", "transport": { "kind": "http", "url": url } })).await;
+    ready(&t, &server.id).await;
+    let catalog: protocol::mcp_content::McpResourceCatalog = t.f.call("mcp_resources_list", json!({})).await;
+    assert!(catalog.resources.iter().any(|r| r.uri.starts_with("demo://resource/static/document/")), "{catalog:?}");
+    t.server.push_script(Script::text(["Got it."]));
+    let stream = send_with_resources(
+        &t,
+        "over http",
+        json!([{ "serverId": server.id, "uri": "demo://resource/dynamic/text/9" }]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    assert!(user_texts(t.chat_requests().last().unwrap()).contains("Resource 9: This is a plaintext resource"));
+    let expansion: protocol::mcp_content::McpPromptExpansion =
+        t.f.call(
+            "mcp_prompt_get",
+            json!({ "serverId": server.id, "name": "args-prompt", "arguments": { "city": "Oslo" } }),
+        )
+        .await;
+    assert_eq!(expansion.text, "What's weather in Oslo?");
+    t.f.engine.shutdown().await;
+}

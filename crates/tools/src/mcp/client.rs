@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use protocol::tool::{ToolContent, ToolOutput};
+use protocol::tool::{ContentAnnotations, ToolContent, ToolOutput};
 // MCP logging and sampling are deprecated (SEP-2577) but still what servers use; the
 // issue asks for them.
 #[allow(deprecated)]
@@ -80,6 +80,15 @@ impl StderrTail {
     }
 }
 
+/// What a server offers beside tools (from its `initialize` capabilities).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Offers {
+    pub(crate) resources: bool,
+    pub(crate) subscriptions: bool,
+    pub(crate) prompts: bool,
+    pub(crate) completions: bool,
+}
+
 /// Our side of the connection: routes progress to the calls that asked for it, notices
 /// when the server's tool list changes, keeps what it logs, answers `roots/list`, and
 /// takes `elicitation/create` to the user through the running call.
@@ -100,6 +109,9 @@ pub(crate) struct Handler {
     log: ServerLog,
     /// The folders offered as roots (`McpHub::set_roots`).
     roots: tokio::sync::watch::Receiver<Vec<std::path::PathBuf>>,
+    /// The resources the server said changed (`notifications/resources/updated`) since
+    /// they were last read.
+    updated: Arc<Mutex<std::collections::HashSet<String>>>,
 }
 
 impl ClientHandler for Handler {
@@ -123,6 +135,19 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.notify_one();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Ok(mut updated) = self.updated.lock() {
+            // Bounded: a server cannot grow it past what was attached.
+            if updated.len() < 10_000 {
+                updated.insert(params.uri);
+            }
+        }
     }
 
     // Roots are deprecated by SEP-2577 but still what file servers ask for.
@@ -411,6 +436,7 @@ impl Client {
             list_changed: Arc::default(),
             log,
             roots,
+            updated: Arc::default(),
         };
         let stderr = StderrTail::default();
         let failure = Failure::default();
@@ -627,6 +653,111 @@ impl Client {
             .map_err(|_| format!("`tools/list` got no answer within {} s", timeout.as_secs()))?
             .map_err(|e| self.request_failed("`tools/list`", &e))?;
         Ok(tools.iter().filter_map(|tool| serde_json::to_value(tool).ok()).collect())
+    }
+
+    /// What the server said it offers beside tools.
+    pub(crate) fn offers(&self) -> Offers {
+        let capabilities = self.peer.peer_info().map(|info| info.capabilities.clone());
+        let capabilities = capabilities.as_ref();
+        Offers {
+            resources: capabilities.is_some_and(|c| c.resources.is_some()),
+            subscriptions: capabilities.and_then(|c| c.resources.as_ref()).and_then(|r| r.subscribe).unwrap_or(false),
+            prompts: capabilities.is_some_and(|c| c.prompts.is_some()),
+            completions: capabilities.is_some_and(|c| c.completions.is_some()),
+        }
+    }
+
+    /// One request other than a tool call, its answer as JSON (read by `offers`), its
+    /// failure in words.
+    async fn ask<T: serde::Serialize>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        request: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+    ) -> Result<Value, String> {
+        let answer = tokio::time::timeout(timeout, request)
+            .await
+            .map_err(|_| format!("`{what}` got no answer within {} s", timeout.as_secs()))?;
+        match answer {
+            Ok(result) => {
+                serde_json::to_value(result).map_err(|e| format!("`{what}` answered something unreadable: {e}"))
+            }
+            Err(rmcp::ServiceError::McpError(data)) => Err(format!(
+                "the server refused `{what}` (error {}): {}",
+                data.code.0,
+                super::words::scrub(&data.message)
+            )),
+            Err(error) => Err(self.request_failed(&format!("`{what}`"), &error)),
+        }
+    }
+
+    /// Every resource (`resources/list`, all pages), as JSON.
+    pub(crate) async fn list_resources(&self, timeout: Duration) -> Result<Value, String> {
+        self.ask("resources/list", timeout, self.peer.list_all_resources()).await
+    }
+
+    /// Every resource template (`resources/templates/list`, all pages), as JSON.
+    pub(crate) async fn list_resource_templates(&self, timeout: Duration) -> Result<Value, String> {
+        self.ask("resources/templates/list", timeout, self.peer.list_all_resource_templates()).await
+    }
+
+    /// Whether the server said the resource changed since it was last read; forgets it.
+    pub(crate) fn take_update(&self, uri: &str) -> bool {
+        self.handler.updated.lock().is_ok_and(|mut updated| updated.remove(uri))
+    }
+
+    /// Whether the server said the resource changed since it was last read.
+    pub(crate) fn has_update(&self, uri: &str) -> bool {
+        self.handler.updated.lock().is_ok_and(|updated| updated.contains(uri))
+    }
+
+    /// `resources/read`, as JSON.
+    pub(crate) async fn read_resource(&self, uri: &str, timeout: Duration) -> Result<Value, String> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri.to_owned());
+        self.ask("resources/read", timeout, self.peer.read_resource(params)).await
+    }
+
+    /// Asks to be told when the resource changes (`resources/subscribe`).
+    #[allow(deprecated)]
+    pub(crate) async fn subscribe(&self, uri: &str, timeout: Duration) -> Result<(), String> {
+        let params = rmcp::model::SubscribeRequestParams::new(uri.to_owned());
+        self.ask("resources/subscribe", timeout, self.peer.subscribe(params)).await.map(|_| ())
+    }
+
+    /// Every prompt (`prompts/list`, all pages), as JSON.
+    pub(crate) async fn list_prompts(&self, timeout: Duration) -> Result<Value, String> {
+        self.ask("prompts/list", timeout, self.peer.list_all_prompts()).await
+    }
+
+    /// `prompts/get`, as JSON.
+    pub(crate) async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: &std::collections::BTreeMap<String, String>,
+        timeout: Duration,
+    ) -> Result<Value, String> {
+        let mut params = rmcp::model::GetPromptRequestParams::new(name.to_owned());
+        if !arguments.is_empty() {
+            let arguments = arguments.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+            params = params.with_arguments(arguments);
+        }
+        self.ask("prompts/get", timeout, self.peer.get_prompt(params)).await
+    }
+
+    /// `completion/complete` for a prompt's argument, as JSON (the `completion` object).
+    pub(crate) async fn complete_prompt_argument(
+        &self,
+        prompt: &str,
+        argument: &str,
+        value: &str,
+        context: &std::collections::BTreeMap<String, String>,
+        timeout: Duration,
+    ) -> Result<Value, String> {
+        let context = (!context.is_empty())
+            .then(|| rmcp::model::CompletionContext::with_arguments(context.clone().into_iter().collect()));
+        let request =
+            self.peer.complete_prompt_argument(prompt.to_owned(), argument.to_owned(), value.to_owned(), context);
+        self.ask("completion/complete", timeout, request).await
     }
 
     /// Calls a tool. Progress goes to `progress`, the server's questions to `asks`;
@@ -900,12 +1031,18 @@ pub(crate) fn tool_output(result: Value) -> ToolOutput {
                     mime_type: field("mimeType"),
                     text: field("text")
                         .or_else(|| field("blob").map(|b| format!("[{} bytes of binary data]", b.len() * 3 / 4))),
+                    link: false,
+                    name: None,
+                    annotations: ContentAnnotations::read(block.get("annotations")),
                 });
             }
             "resource_link" => content.push(ToolContent::Resource {
                 uri: text("uri").unwrap_or_default(),
                 mime_type: text("mimeType"),
                 text: text("description").or_else(|| text("name")),
+                link: true,
+                name: text("title").or_else(|| text("name")),
+                annotations: ContentAnnotations::read(block.get("annotations")),
             }),
             other => content.push(ToolContent::Text { text: format!("[{other} content is not shown]") }),
         }
@@ -965,7 +1102,8 @@ mod tests {
                 {"type": "text", "text": "hi"},
                 {"type": "image", "data": "iVBO", "mimeType": "image/png"},
                 {"type": "resource", "resource": {"uri": "file:///a", "mimeType": "text/plain", "text": "A"}},
-                {"type": "resource_link", "uri": "test://b", "name": "b"},
+                {"type": "resource_link", "uri": "test://b", "name": "b",
+                 "annotations": {"audience": ["user"], "priority": 0.5}},
                 {"type": "audio", "data": "x", "mimeType": "audio/wav"}
             ],
             "structuredContent": {"temperature": 21},
@@ -974,6 +1112,11 @@ mod tests {
         assert_eq!(output.content.len(), 5);
         assert!(output.is_error);
         assert_eq!(output.structured_content, Some(json!({"temperature": 21})));
-        assert_eq!(output.text_content(), "hi\nA\nb\n[audio content is not shown]");
+        assert_eq!(output.text_content(), "hi\nA\nb <test://b>\n[audio content is not shown]");
+        let ToolContent::Resource { link, annotations, .. } = &output.content[3] else { panic!("a resource link") };
+        assert!(*link);
+        assert_eq!(annotations.as_ref().unwrap().audience, vec!["user"]);
+        assert_eq!(annotations.as_ref().unwrap().priority, Some(0.5));
+        assert!(matches!(&output.content[2], ToolContent::Resource { link: false, annotations: None, .. }));
     }
 }

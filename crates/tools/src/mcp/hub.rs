@@ -75,7 +75,7 @@ pub struct McpInstructions {
 /// Every configured server. Cheap to clone.
 #[derive(Clone)]
 pub struct McpHub {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 pub(crate) struct Inner {
@@ -390,6 +390,45 @@ impl Inner {
 
     fn changed(&self) {
         self.changes.send_modify(|count| *count = count.wrapping_add(1));
+    }
+
+    /// Every enabled server in the order they were added (id, name), with its live
+    /// connection when it has one.
+    pub(crate) fn connections(&self) -> Vec<(String, String, Option<Arc<Client>>)> {
+        let order: Vec<String> = self.order.lock().map(|o| o.clone()).unwrap_or_default();
+        let Ok(servers) = self.servers.lock() else { return Vec::new() };
+        order
+            .iter()
+            .filter_map(|id| servers.get(id).filter(|s| s.enabled).map(|s| (id, s)))
+            .map(|(id, s)| {
+                let client = s.client.borrow().clone().filter(|c| !c.is_closed());
+                (id.clone(), s.config.name.clone(), client)
+            })
+            .collect()
+    }
+
+    /// Whether the server said the resource changed since it was last read on its live
+    /// connection; forgets it.
+    pub(crate) fn take_resource_update(&self, id: &str, uri: &str) -> bool {
+        let client = self.servers.lock().ok().and_then(|s| s.get(id).and_then(|s| s.client.borrow().clone()));
+        client.is_some_and(|client| client.take_update(uri))
+    }
+
+    /// Whether the server said the resource changed since it was last read (without
+    /// forgetting it).
+    pub(crate) fn resource_update_pending(&self, id: &str, uri: &str) -> bool {
+        let client = self.servers.lock().ok().and_then(|s| s.get(id).and_then(|s| s.client.borrow().clone()));
+        client.is_some_and(|client| client.has_update(uri))
+    }
+
+    /// The server's name, when there is such a server.
+    pub(crate) fn server_name(&self, id: &str) -> Option<String> {
+        self.servers.lock().ok()?.get(id).map(|s| s.config.name.clone())
+    }
+
+    /// How long a request to the server may take.
+    pub(crate) fn request_timeout(&self) -> Duration {
+        self.options.connect_timeout
     }
 
     /// The server's live connection, waiting up to `wait` for one while it connects.
