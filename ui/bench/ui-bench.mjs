@@ -11,23 +11,26 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, TOKEN, UI_DIST, startServer, startTestkit } from '../e2e/harness.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, TOKEN, UI_DIST, openNewTopic, startServer, startTestkit, topicItem } from '../e2e/harness.mjs';
 import { seedTopic } from '../e2e/seed.mjs';
 
-const SECTIONS = ['stream', 'open', 'replies', 'bundle'];
-const USAGE = `Usage: node bench/ui-bench.mjs [--only SECTION,...] [--runs N] [--messages N] [--lines N] [--replies N] [--quick]
-  --only      some sections of ${SECTIONS.join(', ')} (default: all; 'open' also scrolls and streams in the long topic)
+const SECTIONS = ['stream', 'open', 'replies', 'bundle', 'soak'];
+/** What runs without --only: all but the soak, which takes its own --soak-minutes. */
+const DEFAULT_SECTIONS = ['stream', 'open', 'replies', 'bundle'];
+const USAGE = `Usage: node bench/ui-bench.mjs [--only SECTION,...] [--runs N] [--messages N] [--lines N] [--replies N] [--soak-minutes N] [--quick]
+  --only      some sections of ${SECTIONS.join(', ')} (default: all but soak; 'open' also scrolls and streams in the long topic)
   --runs      runs per median (default 3)
   --messages  messages in the long topic (default 10000)
   --lines     lines of the long streamed markdown reply (default 2000)
   --replies   replies streamed for the heap/DOM check (default 30)
+  --soak-minutes  how long the soak streams replies back to back, sampling heap and DOM each minute (default 60)
   --quick     small inputs, to check the benchmark itself works
 Binaries: COLLOQUY_BIN, COLLOQUY_TESTKIT_BIN (default target/debug), CHROMIUM_BIN.`;
 
 const VIEWPORT = { width: 1200, height: 800 };
 
 function parseArgs(argv) {
-  const options = { runs: 3, messages: 10_000, lines: 2_000, replies: 30, only: SECTIONS };
+  const options = { runs: 3, messages: 10_000, lines: 2_000, replies: 30, soakMinutes: 60, only: DEFAULT_SECTIONS };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i];
     const number = () => {
@@ -46,7 +49,8 @@ function parseArgs(argv) {
     else if (flag === '--messages') options.messages = number();
     else if (flag === '--lines') options.lines = number();
     else if (flag === '--replies') options.replies = number();
-    else if (flag === '--quick') Object.assign(options, { runs: 1, messages: 400, lines: 200, replies: 5 });
+    else if (flag === '--soak-minutes') options.soakMinutes = number();
+    else if (flag === '--quick') Object.assign(options, { runs: 1, messages: 400, lines: 200, replies: 5, soakMinutes: 2 });
     else throw new Error(`unknown option ${flag}\n${USAGE}`);
   }
   return options;
@@ -310,6 +314,76 @@ async function manyReplies(stack, browser, replies) {
   return { heap5: after5.heapMb, heapEnd: end.heapMb, nodes5: after5.nodes, nodesEnd: end.nodes, idleCpu: idle };
 }
 
+/** Least-squares slope of `y` over `x`. */
+function slope(points) {
+  const n = points.length;
+  if (n < 2) return NaN;
+  const mx = points.reduce((sum, p) => sum + p.x, 0) / n;
+  const my = points.reduce((sum, p) => sum + p.y, 0) / n;
+  const sxx = points.reduce((sum, p) => sum + (p.x - mx) ** 2, 0);
+  const sxy = points.reduce((sum, p) => sum + (p.x - mx) * (p.y - my), 0);
+  return sxx === 0 ? NaN : sxy / sxx;
+}
+
+const SOAK_TOPICS = 3;
+const SOAK_REPLIES_PER_VISIT = 5;
+
+/**
+ * Streams replies back to back for `minutes`, in turn into the long topic and two new
+ * ones (switching in the sidebar after every few replies), sampling the JS heap and DOM
+ * nodes (after a forced GC) once a minute. One page for the whole soak: what a window
+ * left open for an hour holds.
+ */
+async function soak(stack, browser, minutes, longTopicId) {
+  const page = await newPage(browser, stack.server.appUrl);
+  // The new topics are made on their first visit (an empty topic left is not kept).
+  const topics = [longTopicId];
+  const reply = markdownReply(20);
+  const samples = [];
+  const started = Date.now();
+  const sample = async (replies) => {
+    const { heapMb, nodes } = await metrics(page);
+    const minute = (Date.now() - started) / 60_000;
+    samples.push({ minute, heapMb, nodes, replies });
+    log(`soak: ${minute.toFixed(1)} min, ${replies} replies, JS heap ${heapMb.toFixed(1)} MB, ${nodes} DOM nodes`);
+  };
+  let replies = 0;
+  let visit = 0;
+  let nextSampleAt = started;
+  while (Date.now() - started < minutes * 60_000) {
+    if (visit < SOAK_TOPICS && visit >= topics.length) {
+      topics.push(await openNewTopic(page));
+    } else {
+      const topicId = topics[visit % SOAK_TOPICS];
+      await topicItem(page, topicId).click();
+      await page.waitForFunction((id) => new URLSearchParams(location.hash.slice(1)).get('topic') === id, topicId);
+    }
+    visit += 1;
+    await byTestId(page, 'composer-input').waitFor();
+    for (let i = 0; i < SOAK_REPLIES_PER_VISIT; i += 1) {
+      await stack.testkit.script({ chunks: reply, tokenDelayMs: 2 });
+      await sendAndWait(page, `Soak question ${replies}.`);
+      replies += 1;
+      if (Date.now() >= nextSampleAt) {
+        await sample(replies);
+        nextSampleAt += 60_000;
+      }
+    }
+  }
+  await sample(replies);
+  await page.context().close();
+  const perHour = (key, from = 0) => slope(samples.slice(from).map((s) => ({ x: s.minute / 60, y: s[key] })));
+  const half = Math.floor(samples.length / 2);
+  const stats = (key) => ({
+    first: samples[0][key],
+    last: samples.at(-1)[key],
+    max: Math.max(...samples.map((s) => s[key])),
+    perHour: perHour(key),
+    perHourLastHalf: perHour(key, half),
+  });
+  return { minutes: samples.at(-1).minute, replies, samples, heap: stats('heapMb'), nodes: stats('nodes') };
+}
+
 async function bundle(stack, browser) {
   const files = [];
   const walk = async (dir) => {
@@ -371,7 +445,7 @@ async function main() {
   const stack = { testkit, server, token: TOKEN };
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   const loadBefore = os.loadavg();
-  const results = { long: [], open: [], scroll: [], short: [], many: [], bundle: null };
+  const results = { long: [], open: [], scroll: [], short: [], many: [], bundle: null, soak: null };
   try {
     const provider = await server.api('provider_create', { name: 'Testkit', baseUrl: testkit.url, models: ['scripted'], defaultModel: 'scripted' });
     const model = { providerId: provider.id, model: 'scripted' };
@@ -400,6 +474,10 @@ async function main() {
     if (only('replies')) {
       log(`${options.replies} replies`);
       results.many.push(await manyReplies(stack, browser, options.replies));
+    }
+    if (only('soak')) {
+      log(`soak: ${options.soakMinutes} min of replies streamed back to back in ${SOAK_TOPICS} topics`);
+      results.soak = await soak(stack, browser, options.soakMinutes, topicId);
     }
   } finally {
     await browser.close().catch(() => {});
@@ -441,9 +519,27 @@ function print(options, results, loadBefore, loadAfter) {
     ['5. cold load, app files: bytes on the wire / decoded, encoding', `${kb(b.wire)} / ${kb(b.decoded)}, ${b.encodings}`],
     ['5. cold load: first contentful paint', `${fixed(b.fcp)} ms`],
   ];
-  console.log('| Measurement | Result |');
-  console.log('| --- | --- |');
-  for (const [name, value] of rows) console.log(`| ${name} | ${value} |`);
+  if (options.only.some((section) => section !== 'soak')) {
+    console.log('| Measurement | Result |');
+    console.log('| --- | --- |');
+    for (const [name, value] of rows) console.log(`| ${name} | ${value} |`);
+  }
+  if (results.soak) printSoak(results.soak);
+}
+
+function printSoak(soakResult) {
+  const { heap, nodes } = soakResult;
+  console.log(
+    `\nSoak: ${fixed(soakResult.minutes, 1)} min, ${soakResult.replies} replies of 20 markdown lines streamed back to back, ` +
+      `${SOAK_REPLIES_PER_VISIT} at a time in each of ${SOAK_TOPICS} topics in turn (one the long topic); sampled once a minute after a forced GC\n`,
+  );
+  console.log('| Soak | first | last | max | slope per hour | slope per hour, last half |');
+  console.log('| --- | --- | --- | --- | --- | --- |');
+  console.log(`| JS heap | ${fixed(heap.first, 1)} MB | ${fixed(heap.last, 1)} MB | ${fixed(heap.max, 1)} MB | ${fixed(heap.perHour, 2)} MB | ${fixed(heap.perHourLastHalf, 2)} MB |`);
+  console.log(`| DOM nodes | ${fixed(nodes.first)} | ${fixed(nodes.last)} | ${fixed(nodes.max)} | ${fixed(nodes.perHour)} | ${fixed(nodes.perHourLastHalf)} |`);
+  console.log('\n| Minute | Replies | JS heap | DOM nodes |');
+  console.log('| --- | --- | --- | --- |');
+  for (const s of soakResult.samples) console.log(`| ${fixed(s.minute, 1)} | ${s.replies} | ${fixed(s.heapMb, 1)} MB | ${fixed(s.nodes)} |`);
 }
 
 main().catch((error) => {
