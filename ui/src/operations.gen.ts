@@ -1,6 +1,8 @@
 // Generated from crates/protocol/src/operations.rs by `cargo xtask gen`. Do not edit.
 
 import type {
+  AcpAgent,
+  AcpAgentInput,
   AddModelRequest,
   AgentSession,
   AgentSessionInput,
@@ -68,6 +70,7 @@ import type {
   TopicDeletedIfEmpty,
   TopicRequest,
   TopicUsage,
+  UpdateAcpAgent,
   UpdateAgentSession,
   UpdateAppSettings,
   UpdateAssistant,
@@ -136,6 +139,11 @@ export interface Operations {
   mcp_roots_list: { request: void; response: Array<string> };
   mcp_elicitation_respond: { request: ElicitationRespond; response: null };
   mcp_sampling_respond: { request: SamplingRespond; response: null };
+  acp_agents_list: { request: void; response: Array<AcpAgent> };
+  acp_agent_presets: { request: void; response: Array<AcpAgentInput> };
+  acp_agent_create: { request: AcpAgentInput; response: AcpAgent };
+  acp_agent_update: { request: UpdateAcpAgent; response: AcpAgent };
+  acp_agent_delete: { request: IdRequest; response: null };
   agent_sessions_list: { request: void; response: Array<AgentSession> };
   agent_session_create: { request: AgentSessionInput; response: AgentSession };
   agent_session_update: { request: UpdateAgentSession; response: AgentSession };

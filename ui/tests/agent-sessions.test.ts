@@ -31,6 +31,7 @@ const session = (patch: Partial<AgentSession> = {}): AgentSession => ({
   topicId: 'agent-session:s1',
   title: 'Fix the tests',
   agent: 'claude_code',
+  agentName: 'Claude Code',
   workspace: '/home/me/project',
   model: '',
   permissionMode: 'default',

@@ -3,6 +3,7 @@
 //! request and the `call(name, request)` entry point come from the table
 //! ([`protocol::Operations::call`]).
 
+use protocol::acp::{AcpAgent, AcpAgentInput, UpdateAcpAgent};
 use protocol::api::{
     AgentSession, AgentSessionInput, AppInfo, AppSettings, ApprovalsListRequest, Assistant, AssistantInput,
     AuditListRequest, CreateTopic, FetchedImage, IdRequest, ImageFetchRequest, InboxAddRequest, InboxItem,
@@ -262,6 +263,26 @@ impl Operations for Engine {
 
     async fn mcp_sampling_respond(&self, request: SamplingRespond) -> Result<(), ApiError> {
         self.inner.mcp.respond_sampling(request).await
+    }
+
+    async fn acp_agents_list(&self) -> Result<Vec<AcpAgent>, ApiError> {
+        self.inner.acp_agents.list().await
+    }
+
+    async fn acp_agent_presets(&self) -> Result<Vec<AcpAgentInput>, ApiError> {
+        Ok(protocol::acp::acp_presets())
+    }
+
+    async fn acp_agent_create(&self, request: AcpAgentInput) -> Result<AcpAgent, ApiError> {
+        self.inner.acp_agents.create(request).await
+    }
+
+    async fn acp_agent_update(&self, request: UpdateAcpAgent) -> Result<AcpAgent, ApiError> {
+        self.inner.acp_agents.update(request).await
+    }
+
+    async fn acp_agent_delete(&self, request: IdRequest) -> Result<(), ApiError> {
+        self.inner.acp_agents.delete(&request.id).await
     }
 
     async fn agent_sessions_list(&self) -> Result<Vec<AgentSession>, ApiError> {

@@ -89,6 +89,11 @@ macro_rules! for_each_operation {
                 mcp_roots_list => Vec<String>;
                 mcp_elicitation_respond($crate::elicitation::ElicitationRespond) => ();
                 mcp_sampling_respond($crate::sampling::SamplingRespond) => ();
+                acp_agents_list => Vec<$crate::acp::AcpAgent>;
+                acp_agent_presets => Vec<$crate::acp::AcpAgentInput>;
+                acp_agent_create($crate::acp::AcpAgentInput) => $crate::acp::AcpAgent;
+                acp_agent_update($crate::acp::UpdateAcpAgent) => $crate::acp::AcpAgent;
+                acp_agent_delete($crate::api::IdRequest) => ();
                 agent_sessions_list => Vec<$crate::api::AgentSession>;
                 agent_session_create($crate::api::AgentSessionInput) => $crate::api::AgentSession;
                 agent_session_update($crate::api::UpdateAgentSession) => $crate::api::AgentSession;
