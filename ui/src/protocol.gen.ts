@@ -669,6 +669,10 @@ updatedInput?: unknown, };
 
 export type ApprovalsListRequest = { topicId?: TopicId, 
 /**
+ * Only this reply's questions.
+ */
+messageId?: string, 
+/**
  * Include answered ones too.
  */
 all?: boolean, };

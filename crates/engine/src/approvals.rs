@@ -185,7 +185,14 @@ impl Approvals {
             self.store.get_topic(topic).await?;
         }
         let pending_only = !request.all.unwrap_or(false);
-        Ok(self.store.list_approvals(request.topic_id.as_ref(), pending_only).await?)
+        let Some(message_id) = &request.message_id else {
+            return Ok(self.store.list_approvals(request.topic_id.as_ref(), pending_only).await?);
+        };
+        let mut approvals = self.store.list_approvals_of_message(message_id, pending_only).await?;
+        if let Some(topic) = &request.topic_id {
+            approvals.retain(|approval| &approval.topic_id == topic);
+        }
+        Ok(approvals)
     }
 
     pub(crate) async fn save_rule(&self, id: Option<String>, input: ToolRuleInput) -> Result<PolicyRule, ApiError> {

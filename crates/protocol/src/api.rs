@@ -720,6 +720,10 @@ pub struct ApprovalsListRequest {
     #[serde(default)]
     #[ts(optional)]
     pub topic_id: Option<TopicId>,
+    /// Only this reply's questions.
+    #[serde(default)]
+    #[ts(optional)]
+    pub message_id: Option<String>,
     /// Include answered ones too.
     #[serde(default)]
     #[ts(optional)]

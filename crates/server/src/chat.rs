@@ -146,7 +146,11 @@ async fn check_answers(
 ) -> Result<(), ApiError> {
     let asked = state
         .engine
-        .approvals_list(ApprovalsListRequest { topic_id: Some(topic_id.clone()), all: Some(true) })
+        .approvals_list(ApprovalsListRequest {
+            topic_id: Some(topic_id.clone()),
+            message_id: Some(message_id.to_owned()),
+            all: Some(true),
+        })
         .await
         .map_err(|err| match err.kind {
             ErrorKind::NotFound => ApiError::bad_request(
@@ -156,7 +160,7 @@ async fn check_answers(
             _ => err,
         })?;
     for answer in answers {
-        match asked.iter().find(|approval| approval.id == answer.id && approval.message_id == message_id) {
+        match asked.iter().find(|approval| approval.id == answer.id) {
             None => {
                 return Err(ApiError::bad_request(
                     "messages",
@@ -176,7 +180,7 @@ async fn check_answers(
     // this response nothing to follow.
     let unanswered = asked
         .iter()
-        .filter(|approval| approval.message_id == message_id && approval.state == ApprovalState::Pending)
+        .filter(|approval| approval.state == ApprovalState::Pending)
         .filter(|approval| !answers.iter().any(|answer| answer.id == approval.id))
         .count();
     if unanswered > 0 {

@@ -463,6 +463,19 @@ impl Store {
         rows.iter().map(approval_from_row).collect()
     }
 
+    /// The approvals of one reply, oldest first (through `approvals_by_message`).
+    pub async fn list_approvals_of_message(&self, message_id: &str, pending_only: bool) -> Result<Vec<Approval>> {
+        let rows = sqlx::query(concat!(
+            approval_select!(),
+            " WHERE a.message_id = ?1 AND (?2 = 0 OR a.state = 'pending') ORDER BY a.created_at, a.rowid"
+        ))
+        .bind(message_id)
+        .bind(pending_only)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(approval_from_row).collect()
+    }
+
     pub async fn get_approval(&self, id: &str) -> Result<Approval> {
         let row =
             sqlx::query(concat!(approval_select!(), " WHERE a.id = ?")).bind(id).fetch_optional(self.pool()).await?;
@@ -912,6 +925,10 @@ mod tests {
             (Some("approval-responded"), edited, Some(true))
         );
         assert_eq!(store.pending_approvals_of(&message).await.unwrap(), 0);
+        let of_reply = store.list_approvals_of_message(&message, false).await.unwrap();
+        assert_eq!((of_reply.len(), of_reply[0].state), (1, ApprovalState::Approved), "answered ones too");
+        assert!(store.list_approvals_of_message(&message, true).await.unwrap().is_empty());
+        assert!(store.list_approvals_of_message("another", false).await.unwrap().is_empty());
         assert_eq!(
             store.begin_call(&message, "c1").await.unwrap(),
             Some(Started { decided_by: Some("user".into()) }),

@@ -9,11 +9,24 @@ const STATES: readonly ElicitationState[] = ['pending', 'accepted', 'declined', 
 
 /** A `data-mcp-elicitation` part's data as a card; `undefined` when it is not one. */
 export function elicitationCard(data: unknown): ElicitationCard | undefined {
+  return cardOf<ElicitationCard>(data, STATES, ['elicitationId', 'message', 'serverName']);
+}
+
+/**
+ * A part's data as a card when it is an object with these string fields, these array fields
+ * and one of the card's states; `undefined` otherwise (an older or foreign part is not shown).
+ */
+function cardOf<Card extends { state: string }>(
+  data: unknown,
+  states: readonly Card['state'][],
+  strings: readonly (keyof Card & string)[],
+  arrays: readonly (keyof Card & string)[] = [],
+): Card | undefined {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
-  const card = data as Partial<ElicitationCard>;
-  if (typeof card.elicitationId !== 'string' || typeof card.message !== 'string' || typeof card.serverName !== 'string') return undefined;
-  if (typeof card.state !== 'string' || !STATES.includes(card.state)) return undefined;
-  return card as ElicitationCard;
+  const fields = data as Record<string, unknown>;
+  if (!strings.every((key) => typeof fields[key] === 'string')) return undefined;
+  if (!arrays.every((key) => Array.isArray(fields[key]))) return undefined;
+  return states.some((state) => state === fields.state) ? (data as Card) : undefined;
 }
 
 /** What each settled state says on the card. */
@@ -102,11 +115,7 @@ const SAMPLING_STATES: readonly SamplingState[] = ['pending', 'running', 'done',
 
 /** A `data-mcp-sampling` part's data as a card; `undefined` when it is not one. */
 export function samplingCard(data: unknown): SamplingCard | undefined {
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
-  const card = data as Partial<SamplingCard>;
-  if (typeof card.samplingId !== 'string' || typeof card.serverName !== 'string' || !Array.isArray(card.messages)) return undefined;
-  if (typeof card.state !== 'string' || !SAMPLING_STATES.includes(card.state)) return undefined;
-  return card as SamplingCard;
+  return cardOf<SamplingCard>(data, SAMPLING_STATES, ['samplingId', 'serverName'], ['messages']);
 }
 
 /** What each state of a sampling request says on its card. */
