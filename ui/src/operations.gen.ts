@@ -1,6 +1,8 @@
 // Generated from crates/protocol/src/operations.rs by `cargo xtask gen`. Do not edit.
 
 import type {
+  AcpAgent,
+  AcpAgentInput,
   AddModelRequest,
   AgentSession,
   AgentSessionInput,
@@ -76,6 +78,7 @@ import type {
   TopicDeletedIfEmpty,
   TopicRequest,
   TopicUsage,
+  UpdateAcpAgent,
   UpdateAgentSession,
   UpdateAppSettings,
   UpdateAssistant,
@@ -149,6 +152,11 @@ export interface Operations {
   mcp_prompts_list: { request: void; response: McpPromptCatalog };
   mcp_prompt_get: { request: McpPromptGetRequest; response: McpPromptExpansion };
   mcp_prompt_complete: { request: McpCompleteRequest; response: McpCompletion };
+  acp_agents_list: { request: void; response: Array<AcpAgent> };
+  acp_agent_presets: { request: void; response: Array<AcpAgentInput> };
+  acp_agent_create: { request: AcpAgentInput; response: AcpAgent };
+  acp_agent_update: { request: UpdateAcpAgent; response: AcpAgent };
+  acp_agent_delete: { request: IdRequest; response: null };
   agent_sessions_list: { request: void; response: Array<AgentSession> };
   agent_session_create: { request: AgentSessionInput; response: AgentSession };
   agent_session_update: { request: UpdateAgentSession; response: AgentSession };

@@ -1009,15 +1009,45 @@ export type McpCompletion = { values: Array<string>,
  */
 hasMore: boolean, };
 
+export type AcpVariable = { name: string, secret: boolean, 
+/**
+ * The value of a variable that is not secret.
+ */
+value?: string, 
+/**
+ * False when a secret one has no value in the secret store (lost, or unreadable).
+ */
+set: boolean, };
+
+export type AcpVariableInput = { name: string, secret: boolean, value: string | null, };
+
+export type AcpAgent = { id: string, name: string, command: string, args: Array<string>, variables: Array<AcpVariable>, 
+/**
+ * The folder new sessions with this agent work in, when they name none.
+ */
+workspace?: string, createdAt: string, updatedAt: string, };
+
+export type AcpAgentInput = { name: string, command: string, args: Array<string>, variables: Array<AcpVariableInput>, workspace?: string, };
+
+export type UpdateAcpAgent = { id: string, agent: AcpAgentInput, };
+
 export type AgentSession = { id: string, 
 /**
  * The topic its messages live in (`agent-session:<id>`).
  */
 topicId: TopicId, title: string, 
 /**
- * `claude_code`.
+ * `claude_code`, or `acp` for an agent of settings' list (`acp_agent_id`).
  */
-agent: string, workspace: string, 
+agent: string, 
+/**
+ * The ACP agent it runs (absent for Claude Code, or when that agent was deleted).
+ */
+acpAgentId?: string, 
+/**
+ * What the Agents list shows: "Claude Code", or the ACP agent's name.
+ */
+agentName: string, workspace: string, 
 /**
  * The Anthropic-format provider it talks through; absent: the agent's own login.
  */
@@ -1033,11 +1063,16 @@ resumable: boolean, createdAt: string, updatedAt: string, };
 
 export type AgentSessionInput = { title?: string, 
 /**
- * Defaults to `claude_code`, the only agent so far.
+ * `claude_code` (the default) or `acp`, which needs `acpAgentId`.
  */
 agent?: string, 
 /**
- * An existing folder; not `/` and not the home folder itself.
+ * The ACP agent to run (from `acp_agents_list`); implies `agent: "acp"`.
+ */
+acpAgentId?: string, 
+/**
+ * An existing folder; not `/` and not the home folder itself. Empty: the ACP agent's
+ * own workspace.
  */
 workspace: string, providerId?: ProviderId, 
 /**

@@ -31,6 +31,7 @@ const session = (patch: Partial<AgentSession> = {}): AgentSession => ({
   topicId: 'agent-session:s1',
   title: 'Fix the tests',
   agent: 'claude_code',
+  agentName: 'Claude Code',
   workspace: '/home/me/project',
   model: '',
   permissionMode: 'default',
@@ -45,7 +46,14 @@ const topic = (id: string): Topic => ({ id, title: id, createdAt: '', updatedAt:
 describe('new agent session form', () => {
   it('offers only Anthropic-format providers, and starts with the first and its default model', () => {
     expect(agentProviders(providers).map((p) => p.id)).toEqual(['an']);
-    expect(newSessionDraft(providers)).toEqual({ title: '', workspace: '', providerId: 'an', model: 'claude-sonnet-4-5', permissionMode: 'default' });
+    expect(newSessionDraft(providers)).toEqual({
+      agent: 'claude_code',
+      title: '',
+      workspace: '',
+      providerId: 'an',
+      model: 'claude-sonnet-4-5',
+      permissionMode: 'default',
+    });
     expect(newSessionDraft([providers[0] as Provider])).toMatchObject({ providerId: OWN_LOGIN, model: '' });
   });
 
@@ -68,6 +76,10 @@ describe('new agent session form', () => {
 
   it('refuses a missing, relative or root folder and a provider the agent cannot use, by field', () => {
     expect(sessionInputFromDraft(draft({ workspace: ' ' }), providers)).toEqual({ errors: { workspace: expect.stringContaining('folder') } });
+    // An ACP agent: no provider or model; an empty folder is the agent's own.
+    expect(sessionInputFromDraft(draft({ agent: 'agent-1', workspace: '', providerId: 'gone' }), providers)).toEqual({
+      input: { agent: 'acp', acpAgentId: 'agent-1', workspace: '', model: '', permissionMode: 'default' },
+    });
     expect(sessionInputFromDraft(draft({ workspace: 'project' }), providers)).toEqual({ errors: { workspace: expect.stringContaining('full path') } });
     expect(sessionInputFromDraft(draft({ workspace: '/' }), providers)).toEqual({ errors: { workspace: expect.any(String) } });
     expect(sessionInputFromDraft(draft({ workspace: 'C:\\code\\app' }), providers)).toHaveProperty('input');

@@ -3,6 +3,7 @@
 //! request and the `call(name, request)` entry point come from the table
 //! ([`protocol::Operations::call`]).
 
+use protocol::acp::{AcpAgent, AcpAgentInput, UpdateAcpAgent};
 use protocol::api::{
     AgentSession, AgentSessionInput, AppInfo, AppSettings, ApprovalsListRequest, Assistant, AssistantInput,
     AuditListRequest, CreateTopic, FetchedImage, IdRequest, ImageFetchRequest, InboxAddRequest, InboxItem,
@@ -286,6 +287,26 @@ impl Operations for Engine {
 
     async fn mcp_prompt_complete(&self, request: McpCompleteRequest) -> Result<McpCompletion, ApiError> {
         self.inner.mcp.complete_prompt(request).await
+    }
+
+    async fn acp_agents_list(&self) -> Result<Vec<AcpAgent>, ApiError> {
+        self.inner.acp_agents.list().await
+    }
+
+    async fn acp_agent_presets(&self) -> Result<Vec<AcpAgentInput>, ApiError> {
+        Ok(protocol::acp::acp_presets())
+    }
+
+    async fn acp_agent_create(&self, request: AcpAgentInput) -> Result<AcpAgent, ApiError> {
+        self.inner.acp_agents.create(request).await
+    }
+
+    async fn acp_agent_update(&self, request: UpdateAcpAgent) -> Result<AcpAgent, ApiError> {
+        self.inner.acp_agents.update(request).await
+    }
+
+    async fn acp_agent_delete(&self, request: IdRequest) -> Result<(), ApiError> {
+        self.inner.acp_agents.delete(&request.id).await
     }
 
     async fn agent_sessions_list(&self) -> Result<Vec<AgentSession>, ApiError> {

@@ -18,6 +18,7 @@
 //! - `config`: [`EngineConfig`], with the environment's overrides.
 //! - [`telemetry`]: tracing setup, with OTLP export when configured.
 
+mod acp_agents;
 mod approvals;
 mod archive;
 mod assistants;
@@ -94,6 +95,7 @@ struct Inner {
     tools: Arc<tools::Tools>,
     assistants: assistants::Assistants,
     sessions: Arc<sessions::AgentSessions>,
+    acp_agents: Arc<acp_agents::AcpAgents>,
     turns: Arc<turns::Turns>,
     approvals: approvals::Approvals,
     archive: archive::Archive,
@@ -180,7 +182,8 @@ impl Engine {
         mcp::load(&store, secrets.as_ref(), &hub).await?;
         // Claude Code's process groups are recorded with the MCP servers' (reaped above, in
         // `McpHub::new`, before any session can start one).
-        let driver = Arc::new(::sessions::ClaudeCode::new(config.claude.clone()).with_processes(hub.processes()));
+        let processes = hub.processes();
+        let driver = Arc::new(::sessions::ClaudeCode::new(config.claude.clone()).with_processes(processes.clone()));
         let host = ::sessions::SessionHost::new(driver, config.agent_idle_timeout);
         let demo = demo::DemoProvider::new(config.demo_token_delay);
         let tasks = tokio_util::task::TaskTracker::new();
@@ -195,6 +198,7 @@ impl Engine {
         let assistants = assistants::Assistants::new(store.clone(), providers.clone(), tools.clone());
         let questions = Arc::new(::tools::asks::OpenQuestions::default());
         let mcp = mcp::Mcp::new(store.clone(), secrets.clone(), hub, questions.clone());
+        let acp_agents = Arc::new(acp_agents::AcpAgents::new(store.clone(), secrets.clone()));
         let sessions = Arc::new(sessions::AgentSessions::new(
             store.clone(),
             streams.clone(),
@@ -202,6 +206,7 @@ impl Engine {
             providers.clone(),
             tasks.clone(),
             resuming.clone(),
+            sessions::AcpSupport { agents: acp_agents.clone(), processes, secrets: secrets.clone() },
         ));
         let turns = Arc::new(turns::Turns::new(
             store.clone(),
@@ -239,6 +244,7 @@ impl Engine {
                 tools,
                 assistants,
                 sessions,
+                acp_agents,
                 turns,
                 approvals,
                 archive,

@@ -155,6 +155,23 @@ async fn move_plain_values(store: &Store, secrets: &dyn SecretStore, row: &McpSe
     store.save_mcp_server(&moved).await.map_err(|e| e.to_string())
 }
 
+/// The user's enabled MCP servers that can be started, with their values: what a session
+/// of an ACP agent passes to the agent (which starts them itself).
+pub(crate) async fn enabled_endpoints(
+    store: &Store,
+    secrets: &dyn SecretStore,
+) -> Result<Vec<(String, ::tools::mcp::McpEndpoint)>, ApiError> {
+    Ok(store
+        .list_mcp_servers()
+        .await?
+        .iter()
+        .filter(|row| row.enabled)
+        .map(|row| config(row, secrets))
+        .filter(|config| config.blocked.is_none())
+        .map(|config| (config.name, config.endpoint))
+        .collect())
+}
+
 /// Starts every stored server on `hub`, from its cached tools. Servers from before get
 /// their namespace (in the order they were added: the prefixes their tools already had)
 /// and their plain variable and header values moved to the secret store.

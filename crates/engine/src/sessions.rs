@@ -7,20 +7,23 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use ::tools::mcp::processes::ProcessRegistry;
 use protocol::api::{
     AgentSession, AgentSessionInput, ApprovalScope, ReplyRequest, StreamOpenRequest, UpdateAgentSession,
 };
 use protocol::tool::{Approval, ApprovalState};
 use protocol::{ApiError, ErrorKind, MessageId, MessageStatus, ModelRef, ProviderId, TopicId, TurnId, UiMessage};
 use serde_json::Value;
-use sessions::{Decision, PermissionMode, SessionHost, SessionSpec};
+use sessions::{AcpAgentConfig, AcpDriver, Decision, PermissionMode, SessionHost, SessionSpec};
 use store::Store;
+use store::secrets::SecretStore;
 use store::sessions::{NewSession, SessionRow};
 use store::tools::{CallDecision, NewCall, Recorded};
 use streams::{ListenerId, PreparedExecution, PreparedTurn, ReplySlot, StreamManager, UserInput};
 use tokio_util::task::TaskTracker;
 use turn::{Allowed, CallRecord, GateCall, GateDecision, GateError, ToolGate};
 
+use crate::acp_agents::AcpAgents;
 use crate::error::stream_error;
 use crate::model_providers::Providers;
 use crate::resuming::{ResumeClaim, Resuming};
@@ -28,6 +31,10 @@ use crate::tools::EngineGate;
 
 pub(crate) const DEFAULT_SESSION_TITLE: &str = "New session";
 const CLAUDE_CODE: &str = "claude_code";
+/// A session of an agent from settings' list of ACP agents.
+const ACP: &str = "acp";
+/// How long an ACP agent may take to start a session.
+const ACP_START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 /// What a session's replies are attributed to when no provider is chosen.
 const OWN_LOGIN: &str = "claude-code";
 
@@ -48,8 +55,19 @@ fn permission_mode(field: &str, text: &str) -> Result<PermissionMode, ApiError> 
     }
 }
 
-fn view(row: SessionRow) -> AgentSession {
+/// What the Agents list calls the agent a session runs.
+fn agent_name(row: &SessionRow, agents: &HashMap<String, String>) -> String {
+    match row.acp_agent_id.as_deref() {
+        Some(id) if row.agent == ACP => agents.get(id).cloned().unwrap_or_else(|| "a deleted ACP agent".to_owned()),
+        _ if row.agent == ACP => "a deleted ACP agent".to_owned(),
+        _ => "Claude Code".to_owned(),
+    }
+}
+
+fn view(row: SessionRow, agents: &HashMap<String, String>) -> AgentSession {
     AgentSession {
+        agent_name: agent_name(&row, agents),
+        acp_agent_id: row.acp_agent_id,
         id: row.id,
         topic_id: row.topic_id,
         title: row.title,
@@ -75,6 +93,17 @@ pub(crate) struct AgentSessions {
     /// Where a change of permission mode waits for the running turn.
     tasks: TaskTracker,
     resuming: Arc<Resuming>,
+    acp: AcpSupport,
+}
+
+/// What sessions of ACP agents need besides what every session does.
+pub(crate) struct AcpSupport {
+    /// The ACP agents sessions may run, and what starts them.
+    pub(crate) agents: Arc<AcpAgents>,
+    /// Where agents' process groups are recorded (reaped after a crash).
+    pub(crate) processes: Arc<ProcessRegistry>,
+    /// For the user's enabled MCP servers, passed to ACP agents (their values are secrets).
+    pub(crate) secrets: Arc<dyn SecretStore>,
 }
 
 impl AgentSessions {
@@ -85,8 +114,18 @@ impl AgentSessions {
         providers: Arc<Providers>,
         tasks: TaskTracker,
         resuming: Arc<Resuming>,
+        acp: AcpSupport,
     ) -> Self {
-        Self { store, streams, host, providers, tasks, resuming }
+        Self { store, streams, host, providers, tasks, resuming, acp }
+    }
+
+    /// ACP agents by id → name, for the Agents list.
+    async fn agent_names(&self) -> Result<HashMap<String, String>, ApiError> {
+        Ok(self.store.list_acp_agents().await?.into_iter().map(|a| (a.id, a.name)).collect())
+    }
+
+    async fn view(&self, row: SessionRow) -> Result<AgentSession, ApiError> {
+        Ok(view(row, &self.agent_names().await?))
     }
 
     /// Stops the session's running turn, if the topic is a session's (Stop).
@@ -104,18 +143,51 @@ impl AgentSessions {
     }
 
     pub(crate) async fn list_sessions(&self) -> Result<Vec<AgentSession>, ApiError> {
-        Ok(self.store.list_sessions().await?.into_iter().map(view).collect())
+        let agents = self.agent_names().await?;
+        Ok(self.store.list_sessions().await?.into_iter().map(|row| view(row, &agents)).collect())
     }
 
     pub(crate) async fn create_session(&self, input: AgentSessionInput) -> Result<AgentSession, ApiError> {
-        let agent = input.agent.as_deref().map(str::trim).filter(|a| !a.is_empty()).unwrap_or(CLAUDE_CODE);
-        if agent != CLAUDE_CODE {
-            return Err(ApiError::bad_request(
-                "agent",
-                format!("`{agent}` is not an agent Colloquy can run (claude_code)"),
-            ));
+        let acp_agent_id = input.acp_agent_id.as_deref().map(str::trim).filter(|a| !a.is_empty());
+        let default_agent = if acp_agent_id.is_some() { ACP } else { CLAUDE_CODE };
+        let agent = input.agent.as_deref().map(str::trim).filter(|a| !a.is_empty()).unwrap_or(default_agent);
+        let mut workspace = input.workspace.clone();
+        match (agent, acp_agent_id) {
+            (CLAUDE_CODE, None) => {}
+            (CLAUDE_CODE, Some(_)) => {
+                return Err(ApiError::bad_request("acpAgentId", "a Claude Code session runs no ACP agent"));
+            }
+            (ACP, None) => return Err(ApiError::bad_request("acpAgentId", "choose which ACP agent the session runs")),
+            (ACP, Some(id)) => {
+                let chosen = self.store.get_acp_agent(id).await.map_err(|e| match e {
+                    store::StoreError::NotFound { .. } => {
+                        ApiError::bad_request("acpAgentId", format!("no ACP agent {id}"))
+                    }
+                    other => other.into(),
+                })?;
+                if input.provider_id.is_some() {
+                    return Err(ApiError::bad_request(
+                        "providerId",
+                        format!(
+                            "{} uses its own settings and login; set its variables in settings instead",
+                            chosen.name
+                        ),
+                    ));
+                }
+                if workspace.trim().is_empty()
+                    && let Some(own) = chosen.workspace
+                {
+                    workspace = own;
+                }
+            }
+            (other, _) => {
+                return Err(ApiError::bad_request(
+                    "agent",
+                    format!("`{other}` is not an agent Colloquy can run (claude_code, acp)"),
+                ));
+            }
         }
-        let workspace = crate::assistants::checked_workspace("workspace", &input.workspace)?;
+        let workspace = crate::assistants::checked_workspace("workspace", &workspace)?;
         if let Some(provider) = &input.provider_id {
             self.session_provider(provider, "providerId").await?;
         }
@@ -129,12 +201,14 @@ impl AgentSessions {
             id: &id,
             title,
             agent,
+            acp_agent_id: if agent == ACP { acp_agent_id } else { None },
             workspace: &workspace,
             provider_id: input.provider_id.as_ref(),
             model: input.model.trim(),
             permission_mode: mode,
         };
-        Ok(view(self.store.create_session(&new).await?))
+        let row = self.store.create_session(&new).await?;
+        self.view(row).await
     }
 
     pub(crate) async fn update_session(&self, request: UpdateAgentSession) -> Result<AgentSession, ApiError> {
@@ -163,7 +237,7 @@ impl AgentSessions {
             let id = request.id.clone();
             self.tasks.spawn(async move { host.set_permission_mode(&id, mode).await });
         }
-        Ok(view(row))
+        self.view(row).await
     }
 
     pub(crate) async fn delete_session(&self, id: &str) -> Result<(), ApiError> {
@@ -180,7 +254,8 @@ impl AgentSessions {
         // The host first: it waits for a running turn, whose tokens are stored as they come.
         self.host.reset(id).await;
         self.store.set_resume_token(id, None).await?;
-        Ok(view(self.store.get_session(id).await?))
+        let row = self.store.get_session(id).await?;
+        self.view(row).await
     }
 
     /// The provider a session talks through: it must speak Anthropic Messages.
@@ -273,6 +348,9 @@ impl AgentSessions {
         carried: Option<Carried>,
     ) -> Result<PreparedExecution, ApiError> {
         let mode = permission_mode("permissionMode", &session.permission_mode)?;
+        if session.agent == ACP {
+            return self.acp_execution(session, message_id, prompt, slot, carried).await;
+        }
         let mut env = Vec::new();
         let chosen = session.model.trim();
         let model_ref = match &session.provider_id {
@@ -295,6 +373,7 @@ impl AgentSessions {
         };
         let spec = SessionSpec {
             session_id: session.id.clone(),
+            runtime: CLAUDE_CODE.to_owned(),
             workspace: PathBuf::from(&session.workspace),
             model: model_ref.model.clone(),
             permission_mode: mode,
@@ -327,6 +406,70 @@ impl AgentSessions {
             runner,
             slot,
             // The agent program keeps its own watch on a silent model.
+            idle_timeout: None,
+        })
+    }
+
+    /// A turn of a session that runs an ACP agent: the agent from settings, started with
+    /// its variables and handed the user's enabled MCP servers.
+    async fn acp_execution(
+        &self,
+        session: &SessionRow,
+        message_id: MessageId,
+        prompt: String,
+        slot: ReplySlot,
+        carried: Option<Carried>,
+    ) -> Result<PreparedExecution, ApiError> {
+        let Some(agent_id) = session.acp_agent_id.as_deref() else {
+            return Err(ApiError::bad_request("acpAgentId", "this session's agent was deleted from settings"));
+        };
+        let launch = self.acp.agents.launch(agent_id).await?;
+        let config = AcpAgentConfig {
+            name: launch.row.name.clone(),
+            command: launch.row.command.clone(),
+            args: launch.row.args.clone(),
+            env: launch.env,
+            mcp_servers: crate::mcp::enabled_endpoints(&self.store, self.acp.secrets.as_ref()).await?,
+            start_timeout: ACP_START_TIMEOUT,
+        };
+        let driver: Arc<dyn sessions::Driver> =
+            Arc::new(AcpDriver::new(config).with_processes(self.acp.processes.clone()));
+        let spec = SessionSpec {
+            session_id: session.id.clone(),
+            // Edited settings start a new connection.
+            runtime: format!("acp:{agent_id}@{}", launch.row.updated_at),
+            workspace: PathBuf::from(&session.workspace),
+            model: session.model.trim().to_owned(),
+            permission_mode: permission_mode("permissionMode", &session.permission_mode)?,
+            env: Vec::new(),
+        };
+        let model_ref = ModelRef { provider_id: ProviderId(format!("acp:{agent_id}")), model: spec.model.clone() };
+        let gate = EngineGate {
+            store: self.store.clone(),
+            topic_id: session.topic_id.clone(),
+            message_id: message_id.clone(),
+            defaults: HashMap::new(),
+        };
+        let gate: Arc<dyn ToolGate> = match carried {
+            Some(carried) => Arc::new(ResumedGate { gate, carried: Mutex::new(Some(carried)) }),
+            None => Arc::new(gate),
+        };
+        let tokens = Arc::new(SessionTokens {
+            store: self.store.clone(),
+            session_id: session.id.clone(),
+            topic_id: session.topic_id.to_string(),
+            message_id: message_id.to_string(),
+            provider_id: model_ref.provider_id.to_string(),
+            agent: launch.row.name.clone(),
+            model: model_ref.model.clone(),
+        });
+        let runner = self.host.turn_with(driver, spec, prompt, session.resume_token.clone(), gate, tokens);
+        Ok(PreparedExecution {
+            message_id,
+            model_ref,
+            provider_name: launch.row.name,
+            runner,
+            slot,
             idle_timeout: None,
         })
     }

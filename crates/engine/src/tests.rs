@@ -10,6 +10,7 @@ use testkit::{Fault, Finish, MockConfig, MockServer, Script};
 
 use super::*;
 
+mod acp_agents;
 mod approval_recovery;
 mod archive;
 mod assistant_features;

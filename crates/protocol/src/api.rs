@@ -873,8 +873,14 @@ pub struct AgentSession {
     /// The topic its messages live in (`agent-session:<id>`).
     pub topic_id: TopicId,
     pub title: String,
-    /// `claude_code`.
+    /// `claude_code`, or `acp` for an agent of settings' list (`acp_agent_id`).
     pub agent: String,
+    /// The ACP agent it runs (absent for Claude Code, or when that agent was deleted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub acp_agent_id: Option<String>,
+    /// What the Agents list shows: "Claude Code", or the ACP agent's name.
+    pub agent_name: String,
     pub workspace: String,
     /// The Anthropic-format provider it talks through; absent: the agent's own login.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -896,11 +902,17 @@ pub struct AgentSessionInput {
     #[serde(default)]
     #[ts(optional)]
     pub title: Option<String>,
-    /// Defaults to `claude_code`, the only agent so far.
+    /// `claude_code` (the default) or `acp`, which needs `acpAgentId`.
     #[serde(default)]
     #[ts(optional)]
     pub agent: Option<String>,
-    /// An existing folder; not `/` and not the home folder itself.
+    /// The ACP agent to run (from `acp_agents_list`); implies `agent: "acp"`.
+    #[serde(default)]
+    #[ts(optional)]
+    pub acp_agent_id: Option<String>,
+    /// An existing folder; not `/` and not the home folder itself. Empty: the ACP agent's
+    /// own workspace.
+    #[serde(default)]
     pub workspace: String,
     #[serde(default)]
     #[ts(optional)]

@@ -17,6 +17,7 @@
 //! - [`typescript`]: the generated TypeScript declarations the UI imports.
 //! - [`usage`]: usage and cost of replies, topics and periods; the reply inspector's timeline.
 
+pub mod acp;
 pub mod api;
 pub mod archive;
 pub mod chunk;

@@ -94,6 +94,11 @@ macro_rules! for_each_operation {
                 mcp_prompts_list => $crate::mcp_content::McpPromptCatalog;
                 mcp_prompt_get($crate::mcp_content::McpPromptGetRequest) => $crate::mcp_content::McpPromptExpansion;
                 mcp_prompt_complete($crate::mcp_content::McpCompleteRequest) => $crate::mcp_content::McpCompletion;
+                acp_agents_list => Vec<$crate::acp::AcpAgent>;
+                acp_agent_presets => Vec<$crate::acp::AcpAgentInput>;
+                acp_agent_create($crate::acp::AcpAgentInput) => $crate::acp::AcpAgent;
+                acp_agent_update($crate::acp::UpdateAcpAgent) => $crate::acp::AcpAgent;
+                acp_agent_delete($crate::api::IdRequest) => ();
                 agent_sessions_list => Vec<$crate::api::AgentSession>;
                 agent_session_create($crate::api::AgentSessionInput) => $crate::api::AgentSession;
                 agent_session_update($crate::api::UpdateAgentSession) => $crate::api::AgentSession;

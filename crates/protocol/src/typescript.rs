@@ -5,6 +5,7 @@
 
 use ts_rs::{Config, TS};
 
+use crate::acp::{AcpAgent, AcpAgentInput, AcpVariable, AcpVariableInput, UpdateAcpAgent};
 use crate::api::*;
 use crate::archive::*;
 use crate::chunk::{DataChunk, FinishReason, UiChunk};
@@ -193,6 +194,11 @@ pub fn declarations() -> String {
         McpPromptExpansion::decl(&cfg),
         McpCompleteRequest::decl(&cfg),
         McpCompletion::decl(&cfg),
+        AcpVariable::decl(&cfg),
+        AcpVariableInput::decl(&cfg),
+        AcpAgent::decl(&cfg),
+        AcpAgentInput::decl(&cfg),
+        UpdateAcpAgent::decl(&cfg),
         AgentSession::decl(&cfg),
         AgentSessionInput::decl(&cfg),
         UpdateAgentSession::decl(&cfg),

@@ -50,6 +50,9 @@ impl PermissionMode {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionSpec {
     pub session_id: String,
+    /// Which runtime runs it, with which settings (e.g. an ACP agent's id and when it was
+    /// last edited): a warm connection made for another is not reused.
+    pub runtime: String,
     /// The folder the agent works in.
     pub workspace: PathBuf,
     pub model: String,
@@ -124,12 +127,20 @@ pub enum DriverEvent {
         id: String,
         output: ToolOutput,
     },
+    /// What a running tool call has put out so far (a command's output): shown on its
+    /// part until its result replaces it.
+    ToolProgress {
+        id: String,
+        output: ToolOutput,
+    },
     /// The runtime asks whether a tool may run.
     PermissionRequest {
         request_id: String,
         tool_use_id: Option<String>,
         tool_name: String,
         input: Value,
+        /// What the approval card shows besides the input (a diff, the agent's options).
+        preview: Option<String>,
     },
     /// The runtime no longer needs the answer (the turn was interrupted).
     PermissionCancelled {
@@ -155,6 +166,19 @@ pub enum DriverEvent {
     },
     CompactionFailed {
         message: String,
+    },
+    /// The agent's plan for the turn, as it stands now (replaces the one before): a list
+    /// of `{ content, priority, status }`.
+    Plan {
+        entries: Value,
+    },
+    /// The slash commands the agent offers now: a list of `{ name, description, input? }`.
+    Commands {
+        commands: Value,
+    },
+    /// The agent's mode (its permission mode, say) is now `mode`.
+    ModeChanged {
+        mode: String,
     },
     /// The turn is over.
     TurnFinished {

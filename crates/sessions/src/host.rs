@@ -75,6 +75,22 @@ impl SessionHost {
         Box::new(self.session_turn(spec, prompt, resume_token, gate, tokens))
     }
 
+    /// [`SessionHost::turn`] run by `driver` instead of the host's own (a session of an
+    /// ACP agent: each agent is a driver of its own).
+    pub fn turn_with(
+        &self,
+        driver: Arc<dyn Driver>,
+        spec: SessionSpec,
+        prompt: String,
+        resume_token: Option<String>,
+        gate: Arc<dyn ToolGate>,
+        tokens: Arc<dyn TokenStore>,
+    ) -> streams::Runner {
+        let mut turn = self.session_turn(spec, prompt, resume_token, gate, tokens);
+        turn.driver = driver;
+        Box::new(turn)
+    }
+
     pub(crate) fn session_turn(
         &self,
         spec: SessionSpec,
@@ -84,7 +100,8 @@ impl SessionHost {
         tokens: Arc<dyn TokenStore>,
     ) -> SessionTurn {
         let slot = self.slot(&spec.session_id);
-        SessionTurn { host: Arc::new(self.clone()), slot, spec, prompt, resume_token, gate, tokens }
+        let driver = self.inner.driver.clone();
+        SessionTurn { host: Arc::new(self.clone()), driver, slot, spec, prompt, resume_token, gate, tokens }
     }
 
     /// Hands the user's answer to the turn waiting for it. False when no turn waits
@@ -203,10 +220,6 @@ impl SessionHost {
 }
 
 impl TurnHost for SessionHost {
-    fn driver(&self) -> &dyn Driver {
-        self.inner.driver.as_ref()
-    }
-
     /// After a turn: close the connection once it has been idle for the idle timeout.
     fn turn_ended(&self, slot: &Arc<Slot>) {
         let generation = slot.idle_generation.fetch_add(1, Ordering::SeqCst) + 1;

@@ -4,6 +4,8 @@
 //! - [`driver`]: the seam: [`Driver`] connects a session, a [`Connection`] takes
 //!   prompts and answers and yields [`DriverEvent`]s.
 //! - [`claude_code`]: the Claude Code driver (stream-json and its control protocol).
+//! - [`acp`]: the driver for any agent speaking the Agent Client Protocol (each
+//!   connection on a thread of its own: the protocol crate's futures are not `Send`).
 //! - [`SessionHost`]: every session's `Slot` and the idle timer (`host.rs`); it starts
 //!   turns.
 //! - `slot`: one session's state (the warm connection, the resume token, steering and
@@ -15,6 +17,7 @@
 //! API boundary: the host knows nothing about storage; the engine gives each turn its
 //! gate (policy, approvals, ledger) and a [`TokenStore`] for resume tokens.
 
+pub mod acp;
 pub mod claude_code;
 pub mod driver;
 mod host;
@@ -22,6 +25,7 @@ mod slot;
 mod turn;
 
 pub use self::turn::{AgentUsage, TokenStore};
+pub use acp::{AcpAgentConfig, AcpDriver};
 pub use claude_code::{ClaudeCode, ClaudeCodeConfig};
 pub use driver::{Connection, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
 pub use host::SessionHost;

@@ -4,6 +4,7 @@
 
 mod fake;
 
+mod acp;
 mod connection;
 mod permissions;
 mod steering;
@@ -111,6 +112,7 @@ fn harness_with(tokens: Arc<Tokens>) -> Harness {
 fn spec(mode: PermissionMode) -> SessionSpec {
     SessionSpec {
         session_id: "s1".into(),
+        runtime: String::new(),
         workspace: "/work/project".into(),
         model: "model-1".into(),
         permission_mode: mode,
@@ -210,6 +212,7 @@ fn write_request(call: &str) -> DriverEvent {
         tool_use_id: Some(call.to_owned()),
         tool_name: "Write".into(),
         input: json!({ "file_path": "/work/project/a.txt", "content": "first" }),
+        preview: None,
     }
 }
 

@@ -50,14 +50,14 @@ pub struct AgentUsage {
 
 /// What a turn needs from the host that started it.
 pub(crate) trait TurnHost: Send + Sync {
-    /// The runtime's driver, to connect (or reconnect, resuming) the session.
-    fn driver(&self) -> &dyn Driver;
     /// The turn let go of the session (its state is unlocked): the idle timer starts.
     fn turn_ended(&self, slot: &Arc<Slot>);
 }
 
 pub(crate) struct SessionTurn {
     pub(crate) host: Arc<dyn TurnHost>,
+    /// The runtime's driver, to connect (or reconnect, resuming) the session.
+    pub(crate) driver: Arc<dyn Driver>,
     pub(crate) slot: Arc<Slot>,
     pub(crate) spec: SessionSpec,
     pub(crate) prompt: String,
@@ -217,6 +217,7 @@ impl<S: ChunkSink> Turn<'_, S> {
         let mut steered = false;
         let mut steps = 0;
         let mut compactions = 0;
+        let mut planned = false;
         loop {
             let event = {
                 let Some(connection) = self.state.connection.as_mut() else {
@@ -242,7 +243,7 @@ impl<S: ChunkSink> Turn<'_, S> {
                 if interrupting {
                     return Ok(stopped());
                 }
-                let name = self.run.host.driver().name().to_owned();
+                let name = self.run.driver.name().to_owned();
                 return Ok(failed(
                     "agent",
                     format!("{name} stopped unexpectedly during the turn; send a message to start it again.{said}"),
@@ -296,12 +297,22 @@ impl<S: ChunkSink> Turn<'_, S> {
                 }
                 DriverEvent::ToolUse { id, name, input } => self.show_call(&mut calls, &id, &name, input).await?,
                 DriverEvent::ToolResult { id, output } => self.result(&mut calls, id, output).await?,
-                DriverEvent::PermissionRequest { request_id, tool_use_id, tool_name, input } => {
+                DriverEvent::ToolProgress { id, output } => {
+                    if calls.shown.contains(&id) {
+                        let chunk = self.writer.plain(UiChunk::ToolOutputAvailable {
+                            tool_call_id: id,
+                            output: serde_json::to_value(&output).unwrap_or(Value::Null),
+                            dynamic: Some(true),
+                            preliminary: Some(true),
+                        });
+                        self.send(vec![chunk]).await?;
+                    }
+                }
+                DriverEvent::PermissionRequest { request_id, tool_use_id, tool_name, input, preview } => {
                     let call_id = tool_use_id.unwrap_or_else(|| request_id.clone());
                     self.show_call(&mut calls, &call_id, &tool_name, input.clone()).await?;
-                    if let Some(outcome) =
-                        self.permission(&mut calls, &request_id, &call_id, &tool_name, input, &mut interrupting).await?
-                    {
+                    let asked = Asked { request_id: &request_id, call_id: &call_id, tool_name: &tool_name, preview };
+                    if let Some(outcome) = self.permission(&mut calls, asked, input, &mut interrupting).await? {
                         return Ok(outcome);
                     }
                 }
@@ -333,6 +344,21 @@ impl<S: ChunkSink> Turn<'_, S> {
                         data: json!({ "attempt": attempt + 1, "delayMs": delay_ms, "reason": format!("{error} (retry {attempt} of {max})") }),
                         transient: Some(true),
                     });
+                    self.send(vec![chunk]).await?;
+                }
+                DriverEvent::Plan { entries } => {
+                    // One plan part per reply, updated in place.
+                    let marker = data("data-plan", Some("plan".into()), json!({ "entries": entries }));
+                    let chunks = if planned { vec![self.writer.plain(marker)] } else { self.writer.data(marker) };
+                    planned = true;
+                    self.send(chunks).await?;
+                }
+                DriverEvent::Commands { commands } => {
+                    let chunk = UiChunk::MessageMetadata { message_metadata: json!({ "agentCommands": commands }) };
+                    self.send(vec![chunk]).await?;
+                }
+                DriverEvent::ModeChanged { mode } => {
+                    let chunk = UiChunk::MessageMetadata { message_metadata: json!({ "agentMode": mode }) };
                     self.send(vec![chunk]).await?;
                 }
                 DriverEvent::CompactionStarted => {
@@ -426,7 +452,7 @@ impl<S: ChunkSink> Turn<'_, S> {
         }
         self.close().await;
         let token = self.state.resume_token.clone().or_else(|| self.run.resume_token.clone());
-        match self.run.host.driver().connect(&self.run.spec, token.as_deref()).await {
+        match self.run.driver.connect(&self.run.spec, token.as_deref()).await {
             Ok(connection) => {
                 self.state.connection = Some(connection);
                 self.state.connected_as = Some(self.run.spec.clone());
@@ -516,12 +542,11 @@ impl<S: ChunkSink> Turn<'_, S> {
     async fn permission(
         &mut self,
         calls: &mut Calls,
-        request_id: &str,
-        call_id: &str,
-        tool_name: &str,
+        asked: Asked<'_>,
         input: Value,
         interrupting: &mut bool,
     ) -> Step<Option<TurnOutcome>> {
+        let Asked { request_id, call_id, tool_name, preview } = asked;
         // Whatever the runtime asks about may change something.
         let annotations = ToolAnnotations { destructive: true, ..ToolAnnotations::default() };
         let gate_call = GateCall {
@@ -530,7 +555,7 @@ impl<S: ChunkSink> Turn<'_, S> {
             input: input.clone(),
             rule_input: input.clone(),
             annotations,
-            preview: None,
+            preview,
             caution: None,
         };
         let answer = match self.run.gate.check(&gate_call).await {
@@ -618,13 +643,22 @@ impl<S: ChunkSink> Turn<'_, S> {
                         }
                         let said = self.diagnostics().await;
                         self.close().await;
-                        let name = self.run.host.driver().name().to_owned();
+                        let name = self.run.driver.name().to_owned();
                         return Err(failed("agent", format!("{name} stopped unexpectedly while waiting for an approval; send a message to start it again.{said}")));
                     }
                 },
             }
         }
     }
+}
+
+/// A permission prompt of the runtime: its id, the call it is about, and what the card
+/// shows besides the input.
+struct Asked<'a> {
+    request_id: &'a str,
+    call_id: &'a str,
+    tool_name: &'a str,
+    preview: Option<String>,
 }
 
 fn data(kind: &str, id: Option<String>, data: Value) -> UiChunk {

@@ -20,6 +20,7 @@ macro_rules! message_columns {
     };
 }
 
+pub mod acp;
 mod api_error;
 pub mod archive;
 pub mod assistants;

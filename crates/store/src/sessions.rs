@@ -12,6 +12,8 @@ pub struct SessionRow {
     pub topic_id: TopicId,
     pub title: String,
     pub agent: String,
+    /// The ACP agent it runs, when `agent` is `acp`.
+    pub acp_agent_id: Option<String>,
     pub workspace: String,
     pub provider_id: Option<ProviderId>,
     pub model: String,
@@ -27,6 +29,7 @@ fn from_row(row: &SqliteRow) -> Result<SessionRow> {
         topic_id: TopicId(row.try_get("topic_id")?),
         title: row.try_get("title")?,
         agent: row.try_get("agent")?,
+        acp_agent_id: row.try_get("acp_agent_id")?,
         workspace: row.try_get("workspace")?,
         provider_id: row.try_get::<Option<String>, _>("provider_id")?.map(ProviderId),
         model: row.try_get("model")?,
@@ -43,6 +46,7 @@ pub struct NewSession<'a> {
     pub id: &'a str,
     pub title: &'a str,
     pub agent: &'a str,
+    pub acp_agent_id: Option<&'a str>,
     pub workspace: &'a str,
     pub provider_id: Option<&'a ProviderId>,
     pub model: &'a str,
@@ -97,12 +101,13 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         sqlx::query(
-            "INSERT INTO agent_sessions (id, topic_id, agent, workspace, provider_id, model, permission_mode, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO agent_sessions (id, topic_id, agent, acp_agent_id, workspace, provider_id, model, permission_mode, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(session.id)
         .bind(topic_id.as_str())
         .bind(session.agent)
+        .bind(session.acp_agent_id)
         .bind(session.workspace)
         .bind(session.provider_id.map(ProviderId::as_str))
         .bind(session.model)
@@ -171,6 +176,7 @@ mod tests {
             id: "s1",
             title: "Fix the build",
             agent: "claude_code",
+            acp_agent_id: None,
             workspace: "/w",
             provider_id: None,
             model: "sonnet",

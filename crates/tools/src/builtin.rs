@@ -17,6 +17,7 @@ use std::sync::Arc;
 use crate::ToolSet;
 use crate::tool::Tool;
 
+pub use files::{WriteFile, diff, read_text, write_text};
 pub use workspace::Workspace;
 
 /// GETs `url` as `fetch_url` does without the user's say: never to a private address,

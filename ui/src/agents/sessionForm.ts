@@ -50,8 +50,13 @@ export function modelSuggestions(providers: readonly Provider[], providerId: str
   return [...new Set([provider.defaultModel, ...provider.models].filter((model) => model !== ''))];
 }
 
+/** The `agent` choice that means Claude Code (any other is an ACP agent's id). */
+export const CLAUDE_CODE = 'claude_code';
+
 /** A new agent session as its form edits it. */
 export interface SessionDraft {
+  /** {@link CLAUDE_CODE} or an ACP agent's id (from settings' coding agents). */
+  agent: string;
   title: string;
   workspace: string;
   /** {@link OWN_LOGIN} or an Anthropic-format provider's id. */
@@ -64,6 +69,7 @@ export interface SessionDraft {
 export function newSessionDraft(providers: readonly Provider[]): SessionDraft {
   const provider = agentProviders(providers)[0];
   return {
+    agent: CLAUDE_CODE,
     title: '',
     workspace: '',
     providerId: provider?.id ?? OWN_LOGIN,
@@ -81,22 +87,30 @@ export function isAbsolutePath(path: string): boolean {
 export function sessionInputFromDraft(draft: SessionDraft, providers: readonly Provider[]): { input: AgentSessionInput } | { errors: FieldErrors } {
   const errors: Record<string, string> = {};
   const workspace = draft.workspace.trim();
-  if (!workspace) errors.workspace = 'Choose the folder the agent works in.';
-  else if (!isAbsolutePath(workspace)) errors.workspace = 'Give the full path of the folder (starting with /).';
+  const acp = draft.agent !== CLAUDE_CODE;
+  if (!workspace) {
+    // An ACP agent may have a folder of its own (the backend says so when it has none).
+    if (!acp) errors.workspace = 'Choose the folder the agent works in.';
+  } else if (!isAbsolutePath(workspace)) errors.workspace = 'Give the full path of the folder (starting with /).';
   else if (/^[\\/]+$/.test(workspace)) errors.workspace = 'Not the whole disk: choose a project folder.';
-  if (draft.providerId !== OWN_LOGIN && !agentProviders(providers).some((provider) => provider.id === draft.providerId)) {
+  if (!acp && draft.providerId !== OWN_LOGIN && !agentProviders(providers).some((provider) => provider.id === draft.providerId)) {
     errors.providerId = 'That provider is gone or does not speak the Anthropic format: pick another.';
   }
   if (!PERMISSION_MODES.some((mode) => mode.id === draft.permissionMode)) errors.permissionMode = 'Pick one of the modes.';
   if (Object.keys(errors).length > 0) return { errors };
-  const input: AgentSessionInput = { agent: 'claude_code', workspace, model: draft.model.trim(), permissionMode: draft.permissionMode };
   const title = draft.title.trim();
+  if (acp) {
+    const input: AgentSessionInput = { agent: 'acp', acpAgentId: draft.agent, workspace, model: '', permissionMode: draft.permissionMode };
+    if (title) input.title = title;
+    return { input };
+  }
+  const input: AgentSessionInput = { agent: CLAUDE_CODE, workspace, model: draft.model.trim(), permissionMode: draft.permissionMode };
   if (title) input.title = title;
   if (draft.providerId !== OWN_LOGIN) input.providerId = draft.providerId;
   return { input };
 }
 
-export const SESSION_FIELDS = ['title', 'agent', 'workspace', 'providerId', 'model', 'permissionMode'] as const;
+export const SESSION_FIELDS = ['title', 'agent', 'acpAgentId', 'workspace', 'providerId', 'model', 'permissionMode'] as const;
 
 /** The changes a session's settings make, or undefined when nothing changed. */
 export function sessionUpdate(

@@ -7,16 +7,14 @@ export function isAgentTopic(topicId: string | undefined): boolean {
   return topicId !== undefined && topicKind(topicId) === 'agent_session';
 }
 
-const AGENT_NAMES: Record<string, string> = { claude_code: 'Claude Code' };
-
-/** The agent's name as the user knows it. */
-export function agentName(agent: string): string {
-  return AGENT_NAMES[agent] ?? agent;
+/** The agent's name as the user knows it: "Claude Code", or the ACP agent's name. */
+export function agentName(session: Pick<AgentSession, 'agentName'>): string {
+  return session.agentName;
 }
 
 /** Who the agent talks through: a provider's name, or the user's own login. */
 export function providerLabel(session: AgentSession, providers: readonly Provider[]): string {
-  if (session.providerId === undefined) return `My ${agentName(session.agent)} login`;
+  if (session.providerId === undefined) return `My ${agentName(session)} login`;
   return providers.find((provider) => provider.id === session.providerId)?.name ?? 'a removed provider';
 }
 
@@ -32,7 +30,7 @@ export function modelLabel(model: string): string {
 export function sessionAsTopic(session: AgentSession): Topic {
   return {
     id: session.topicId,
-    title: `${agentName(session.agent)}: ${session.title || 'Untitled'}`,
+    title: `${agentName(session)}: ${session.title || 'Untitled'}`,
     workspace: session.workspace,
     createdAt: session.createdAt,
     updatedAt: session.updatedAt,

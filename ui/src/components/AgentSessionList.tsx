@@ -90,13 +90,14 @@ function AgentSessionItem({ session, status, selected, onSelect, onOpenInWindow 
         className="topic-title"
         onClick={onSelect}
         aria-current={selected ? 'page' : undefined}
-        title={`${session.title} — ${agentName(session.agent)} in ${session.workspace}`}
+        title={`${session.title} — ${agentName(session)} in ${session.workspace}`}
       >
         {status && <TopicStatusMark status={status.status} />}
         <span className="topic-title-text">{session.title || 'Untitled'}</span>
         <AttentionBadges status={status} />
         <span className="agent-session-meta small muted">
-          <FolderIcon /> {folderName(session.workspace)} · {modelLabel(session.model)}
+          <span data-testid="agent-session-agent-name">{agentName(session)}</span> · <FolderIcon /> {folderName(session.workspace)} ·{' '}
+          {modelLabel(session.model)}
         </span>
       </button>
       <span className="topic-actions">

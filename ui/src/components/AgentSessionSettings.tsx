@@ -32,7 +32,7 @@ export function AgentSessionSettings({ session, providers, onChanged, onReset, o
   const [failure, setFailure] = useState<ApiFailure>();
   const [confirmDelete, setConfirmDelete] = useState(false);
   const suggestionsId = useId();
-  const name = agentName(session.agent);
+  const name = agentName(session);
   if (shown !== session) {
     // Saved here or changed elsewhere: the fields show what is stored.
     setShown(session);

@@ -30,7 +30,7 @@ const NO_MODELS: never[] = [];
  */
 export function AgentSessionView({ session, providers, status, onSessionChanged, onSessionDeleted, onSettled }: AgentSessionViewProps) {
   const backend = useBackend();
-  const name = agentName(session.agent);
+  const name = agentName(session);
 
   const actions = useMemo<AgentSessionActions>(
     () => ({

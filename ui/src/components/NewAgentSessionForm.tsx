@@ -1,6 +1,7 @@
-import { useId, useState, type FormEvent } from 'react';
+import { useEffect, useId, useState, type FormEvent } from 'react';
 import {
   agentProviders,
+  CLAUDE_CODE,
   modelSuggestions,
   newSessionDraft,
   OWN_LOGIN,
@@ -9,7 +10,7 @@ import {
   type SessionDraft,
 } from '../agents/sessionForm';
 import { toApiFailure } from '../backend/backend';
-import type { AgentSession, Provider } from '../protocol.gen';
+import type { AcpAgent, AgentSession, Provider } from '../protocol.gen';
 import { fieldErrorsFrom, NO_ERRORS, type FieldErrors } from '../settings/fieldErrors';
 import { useBackend } from './BackendContext';
 import { FolderField } from './FolderField';
@@ -32,6 +33,24 @@ export function NewAgentSessionForm({ providers, onCreated, onCancel }: NewAgent
   const [errors, setErrors] = useState<FieldErrors>(NO_ERRORS);
   const [saving, setSaving] = useState(false);
   const suggestionsId = useId();
+  const [acpAgents, setAcpAgents] = useState<AcpAgent[]>([]);
+  useEffect(() => {
+    let current = true;
+    backend
+      .call('acp_agents_list')
+      .then((list) => {
+        if (current) setAcpAgents(list);
+      })
+      .catch(() => {
+        // Without the list only Claude Code is offered; settings show the error.
+      });
+    return () => {
+      current = false;
+    };
+  }, [backend]);
+  const acp = draft.agent !== CLAUDE_CODE;
+  const chosen = acpAgents.find((agent) => agent.id === draft.agent);
+  const agentLabel = chosen?.name ?? 'Claude Code';
   const usable = agentProviders(providers);
   const suggestions = modelSuggestions(providers, draft.providerId);
   const change = (patch: Partial<SessionDraft>) => setDraft({ ...draft, ...patch });
@@ -84,17 +103,35 @@ export function NewAgentSessionForm({ providers, onCreated, onCancel }: NewAgent
               {errors[''] ?? errors.agent}
             </div>
           )}
+          <label className="field">
+            <span className="field-label">Agent</span>
+            <select data-testid="agent-session-agent" value={draft.agent} onChange={(event) => change({ agent: event.target.value })}>
+              <option value={CLAUDE_CODE}>Claude Code</option>
+              {acpAgents.map((agent) => (
+                <option key={agent.id} value={agent.id}>
+                  {agent.name}
+                </option>
+              ))}
+            </select>
+            <span className="field-help">Other coding agents (over ACP) are added in Settings → Coding agents.</span>
+            {errorAt('acpAgentId')}
+          </label>
           <div className="field">
             <span className="field-label">Folder</span>
             <FolderField
               value={draft.workspace}
               testId="agent-session-workspace"
-              dialogTitle="Choose the folder Claude Code works in"
+              dialogTitle={`Choose the folder ${agentLabel} works in`}
               error={errors.workspace}
               onChoose={(path) => change({ workspace: path })}
             />
-            <span className="field-help">An existing project folder (not your home folder itself).</span>
+            <span className="field-help">
+              An existing project folder (not your home folder itself).
+              {acp && chosen?.workspace && ` Empty: ${chosen.workspace}.`}
+            </span>
           </div>
+          {!acp && (
+            <>
           <label className="field">
             <span className="field-label">Talk through</span>
             <select data-testid="agent-session-provider" value={draft.providerId} onChange={(event) => pickProvider(event.target.value)}>
@@ -131,6 +168,8 @@ export function NewAgentSessionForm({ providers, onCreated, onCancel }: NewAgent
             </datalist>
             {errorAt('model')}
           </label>
+            </>
+          )}
           <PermissionModeField value={draft.permissionMode} testId="agent-session-permission" onChange={(permissionMode) => change({ permissionMode })} />
           {errorAt('permissionMode')}
           <label className="field">

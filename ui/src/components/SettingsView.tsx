@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import type { Provider, Topic } from '../protocol.gen';
+import { AcpAgentsSettings } from './AcpAgentsSettings';
 import { AssistantsSettings } from './AssistantsSettings';
 import { AuditLog } from './AuditLog';
 import { DataSettings } from './DataSettings';
@@ -20,13 +21,14 @@ interface SettingsViewProps {
   onClose: () => void;
 }
 
-type Section = 'providers' | 'assistants' | 'tools' | 'mcp' | 'rules' | 'audit' | 'usage' | 'general' | 'data';
+type Section = 'providers' | 'assistants' | 'tools' | 'mcp' | 'agents' | 'rules' | 'audit' | 'usage' | 'general' | 'data';
 
 const SECTIONS: readonly { id: Section; label: string }[] = [
   { id: 'providers', label: 'Providers' },
   { id: 'assistants', label: 'Assistants' },
   { id: 'tools', label: 'Tools' },
   { id: 'mcp', label: 'MCP servers' },
+  { id: 'agents', label: 'Coding agents' },
   { id: 'rules', label: 'Approval rules' },
   { id: 'audit', label: 'Audit log' },
   { id: 'usage', label: 'Usage' },
@@ -66,6 +68,7 @@ export function SettingsView({ providers, topics, onProvidersChanged, onAssistan
         {section === 'assistants' && <AssistantsSettings providers={providers} onAssistantsChanged={onAssistantsChanged} />}
         {section === 'tools' && <ToolsSettings />}
         {section === 'mcp' && <McpSettings />}
+        {section === 'agents' && <AcpAgentsSettings />}
         {section === 'rules' && <RulesSettings topics={topics} />}
         {section === 'audit' && <AuditLog topics={topics} />}
         {section === 'usage' && <UsageSettings />}

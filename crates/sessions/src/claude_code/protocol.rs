@@ -108,6 +108,7 @@ impl LineReader {
                         tool_use_id: text(request, "tool_use_id"),
                         tool_name: text(request, "tool_name").unwrap_or_default(),
                         input: request.get("input").cloned().unwrap_or_else(|| json!({})),
+                        preview: None,
                     })],
                     "hook_callback" => vec![Line::Event(DriverEvent::BeforeTool {
                         request_id,
@@ -377,6 +378,7 @@ mod tests {
                 tool_use_id: Some("t1".into()),
                 tool_name: "Write".into(),
                 input: json!({"file_path": "/w/a"}),
+                preview: None,
             }),
             Line::Event(DriverEvent::ToolResult { id: "t1".into(), output: ToolOutput::text("File created") }),
             Line::Event(DriverEvent::Retrying { attempt: 1, max: 10, delay_ms: 502, error: "overloaded".into() }),

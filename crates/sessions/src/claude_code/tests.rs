@@ -17,6 +17,7 @@ fn driver(program: PathBuf, start_timeout: Duration) -> ClaudeCode {
 fn spec(workspace: &std::path::Path) -> SessionSpec {
     SessionSpec {
         session_id: "s1".into(),
+        runtime: String::new(),
         workspace: workspace.to_path_buf(),
         model: "claude-sonnet-4-5".into(),
         permission_mode: PermissionMode::Default,

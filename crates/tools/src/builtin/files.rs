@@ -461,13 +461,68 @@ const WRITES: ToolAnnotations =
     ToolAnnotations { read_only: false, destructive: true, idempotent: true, open_world: false };
 
 /// A unified diff of a file's change, for the approval card.
-fn diff(shown: &str, old: &str, new: &str) -> String {
+/// A unified diff of `old` → `new` for the file shown as `shown`, as approval cards show it.
+pub fn diff(shown: &str, old: &str, new: &str) -> String {
     let diff = similar::TextDiff::from_lines(old, new);
     let text = diff.unified_diff().context_radius(3).header(&format!("a/{shown}"), &format!("b/{shown}")).to_string();
     if text.is_empty() { format!("{shown}: no change") } else { text }
 }
 
+/// Writes `content` to `path` in the workspace as `write_file` does (the same checks;
+/// missing folders created; never through a link out): for programs that write through
+/// Colloquy (an ACP agent's `fs/write_text_file`). Says what it did. Blocks.
+pub fn write_text(ws: &Workspace, path: &str, content: &str) -> Result<String, ToolError> {
+    let path = ws.resolve(path)?;
+    let shown = ws.display(&path);
+    let existed = match ws.metadata(&path) {
+        Ok(meta) if meta.is_dir() => return Err(ToolError::Failed(format!("{shown} is a folder"))),
+        Ok(meta) if !meta.is_file() => return Err(not_regular(&shown)),
+        Ok(_) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(ws.error("write", &shown, e)),
+    };
+    if let Some(parent) = path.parent().filter(|parent| *parent != ws.root()) {
+        ws.create_dir_all(parent).map_err(|e| ws.error("create the folder for", &shown, e))?;
+    }
+    // Not truncated on opening: only once it is known to be a regular file.
+    let mut file = ws
+        .open_file(&path, OpenOptions::new().write(true).create(true).truncate(false))
+        .map_err(|e| ws.error("write", &shown, e))?;
+    regular_size(ws, &file, &shown)?;
+    file.set_len(0).and_then(|()| file.write_all(content.as_bytes())).map_err(|e| ws.error("write", &shown, e))?;
+    let verb = if existed { "replaced" } else { "created" };
+    Ok(format!("{verb} {shown} ({} bytes)", content.len()))
+}
+
+/// The text of a file in the workspace, as it is (not numbered), from line `line`
+/// (1-based) for `limit` lines: for programs that read through Colloquy (an ACP agent's
+/// `fs/read_text_file`). The same checks as `read_file`; a file over 2 MiB, binary or
+/// not UTF-8 is refused. Blocks.
+pub fn read_text(ws: &Workspace, path: &str, line: Option<usize>, limit: Option<usize>) -> Result<String, ToolError> {
+    let path = ws.resolve(path)?;
+    let shown = ws.display(&path);
+    let Head { bytes, size, whole } = read_head(ws, &path, &shown, EDIT_CAP)?;
+    if !whole {
+        return Err(ToolError::Failed(format!("{shown} is too large to read whole ({size} bytes)")));
+    }
+    if looks_binary(&bytes) {
+        return Err(ToolError::Failed(format!("{shown} is a binary file ({size} bytes)")));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| ToolError::Failed(format!("{shown} is not UTF-8 text")))?;
+    if line.is_none() && limit.is_none() {
+        return Ok(text);
+    }
+    let first = line.unwrap_or(1).max(1);
+    Ok(text.split_inclusive('\n').skip(first - 1).take(limit.unwrap_or(usize::MAX)).collect())
+}
+
 pub struct WriteFile(ToolDefinition);
+
+impl Default for WriteFile {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl WriteFile {
     pub fn new() -> Self {
@@ -507,31 +562,7 @@ impl Tool for WriteFile {
     async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: WriteInput = parse(input)?;
         let ws = Workspace::of(ctx)?;
-        let path = ws.resolve(&input.path)?;
-        let shown = ws.display(&path);
-        blocking(move || {
-            let existed = match ws.metadata(&path) {
-                Ok(meta) if meta.is_dir() => return Err(ToolError::Failed(format!("{shown} is a folder"))),
-                Ok(meta) if !meta.is_file() => return Err(not_regular(&shown)),
-                Ok(_) => true,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-                Err(e) => return Err(ws.error("write", &shown, e)),
-            };
-            if let Some(parent) = path.parent().filter(|parent| *parent != ws.root()) {
-                ws.create_dir_all(parent).map_err(|e| ws.error("create the folder for", &shown, e))?;
-            }
-            // Not truncated on opening: only once it is known to be a regular file.
-            let mut file = ws
-                .open_file(&path, OpenOptions::new().write(true).create(true).truncate(false))
-                .map_err(|e| ws.error("write", &shown, e))?;
-            regular_size(&ws, &file, &shown)?;
-            file.set_len(0)
-                .and_then(|()| file.write_all(input.content.as_bytes()))
-                .map_err(|e| ws.error("write", &shown, e))?;
-            let verb = if existed { "replaced" } else { "created" };
-            Ok(ToolOutput::text(format!("{verb} {shown} ({} bytes)", input.content.len())))
-        })
-        .await
+        blocking(move || write_text(&ws, &input.path, &input.content).map(ToolOutput::text)).await
     }
 
     async fn preview(&self, input: &Value, ctx: &ToolContext) -> Option<String> {

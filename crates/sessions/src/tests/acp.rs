@@ -1,0 +1,286 @@
+//! The ACP driver, through the host and its turns, against the scripted fake agent
+//! (`tests/agent-cli/fakes/acp-agent.mjs`, run by Node): replies, permission prompts with
+//! the agent's options, files and terminals served in the workspace, Stop, and the
+//! protocol's edge cases (malformed lines, an unknown update kind, an agent that exits
+//! mid-turn, a permission request after cancel, a replay on resume).
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::acp::{AcpAgentConfig, AcpDriver};
+
+fn fake_agent() -> AcpAgentConfig {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/agent-cli/fakes/acp-agent.mjs");
+    AcpAgentConfig {
+        name: "Fake ACP agent".into(),
+        command: "node".into(),
+        args: vec![script.display().to_string()],
+        env: Vec::new(),
+        mcp_servers: Vec::new(),
+        start_timeout: Duration::from_secs(60),
+    }
+}
+
+struct Acp {
+    host: SessionHost,
+    gate: Arc<AskingGate>,
+    tokens: Arc<Tokens>,
+    workspace: tempfile::TempDir,
+}
+
+fn acp() -> Acp {
+    let driver = Arc::new(AcpDriver::new(fake_agent()));
+    Acp {
+        host: SessionHost::new(driver, IDLE),
+        gate: Arc::default(),
+        tokens: Tokens::new(usize::MAX >> 4),
+        workspace: tempfile::tempdir().unwrap(),
+    }
+}
+
+impl Acp {
+    fn spec(&self) -> SessionSpec {
+        SessionSpec {
+            session_id: "s1".into(),
+            runtime: "acp:fake".into(),
+            workspace: self.workspace.path().to_path_buf(),
+            model: String::new(),
+            permission_mode: PermissionMode::Default,
+            env: Vec::new(),
+        }
+    }
+
+    fn start(&self, prompt: &str) -> Running {
+        self.start_resuming(prompt, None)
+    }
+
+    fn start_resuming(&self, prompt: &str, token: Option<&str>) -> Running {
+        let turn = self.host.session_turn(
+            self.spec(),
+            prompt.to_owned(),
+            token.map(str::to_owned),
+            self.gate.clone(),
+            self.tokens.clone(),
+        );
+        let cancel = CancellationToken::new();
+        let context = RunContext {
+            cancel: cancel.clone(),
+            steer: CancellationToken::new(),
+            part_offset: 0,
+            idle_timeout: Duration::from_secs(120),
+        };
+        let (tx, chunks) = mpsc::unbounded_channel();
+        let outcome = tokio::spawn(async move { turn.run_with(context, &mut Chunks(tx)).await });
+        Running { chunks, cancel, outcome }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.workspace.path().join(name)
+    }
+
+    fn answer(&self, approval: &str, approved: bool, reason: Option<&str>) {
+        let decision = Decision { approved, input: json!({}), reason: reason.map(str::to_owned), always: false };
+        assert!(self.host.decide(approval, decision), "nobody waited for {approval}");
+    }
+}
+
+fn text_of(chunks: &[UiChunk]) -> String {
+    chunks
+        .iter()
+        .filter_map(|c| match c {
+            UiChunk::TextDelta { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn success() -> TurnOutcome {
+    TurnOutcome::Finished { reason: protocol::FinishReason::Stop }
+}
+
+async fn reply(acp: &Acp, prompt: &str) -> (TurnOutcome, Vec<UiChunk>) {
+    acp.start(prompt).outcome().await
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[tokio::test]
+async fn a_reply_streams_its_thought_and_text_and_the_session_id_is_kept_as_the_resume_token() {
+    let acp = acp();
+    let (outcome, chunks) = reply(&acp, "hello").await;
+    assert_eq!(outcome, success());
+    assert_eq!(text_of(&chunks), "Hello from the fake agent.");
+    assert!(chunks.iter().any(|c| matches!(c, UiChunk::ReasoningDelta { delta, .. } if delta == "Thinking.")));
+    let saved = acp.tokens.saved();
+    assert_eq!(saved.len(), 1);
+    assert!(saved[0].starts_with("fake-"), "{saved:?}");
+    // The warm connection takes the next turn.
+    let (outcome, chunks) = reply(&acp, "again").await;
+    assert_eq!((outcome, text_of(&chunks)), (success(), "You said: again".to_owned()));
+    assert_eq!(acp.tokens.saved().len(), 1, "the same agent session");
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_allowed_write_is_asked_once_with_the_agents_diff_and_written_once() {
+    let acp = acp();
+    let mut turn = acp.start("write notes.txt first draft");
+    let approval = turn.approval_request().await;
+    assert_eq!(approval, "approval-call-write");
+    acp.answer(&approval, true, None);
+    let (outcome, chunks) = turn.outcome().await;
+    assert_eq!(outcome, success());
+    assert_eq!(read(&acp.path("notes.txt")), "first draft\n");
+    assert_eq!(*acp.gate.asked.lock().unwrap(), ["call-write"], "the write it made was not asked again");
+    assert!(text_of(&chunks).contains("Wrote notes.txt."));
+    assert!(
+        chunks
+            .iter()
+            .any(|c| matches!(c, UiChunk::ToolOutputAvailable { tool_call_id, .. } if tool_call_id == "call-write"))
+    );
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_denied_write_picks_the_agents_reject_option_and_nothing_is_written() {
+    let acp = acp();
+    let mut turn = acp.start("write notes.txt nope");
+    let approval = turn.approval_request().await;
+    acp.answer(&approval, false, Some("not now"));
+    let (outcome, chunks) = turn.outcome().await;
+    assert_eq!(outcome, success());
+    assert!(!acp.path("notes.txt").exists());
+    assert!(text_of(&chunks).contains("I did not write it."));
+    assert!(
+        chunks.iter().any(|c| matches!(c, UiChunk::ToolOutputDenied { tool_call_id } if tool_call_id == "call-write"))
+    );
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_write_the_agent_did_not_ask_about_gets_its_own_card_and_never_leaves_the_workspace() {
+    let acp = acp();
+    let mut turn = acp.start("fswrite sub/plain.txt hello there");
+    let approval = turn.approval_request().await;
+    assert!(approval.starts_with("approval-acp-write-"), "{approval}");
+    acp.answer(&approval, true, None);
+    let (outcome, _) = turn.outcome().await;
+    assert_eq!(outcome, success());
+    assert_eq!(read(&acp.path("sub/plain.txt")), "hello there\n");
+
+    let outside = acp.workspace.path().parent().unwrap().join("colloquy-acp-outside.txt");
+    let (outcome, chunks) = reply(&acp, &format!("fswrite {} escaped", outside.display())).await;
+    assert_eq!(outcome, success());
+    assert!(!outside.exists());
+    assert!(text_of(&chunks).contains("outside the workspace"), "{}", text_of(&chunks));
+    assert_eq!(acp.gate.asked.lock().unwrap().len(), 1, "a path outside is refused before anyone is asked");
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn files_are_read_inside_the_workspace_only() {
+    let acp = acp();
+    std::fs::write(acp.path("a.txt"), "alpha").unwrap();
+    let (_, chunks) = reply(&acp, "read a.txt").await;
+    assert_eq!(text_of(&chunks), "It says: alpha");
+    let (_, chunks) = reply(&acp, "read /etc/hostname").await;
+    assert!(text_of(&chunks).contains("outside the workspace"), "{}", text_of(&chunks));
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn plan_commands_and_mode_reach_the_reply() {
+    let acp = acp();
+    let (outcome, chunks) = reply(&acp, "plan").await;
+    assert_eq!(outcome, success());
+    let plan = chunks.iter().find_map(|c| match c {
+        UiChunk::Data(d) if d.kind == "data-plan" => Some(d.data.clone()),
+        _ => None,
+    });
+    assert_eq!(plan.unwrap()["entries"][1]["content"], "Fix it");
+    let metadata: Vec<&Value> = chunks
+        .iter()
+        .filter_map(|c| match c {
+            UiChunk::MessageMetadata { message_metadata } => Some(message_metadata),
+            _ => None,
+        })
+        .collect();
+    assert!(metadata.iter().any(|m| m["agentCommands"][0]["name"] == "review"), "{metadata:?}");
+    assert!(metadata.iter().any(|m| m["agentMode"] == "architect"), "{metadata:?}");
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn malformed_lines_and_unknown_update_kinds_are_passed_over() {
+    let acp = acp();
+    let (outcome, chunks) = reply(&acp, "malformed").await;
+    assert_eq!((outcome, text_of(&chunks)), (success(), "Still here.".to_owned()));
+    let (outcome, chunks) = reply(&acp, "unknown").await;
+    assert_eq!((outcome, text_of(&chunks)), (success(), "After the unknown update.".to_owned()));
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_agent_that_exits_mid_turn_fails_the_turn_saying_what_it_wrote() {
+    let acp = acp();
+    let (outcome, chunks) = reply(&acp, "exit").await;
+    let TurnOutcome::Failed { error } = outcome else { panic!("{outcome:?}") };
+    assert!(error.message.contains("Fake ACP agent stopped unexpectedly"), "{}", error.message);
+    assert!(error.message.contains("exiting mid-turn on purpose"), "{}", error.message);
+    assert!(text_of(&chunks).contains("Going away"));
+    // The next turn starts it again.
+    let (outcome, _) = reply(&acp, "hello").await;
+    assert_eq!(outcome, success());
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn stop_cancels_the_turn_and_a_permission_request_after_it_is_answered_cancelled() {
+    let acp = acp();
+    let mut turn = acp.start("wait");
+    turn.chunk_until("the first text", |c| matches!(c, UiChunk::TextDelta { .. })).await;
+    turn.cancel.cancel();
+    let (outcome, _) = turn.outcome().await;
+    assert_eq!(outcome, TurnOutcome::Paused { reason: protocol::StatusReason::UserStop });
+    assert_eq!(read(&acp.path("after-cancel.txt")), "cancelled");
+    assert!(acp.gate.asked.lock().unwrap().is_empty(), "nobody was asked after Stop");
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_terminal_runs_in_the_workspace_with_its_output_on_the_tool_part() {
+    let acp = acp();
+    let mut turn = acp.start("terminal pwd; echo out; echo err >&2");
+    let approval = turn.approval_request().await;
+    assert_eq!(approval, "approval-call-terminal");
+    acp.answer(&approval, true, None);
+    let (outcome, chunks) = turn.outcome().await;
+    assert_eq!(outcome, success());
+    let workspace = std::fs::canonicalize(acp.workspace.path()).unwrap();
+    let said = text_of(&chunks);
+    assert!(said.starts_with("Exit 0; output"), "{said}");
+    assert!(said.contains(&workspace.display().to_string()) && said.contains("out") && said.contains("err"), "{said}");
+    let result = chunks.iter().rev().find_map(|c| match c {
+        UiChunk::ToolOutputAvailable { tool_call_id, output, preliminary: None, .. }
+            if tool_call_id == "call-terminal" =>
+        {
+            Some(output.to_string())
+        }
+        _ => None,
+    });
+    assert!(result.unwrap().contains("out"), "the terminal's output is the call's result");
+    assert_eq!(acp.gate.asked.lock().unwrap().len(), 1, "the terminal of an allowed call is not asked again");
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn resuming_loads_the_agents_session_without_showing_its_replay() {
+    let acp = acp();
+    let (outcome, chunks) = acp.start_resuming("hello", Some("fake-old-1")).outcome().await;
+    assert_eq!(outcome, success());
+    assert_eq!(text_of(&chunks), "Hello from the fake agent.", "the replayed history is not shown again");
+    assert_eq!(acp.tokens.saved(), ["fake-old-1"]);
+    acp.host.shutdown().await;
+}
