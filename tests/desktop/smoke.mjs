@@ -80,7 +80,8 @@ async function main() {
   // Choosing the demo provider opened a first topic; the new one replaces its view (and
   // composer) once `topic_create` answers, which under load is a while after the click.
   const openTopic = 'return new URLSearchParams(location.hash.slice(1)).get("topic");';
-  const first = await session.execute(openTopic);
+  let first = null;
+  await waitUntil(async () => (first = await session.execute(openTopic)), 'the first topic to open');
   await session.clickWhenReady('[data-testid="new-topic-button"]');
   await waitUntil(async () => {
     const open = await session.execute(openTopic);
