@@ -4,6 +4,8 @@ import type {
   AcpAgent,
   AcpAgentInput,
   AddModelRequest,
+  AgentModeChange,
+  AgentModeRequest,
   AgentSession,
   AgentSessionInput,
   AppInfo,
@@ -162,6 +164,7 @@ export interface Operations {
   agent_session_update: { request: UpdateAgentSession; response: AgentSession };
   agent_session_delete: { request: IdRequest; response: null };
   agent_session_reset: { request: IdRequest; response: AgentSession };
+  agent_session_set_mode: { request: AgentModeRequest; response: AgentModeChange };
   usage_reply: { request: MessageRequest; response: ReplyDetails };
   usage_topic: { request: TopicRequest; response: TopicUsage };
   usage_report: { request: UsageReportRequest; response: UsageReport };

@@ -1082,6 +1082,25 @@ model: string, permissionMode?: string, };
 
 export type UpdateAgentSession = { id: string, title?: string, model?: string, permissionMode?: string, };
 
+export type AgentModeRequest = { 
+/**
+ * The session.
+ */
+id: string, 
+/**
+ * One of the `availableModes` ids of the session's latest `agentModes` metadata.
+ */
+modeId: string, };
+
+export type AgentModeChange = { modeId: string, 
+/**
+ * `now`: the agent switched (mid-turn too; the live or next reply's `agentMode` says
+ * so); `next_start`: the agent is not running, and switches as soon as it next starts.
+ */
+applied: AgentModeApplied, };
+
+export type AgentModeApplied = "now" | "next_start";
+
 export type UsageTotals = { 
 /**
  * Model calls (agent-session turns count one each).

@@ -43,6 +43,28 @@ describe('compaction and steering notes', () => {
     expect(steerNote({})).toBeUndefined();
   });
 
+  it('says when an ACP agent had the message queued, or the turn was interrupted for it', () => {
+    expect(steerNote({ state: 'queued' })?.text).toMatch(/^Queued — .*sent as the next prompt after it/);
+    expect(steerNote({ state: 'interrupted' })?.text).toMatch(/^Interrupted — /);
+    const queued = render(reply([{ type: 'text', text: 'Done.' }, { type: 'data-steer', data: { state: 'queued' } }]));
+    expect(queued).toContain('data-testid="message-steer-note" data-state="queued"');
+    expect(queued).toContain('Queued — ');
+
+    // Interrupt: the stopped marker says Interrupted, not "You stopped this reply".
+    const interrupted = reply([{ type: 'text', text: 'Half' }, { type: 'data-steer', data: { state: 'interrupted' } }], {
+      status: 'paused',
+      statusReason: 'user_stop',
+    });
+    const html = render(interrupted);
+    expect(html).toContain('data-testid="message-steer-note" data-state="interrupted"');
+    expect(html).toContain('data-interrupted="true"');
+    expect(html).toContain('You interrupted this reply to send your message');
+    expect(html).not.toContain('You stopped this reply');
+    const stopped = render(reply([{ type: 'text', text: 'Half' }], { status: 'paused', statusReason: 'user_stop' }));
+    expect(stopped).toContain('You stopped this reply');
+    expect(stopped).not.toContain('data-interrupted');
+  });
+
   it('puts the markers where they happened among the text and tool calls', () => {
     const blocks = replyBlocks([
       { type: 'text', text: 'Before.' },

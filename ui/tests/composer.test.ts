@@ -76,9 +76,11 @@ describe('steer timing', () => {
     expect(steerTiming([turn(reply([{ type: 'text', text: 'hi' } as UiPart]))])).toBe('after-reply');
     expect(steerTiming([turn(reply([tool], false)), turn(reply([]))])).toBe('after-reply');
     expect(steerTiming([turn(reply([tool]))])).toBe('next-step');
-    expect(steerTiming([turn(reply([]))], true)).toBe('agent');
+    expect(steerTiming([turn(reply([]))], 'mid-turn')).toBe('agent');
+    expect(steerTiming([turn(reply([tool]))], 'after-turn')).toBe('after-turn');
     expect(steerExplanation('after-reply')).toMatch(/no step to stop at/);
     expect(steerExplanation('agent')).toMatch(/before its next tool call/);
+    expect(steerExplanation('after-turn')).toMatch(/next prompt when this turn ends/);
   });
 });
 

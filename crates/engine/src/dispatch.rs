@@ -5,12 +5,13 @@
 
 use protocol::acp::{AcpAgent, AcpAgentInput, UpdateAcpAgent};
 use protocol::api::{
-    AgentSession, AgentSessionInput, AppInfo, AppSettings, ApprovalsListRequest, Assistant, AssistantInput,
-    AuditListRequest, CreateTopic, FetchedImage, IdRequest, ImageFetchRequest, InboxAddRequest, InboxItem,
-    InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, ListModelsRequest, MessageRequest, MessagesPage,
-    MessagesPageRequest, ModelList, Provider, ProviderInput, ProviderPresetInfo, ProviderRequest, ReplyRequest,
-    StoredMessage, ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic, TopicDeletedIfEmpty, TopicRequest,
-    UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider, UpdateToolRule, UpdateTopic,
+    AgentModeChange, AgentModeRequest, AgentSession, AgentSessionInput, AppInfo, AppSettings, ApprovalsListRequest,
+    Assistant, AssistantInput, AuditListRequest, CreateTopic, FetchedImage, IdRequest, ImageFetchRequest,
+    InboxAddRequest, InboxItem, InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, ListModelsRequest,
+    MessageRequest, MessagesPage, MessagesPageRequest, ModelList, Provider, ProviderInput, ProviderPresetInfo,
+    ProviderRequest, ReplyRequest, StoredMessage, ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic,
+    TopicDeletedIfEmpty, TopicRequest, UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider,
+    UpdateToolRule, UpdateTopic,
 };
 use protocol::archive::{
     BackupInfo, ExportRequest, ExportedFile, ImportReport, ImportRequest, RestorePlan, RestoreRequest, SavedFile,
@@ -327,6 +328,10 @@ impl Operations for Engine {
 
     async fn agent_session_reset(&self, request: IdRequest) -> Result<AgentSession, ApiError> {
         self.reset_session(&request.id).await
+    }
+
+    async fn agent_session_set_mode(&self, request: AgentModeRequest) -> Result<AgentModeChange, ApiError> {
+        self.inner.sessions.set_agent_mode(request).await
     }
 
     async fn usage_reply(&self, request: MessageRequest) -> Result<ReplyDetails, ApiError> {

@@ -366,6 +366,8 @@ impl Engine {
         request: StreamOpenRequest,
         listener: Listener,
     ) -> Result<protocol::AttachReply, ApiError> {
+        // An agent session's stopped reply says it was interrupted for this message.
+        self.inner.sessions.interrupting(&request.topic_id).await?;
         self.stream_abort(&request.topic_id).await?;
         self.stream_open(request, listener).await
     }

@@ -137,6 +137,16 @@ impl AgentSessions {
         Ok(())
     }
 
+    /// Interrupt is about to stop the session's running turn for a message sent now (if
+    /// the topic is a session's): its reply is marked interrupted rather than stopped.
+    pub(crate) async fn interrupting(&self, topic_id: &TopicId) -> Result<(), ApiError> {
+        if is_session(topic_id) && self.streams.is_streaming(topic_id).await {
+            let session = self.store.session_of_topic(topic_id).await?;
+            self.host.interrupting(&session.id);
+        }
+        Ok(())
+    }
+
     /// Closes every session's connection (at shutdown).
     pub(crate) async fn shutdown(&self) {
         self.host.shutdown().await;
@@ -256,6 +266,47 @@ impl AgentSessions {
         self.store.set_resume_token(id, None).await?;
         let row = self.store.get_session(id).await?;
         self.view(row).await
+    }
+
+    /// Switches an ACP session's agent to one of its modes: now on a live connection
+    /// (mid-turn too), else when the agent next starts.
+    pub(crate) async fn set_agent_mode(
+        &self,
+        request: protocol::api::AgentModeRequest,
+    ) -> Result<protocol::api::AgentModeChange, ApiError> {
+        use protocol::api::{AgentModeApplied, AgentModeChange};
+        let mode = request.mode_id.trim();
+        if mode.is_empty() {
+            return Err(ApiError::bad_request("modeId", "choose a mode"));
+        }
+        crate::limits::at_most("modeId", mode, crate::limits::MODEL_NAME)?;
+        let session = self.store.get_session(&request.id).await?;
+        if session.agent != ACP {
+            return Err(ApiError::bad_request(
+                "id",
+                "only an ACP agent's session has modes of its own; Claude Code's permission mode is in the session's \
+                 settings",
+            ));
+        }
+        match self.host.set_agent_mode(&session.id, mode).await {
+            Ok(switch) => Ok(AgentModeChange {
+                mode_id: mode.to_owned(),
+                applied: match switch {
+                    sessions::ModeSwitch::Now => AgentModeApplied::Now,
+                    sessions::ModeSwitch::AtNextStart => AgentModeApplied::NextStart,
+                },
+            }),
+            Err(error @ sessions::SetModeError::NotOffered { .. }) => {
+                Err(ApiError::bad_request("modeId", error.to_string()))
+            }
+            Err(sessions::SetModeError::Refused(message)) => Err(ApiError {
+                kind: ErrorKind::Provider,
+                message,
+                retryable: true,
+                field: None,
+                code: Some("agent".to_owned()),
+            }),
+        }
     }
 
     /// The provider a session talks through: it must speak Anthropic Messages.

@@ -925,6 +925,33 @@ pub struct AgentSessionInput {
     pub permission_mode: Option<String>,
 }
 
+/// Switch an ACP session's agent to one of the modes it offers (`session/set_mode`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentModeRequest {
+    /// The session.
+    pub id: String,
+    /// One of the `availableModes` ids of the session's latest `agentModes` metadata.
+    pub mode_id: String,
+}
+
+/// How a change of the agent's mode went.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentModeChange {
+    pub mode_id: String,
+    /// `now`: the agent switched (mid-turn too; the live or next reply's `agentMode` says
+    /// so); `next_start`: the agent is not running, and switches as soon as it next starts.
+    pub applied: AgentModeApplied,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentModeApplied {
+    Now,
+    NextStart,
+}
+
 /// Change a session: absent fields stay.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -104,6 +104,7 @@ macro_rules! for_each_operation {
                 agent_session_update($crate::api::UpdateAgentSession) => $crate::api::AgentSession;
                 agent_session_delete($crate::api::IdRequest) => ();
                 agent_session_reset($crate::api::IdRequest) => $crate::api::AgentSession;
+                agent_session_set_mode($crate::api::AgentModeRequest) => $crate::api::AgentModeChange;
                 usage_reply($crate::api::MessageRequest) => $crate::usage::ReplyDetails;
                 usage_topic($crate::api::TopicRequest) => $crate::usage::TopicUsage;
                 usage_report($crate::usage::UsageReportRequest) => $crate::usage::UsageReport;

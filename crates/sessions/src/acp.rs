@@ -37,7 +37,9 @@ use tools::mcp::McpEndpoint;
 use tools::mcp::processes::{self, ProcessRegistry};
 
 use self::client::AcpClient;
-use crate::driver::{Connection, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
+use crate::driver::{
+    Connection, ConnectionControl, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec,
+};
 
 /// How many stderr lines messages quote (the last ones).
 const STDERR_LINES: usize = 30;
@@ -97,6 +99,8 @@ impl AcpDriver {
 
 enum Command {
     Prompt(String),
+    /// `session/set_mode`, answered when the agent has answered.
+    SetMode(String, oneshot::Sender<Result<(), String>>),
     Answer(String, PermissionAnswer),
     Cancel,
     Close,
@@ -132,6 +136,11 @@ impl Report {
 impl Driver for AcpDriver {
     fn name(&self) -> &str {
         &self.config.name
+    }
+
+    /// ACP has no tool boundary to steer at: a steering message is the next prompt.
+    fn steers_mid_turn(&self) -> bool {
+        false
     }
 
     async fn connect(&self, spec: &SessionSpec, resume: Option<&str>) -> Result<Box<dyn Connection>, DriverError> {
@@ -284,8 +293,8 @@ async fn serve(
         }
         _ = &mut io => Err(DriverError::Failed(format!("{name} exited before answering"))),
     };
-    let session_id = match started {
-        Ok(session_id) => session_id,
+    let (session_id, modes) = match started {
+        Ok(started) => started,
         Err(error) => {
             finish(child, group, &report).await;
             let error = match error {
@@ -301,6 +310,12 @@ async fn serve(
         }
     };
     let _ = events.send(DriverEvent::SessionStarted { resume_token: session_id.to_string() });
+    if let Some(modes) = modes {
+        let _ = events.send(DriverEvent::Modes {
+            current: modes.current_mode_id.to_string(),
+            available: serde_json::to_value(&modes.available_modes).unwrap_or(serde_json::Value::Null),
+        });
+    }
     if ready.send(Ok(())).is_err() {
         finish(child, group, &report).await;
         return;
@@ -332,6 +347,23 @@ async fn serve(
                     });
                 }
                 Some(Command::Answer(request_id, answer)) => client.answer(&request_id, answer),
+                Some(Command::SetMode(mode, answered)) => {
+                    // Mid-turn too: the agent answers it beside the prompt in flight.
+                    let connection = connection.clone();
+                    let client = client.clone();
+                    let request = acp::SetSessionModeRequest::new(session_id.clone(), mode.clone());
+                    tokio::task::spawn_local(async move {
+                        let result = connection.set_session_mode(request).await;
+                        let result = match result {
+                            Ok(_) => {
+                                client.emit(DriverEvent::ModeChanged { mode });
+                                Ok(())
+                            }
+                            Err(error) => Err(error.to_string()),
+                        };
+                        let _ = answered.send(result);
+                    });
+                }
                 Some(Command::Cancel) => {
                     client.cancel_all();
                     if let Err(error) = connection.cancel(acp::CancelNotification::new(session_id.clone())).await {
@@ -401,14 +433,15 @@ fn is_session_update(line: &[u8]) -> bool {
 }
 
 /// `initialize` (we serve files and terminals), then `session/load` of the token when the
-/// agent can, else `session/new`, with the workspace and the user's MCP servers.
+/// agent can, else `session/new`, with the workspace and the user's MCP servers. Returns
+/// the session and the modes the agent offers in it, if any.
 async fn handshake(
     connection: &acp::ClientSideConnection,
     client: &AcpClient,
     config: &AcpAgentConfig,
     spec: &SessionSpec,
     resume: Option<&str>,
-) -> Result<acp::SessionId, DriverError> {
+) -> Result<(acp::SessionId, Option<acp::SessionModeState>), DriverError> {
     let name = &config.name;
     let capabilities = acp::ClientCapabilities::new()
         .fs(acp::FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
@@ -433,7 +466,7 @@ async fn handshake(
             .await;
         client.set_replaying(false);
         return match loaded {
-            Ok(_) => Ok(acp::SessionId::new(token.to_owned())),
+            Ok(loaded) => Ok((acp::SessionId::new(token.to_owned()), loaded.modes)),
             Err(e) => Err(DriverError::ResumeFailed(format!(
                 "{name} could not resume its session {token}: {e}. The history here is kept; reset the session to \
                  start a fresh one."
@@ -444,7 +477,7 @@ async fn handshake(
         .new_session(acp::NewSessionRequest::new(workspace).mcp_servers(servers))
         .await
         .map_err(|e| DriverError::Failed(format!("{name} did not start a session: {e}")))?;
-    Ok(created.session_id)
+    Ok((created.session_id, created.modes))
 }
 
 fn absolute(path: &std::path::Path) -> PathBuf {
@@ -577,8 +610,43 @@ impl AcpConnection {
     }
 }
 
+/// `session/set_mode` while a turn holds the connection.
+struct AcpControl {
+    commands: mpsc::UnboundedSender<Command>,
+    closed: Arc<AtomicBool>,
+}
+
+/// How long the agent may take to answer `session/set_mode`.
+const SET_MODE_WAIT: Duration = Duration::from_secs(30);
+
+#[async_trait]
+impl ConnectionControl for AcpControl {
+    async fn set_mode(&self, mode: &str) -> Result<(), DriverError> {
+        let (answered, answer) = oneshot::channel();
+        self.commands
+            .send(Command::SetMode(mode.to_owned(), answered))
+            .map_err(|_| DriverError::Failed("the agent's connection has ended".into()))?;
+        match tokio::time::timeout(SET_MODE_WAIT, answer).await {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(error))) => Err(DriverError::Failed(format!("the agent refused the mode: {error}"))),
+            Ok(Err(_)) => Err(DriverError::Failed("the agent's connection ended before it answered".into())),
+            Err(_) => Err(DriverError::Failed(format!(
+                "the agent did not answer the change of mode within {} s",
+                SET_MODE_WAIT.as_secs()
+            ))),
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+}
+
 #[async_trait]
 impl Connection for AcpConnection {
+    fn control(&self) -> Option<Arc<dyn ConnectionControl>> {
+        Some(Arc::new(AcpControl { commands: self.commands.clone(), closed: self.closed.clone() }))
+    }
     async fn send(&mut self, text: &str) -> Result<(), DriverError> {
         self.command(Command::Prompt(text.to_owned()))
     }

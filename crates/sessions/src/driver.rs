@@ -180,6 +180,12 @@ pub enum DriverEvent {
     ModeChanged {
         mode: String,
     },
+    /// The modes the agent offers (a list of `{ id, name, description? }`) and the one it
+    /// is in, as it said when the session started.
+    Modes {
+        current: String,
+        available: Value,
+    },
     /// The turn is over.
     TurnFinished {
         resume_token: Option<String>,
@@ -198,13 +204,38 @@ pub trait Driver: Send + Sync {
     /// Shown in messages, e.g. "Claude Code".
     fn name(&self) -> &str;
 
+    /// Whether the runtime takes a steering message mid-turn (it asks at tool boundaries,
+    /// [`DriverEvent::BeforeTool`]). One that does not (ACP) runs it as the next turn, and
+    /// the reply says so.
+    fn steers_mid_turn(&self) -> bool {
+        true
+    }
+
     /// Starts a connection; with `resume`, continues the runtime's session of that token
     /// (and fails rather than starting a new one).
     async fn connect(&self, spec: &SessionSpec, resume: Option<&str>) -> Result<Box<dyn Connection>, DriverError>;
 }
 
+/// What can be asked of a live connection while a running turn holds it (a `Send`,
+/// shareable handle beside the [`Connection`]).
+#[async_trait]
+pub trait ConnectionControl: Send + Sync {
+    /// Switches the agent to one of the modes it offers (ACP `session/set_mode`); on
+    /// success a [`DriverEvent::ModeChanged`] follows in the connection's events.
+    async fn set_mode(&self, mode: &str) -> Result<(), DriverError>;
+
+    /// Whether the connection has ended.
+    fn is_closed(&self) -> bool;
+}
+
 #[async_trait]
 pub trait Connection: Send {
+    /// A handle for what may be asked while a turn holds the connection; `None` when the
+    /// runtime offers nothing of the kind.
+    fn control(&self) -> Option<std::sync::Arc<dyn ConnectionControl>> {
+        None
+    }
+
     /// Sends the user's message: a new turn, or (mid-turn) a message the runtime takes in.
     async fn send(&mut self, text: &str) -> Result<(), DriverError>;
 

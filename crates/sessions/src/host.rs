@@ -24,6 +24,33 @@ use crate::driver::{Driver, PermissionMode, SessionSpec};
 use crate::slot::{Decision, Slot, State};
 use crate::turn::{SessionTurn, TokenStore, TurnHost};
 
+/// How a change of the agent's mode went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModeSwitch {
+    /// The agent switched (its reply, or the next one, shows the new mode).
+    Now,
+    /// No connection is live: the agent switches as soon as its next one starts.
+    AtNextStart,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetModeError {
+    /// The agent did not offer that mode when its session started.
+    #[error("{}", not_offered(mode, offered))]
+    NotOffered { mode: String, offered: Vec<String> },
+    /// The agent refused the change, or did not answer.
+    #[error("{0}")]
+    Refused(String),
+}
+
+fn not_offered(mode: &str, offered: &[String]) -> String {
+    if offered.is_empty() {
+        format!("the agent offers no modes, so it cannot switch to `{mode}`")
+    } else {
+        format!("the agent offers no mode `{mode}` (it offers: {})", offered.join(", "))
+    }
+}
+
 /// Every session's state. Cheap to clone.
 #[derive(Clone)]
 pub struct SessionHost {
@@ -127,6 +154,13 @@ impl SessionHost {
         }
     }
 
+    /// Interrupt: the session's running turn is about to be stopped so that the user's
+    /// message goes now; the stopped reply is marked `data-steer` `interrupted` rather than
+    /// plainly stopped. Call it before stopping the turn.
+    pub fn interrupting(&self, session_id: &str) {
+        self.slot(session_id).interrupting();
+    }
+
     /// The steering message was cancelled before it went in.
     pub fn forget_steer(&self, session_id: &str, text: &str) {
         self.replace_steer(session_id, text, None);
@@ -146,6 +180,33 @@ impl SessionHost {
                 }
             }
         }
+    }
+
+    /// Switches the agent of the session to `mode` (an ACP agent's own modes): at once on
+    /// a live connection, mid-turn too; else as soon as its next connection starts. A mode
+    /// the agent did not offer when its session last started is refused.
+    pub async fn set_agent_mode(&self, session_id: &str, mode: &str) -> Result<ModeSwitch, SetModeError> {
+        let slot = self.slot(session_id);
+        let control = {
+            let mut modes = slot.modes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some(offered) = &modes.offered
+                && !offered.iter().any(|m| m == mode)
+            {
+                return Err(SetModeError::NotOffered { mode: mode.to_owned(), offered: offered.clone() });
+            }
+            match modes.control.clone().filter(|control| !control.is_closed()) {
+                Some(control) => {
+                    modes.wanted = None;
+                    control
+                }
+                None => {
+                    modes.wanted = Some(mode.to_owned());
+                    return Ok(ModeSwitch::AtNextStart);
+                }
+            }
+        };
+        control.set_mode(mode).await.map_err(|e| SetModeError::Refused(e.to_string()))?;
+        Ok(ModeSwitch::Now)
     }
 
     /// Forgets the resume token: the next turn starts a fresh runtime session.
@@ -177,6 +238,8 @@ impl SessionHost {
     /// by a steering message whose continuation never started.
     pub async fn stop(&self, session_id: &str) {
         let slot = self.slot(session_id);
+        // An interrupt that found no turn to stop marks nothing later.
+        slot.take_interrupting();
         let Ok(mut state) = slot.state.try_lock() else { return };
         if state.continuing {
             state.continuing = false;

@@ -27,8 +27,10 @@ mod turn;
 pub use self::turn::{AgentUsage, TokenStore};
 pub use acp::{AcpAgentConfig, AcpDriver};
 pub use claude_code::{ClaudeCode, ClaudeCodeConfig};
-pub use driver::{Connection, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec};
-pub use host::SessionHost;
+pub use driver::{
+    Connection, ConnectionControl, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec,
+};
+pub use host::{ModeSwitch, SessionHost, SetModeError};
 pub use slot::Decision;
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::driver::{Connection, SessionSpec};
+use crate::driver::{Connection, ConnectionControl, SessionSpec};
 
 /// The user's answer to a permission prompt, from the approval card.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,6 +26,7 @@ pub(crate) struct Slot {
     pub(crate) state: tokio::sync::Mutex<State>,
     pub(crate) decisions: Mutex<HashMap<String, oneshot::Sender<Decision>>>,
     pub(crate) steer: Mutex<Steer>,
+    pub(crate) modes: Mutex<Modes>,
     /// Bumped by every turn: an idle timer only closes the connection if no turn ran since.
     pub(crate) idle_generation: AtomicU64,
 }
@@ -42,12 +43,28 @@ pub(crate) struct State {
     pub(crate) continuing: bool,
 }
 
+/// The agent's modes (ACP): what it offers, and how to switch while a turn holds the
+/// connection.
+#[derive(Default)]
+pub(crate) struct Modes {
+    /// The live connection's handle; `None` (or closed) when there is no live connection.
+    pub(crate) control: Option<std::sync::Arc<dyn ConnectionControl>>,
+    /// The ids of the modes the agent offered when its session last started; `None`
+    /// until one has started since the app did.
+    pub(crate) offered: Option<Vec<String>>,
+    /// Chosen while no connection was live: switched to as soon as the next one starts.
+    pub(crate) wanted: Option<String>,
+}
+
 #[derive(Default)]
 pub(crate) struct Steer {
     /// Waiting for the next tool boundary, oldest first (the inbox's order).
     pub(crate) pending: VecDeque<String>,
     /// Delivered into the runtime's turn, whose next reply goes on with it.
     delivered: Option<String>,
+    /// The user interrupted the running turn to send a message now (Interrupt, not a
+    /// plain Stop): the stopped reply says so.
+    interrupting: bool,
 }
 
 impl Slot {
@@ -56,6 +73,7 @@ impl Slot {
             state: tokio::sync::Mutex::new(State::default()),
             decisions: Mutex::new(HashMap::new()),
             steer: Mutex::new(Steer::default()),
+            modes: Mutex::new(Modes::default()),
             idle_generation: AtomicU64::new(0),
         }
     }
@@ -102,6 +120,18 @@ impl Slot {
             }
         }
         None
+    }
+
+    /// The running turn is being stopped for a message the user sends now.
+    pub(crate) fn interrupting(&self) {
+        if let Ok(mut steer) = self.steer.lock() {
+            steer.interrupting = true;
+        }
+    }
+
+    /// Whether the turn that just stopped was interrupted for a message (and forgets it).
+    pub(crate) fn take_interrupting(&self) -> bool {
+        self.steer.lock().map(|mut steer| std::mem::take(&mut steer.interrupting)).unwrap_or(false)
     }
 
     /// The turn ended for good (not split by a steering message): what still waits, or

@@ -99,8 +99,18 @@ impl SessionTurn {
             && slot.end_turn()
             && matches!(outcome, TurnOutcome::Finished { .. })
         {
-            // The inbox starts it next: say so where the turn ended.
-            for chunk in writer.data(data("data-steer", None, json!({ "state": "undelivered" }))) {
+            // The inbox starts it next: say so where the turn ended. A runtime that takes
+            // no message mid-turn had it queued from the start.
+            let state = if self.driver.steers_mid_turn() { "undelivered" } else { "queued" };
+            for chunk in writer.data(data("data-steer", None, json!({ "state": state }))) {
+                let _ = sink.send(chunk).await;
+            }
+        }
+        // Stopped by Interrupt: the user's message goes next, now (not through the inbox).
+        if slot.take_interrupting()
+            && matches!(outcome, TurnOutcome::Paused { reason: protocol::StatusReason::UserStop })
+        {
+            for chunk in writer.data(data("data-steer", None, json!({ "state": "interrupted" }))) {
                 let _ = sink.send(chunk).await;
             }
         }
@@ -361,6 +371,17 @@ impl<S: ChunkSink> Turn<'_, S> {
                     let chunk = UiChunk::MessageMetadata { message_metadata: json!({ "agentMode": mode }) };
                     self.send(vec![chunk]).await?;
                 }
+                DriverEvent::Modes { current, available } => {
+                    let offered = available
+                        .as_array()
+                        .map(|modes| modes.iter().filter_map(|m| m["id"].as_str().map(str::to_owned)).collect())
+                        .unwrap_or_default();
+                    if let Ok(mut modes) = self.run.slot.modes.lock() {
+                        modes.offered = Some(offered);
+                    }
+                    let metadata = json!({ "agentModes": { "currentModeId": current, "availableModes": available }, "agentMode": current });
+                    self.send(vec![UiChunk::MessageMetadata { message_metadata: metadata }]).await?;
+                }
                 DriverEvent::CompactionStarted => {
                     compactions += 1;
                     let marker = data(
@@ -454,8 +475,22 @@ impl<S: ChunkSink> Turn<'_, S> {
         let token = self.state.resume_token.clone().or_else(|| self.run.resume_token.clone());
         match self.run.driver.connect(&self.run.spec, token.as_deref()).await {
             Ok(connection) => {
+                let control = connection.control();
                 self.state.connection = Some(connection);
                 self.state.connected_as = Some(self.run.spec.clone());
+                let wanted = match self.run.slot.modes.lock() {
+                    Ok(mut modes) => {
+                        modes.control = control.clone();
+                        modes.wanted.take()
+                    }
+                    Err(_) => None,
+                };
+                // A mode chosen while no connection was live: switched to before the prompt.
+                if let (Some(mode), Some(control)) = (wanted, control)
+                    && let Err(error) = control.set_mode(&mode).await
+                {
+                    tracing::warn!(mode, error = %error, "the agent did not switch to the mode chosen while it was away");
+                }
                 Ok(true)
             }
             Err(DriverError::NotInstalled(message)) => Err(failed("agent_not_installed", message)),

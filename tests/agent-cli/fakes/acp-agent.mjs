@@ -6,22 +6,38 @@
 //                    reject once), then writes PATH through fs/write_text_file
 //   fswrite PATH TEXT  writes through fs/write_text_file without asking first
 //   read PATH        reads PATH through fs/read_text_file and says what it holds
-//   plan             a plan, its slash commands and a mode change, then a reply
+//   plan             a plan (then the same plan, further on), its slash commands and a mode
+//                    change, then a reply
+//   /NAME ARGS       a slash command it offers: says which ran, with what
+//   mode             says which mode it is in
+//   slow             a chunk, then waits until the file `release` appears in the
+//                    workspace (or session/cancel), then says so
 //   malformed        a line that is not JSON, then a reply
 //   unknown          a session update of a kind no client knows, then a reply
 //   exit             a chunk, then exits mid-turn (status 3)
 //   wait             a chunk, then waits for session/cancel; after it, asks permission
 //                    anyway and writes the outcome it got to after-cancel.txt
 //   terminal CMD     runs `sh -c CMD` in a terminal shown by an `execute` tool call
-// Sessions can be loaded (session/load replays one user and one agent chunk).
+// Sessions can be loaded (session/load replays one user and one agent chunk). A new
+// session offers the modes `code` and `architect` (session/set_mode switches) and, just
+// after it starts, the slash commands `review` and `test`.
 import { createInterface } from 'node:readline';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 let nextId = 1000;
 const waiting = new Map();
 const sessions = new Map();
+const modes = new Map();
 let cancelled = null;
+const MODES = [
+  { id: 'code', name: 'Code', description: 'Writes and runs code' },
+  { id: 'architect', name: 'Architect', description: 'Plans without changing files' },
+];
+const COMMANDS = [
+  { name: 'review', description: 'Review the changes' },
+  { name: 'test', description: 'Run the tests', input: { hint: 'which tests to run' } },
+];
 
 function send(message) {
   process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\n');
@@ -96,15 +112,33 @@ async function turn(sessionId, text) {
     }
     case 'plan':
       update(sessionId, { sessionUpdate: 'plan', entries: [
+        { content: 'Look around', priority: 'high', status: 'in_progress' },
+        { content: 'Fix it', priority: 'medium', status: 'pending' },
+      ] });
+      await tick();
+      update(sessionId, { sessionUpdate: 'plan', entries: [
         { content: 'Look around', priority: 'high', status: 'completed' },
         { content: 'Fix it', priority: 'medium', status: 'in_progress' },
       ] });
-      update(sessionId, { sessionUpdate: 'available_commands_update', availableCommands: [
-        { name: 'review', description: 'Review the changes' },
-      ] });
+      update(sessionId, { sessionUpdate: 'available_commands_update', availableCommands: COMMANDS });
+      modes.set(sessionId, 'architect');
       update(sessionId, { sessionUpdate: 'current_mode_update', currentModeId: 'architect' });
       say(sessionId, 'Planned.');
       return 'end_turn';
+    case 'mode':
+      say(sessionId, `Mode: ${modes.get(sessionId) ?? 'code'}`);
+      return 'end_turn';
+    case 'slow': {
+      say(sessionId, 'Working slowly');
+      const release = join(cwd, 'release');
+      const outcome = await new Promise((resolve) => {
+        const poll = setInterval(() => existsSync(release) && finish('end_turn'), 10);
+        const finish = (how) => { clearInterval(poll); cancelled = null; resolve(how); };
+        cancelled = () => finish('cancelled');
+      });
+      if (outcome === 'end_turn') say(sessionId, ' and done.');
+      return outcome;
+    }
     case 'malformed':
       process.stdout.write('this line is not JSON-RPC\n');
       process.stdout.write('{"jsonrpc": "2.0", "method": \n');
@@ -153,6 +187,10 @@ async function turn(sessionId, text) {
       return 'end_turn';
     }
     default:
+      if (word.startsWith('/') && COMMANDS.some((c) => c.name === word.slice(1))) {
+        say(sessionId, `Ran ${word}${rest.length ? ` with: ${rest.join(' ')}` : ''}`);
+        return 'end_turn';
+      }
       say(sessionId, `You said: ${text}`);
       return 'end_turn';
   }
@@ -168,14 +206,23 @@ async function handle(message) {
     case 'session/new': {
       const sessionId = `fake-${process.pid}-${sessions.size + 1}`;
       sessions.set(sessionId, params.cwd);
-      send({ id, result: { sessionId } });
+      send({ id, result: { sessionId, modes: { currentModeId: 'code', availableModes: MODES } } });
+      update(sessionId, { sessionUpdate: 'available_commands_update', availableCommands: COMMANDS });
       return;
     }
+    case 'session/set_mode':
+      if (!MODES.some((m) => m.id === params.modeId)) {
+        send({ id, error: { code: -32602, message: `no mode ${params.modeId}` } });
+        return;
+      }
+      modes.set(params.sessionId, params.modeId);
+      send({ id, result: {} });
+      return;
     case 'session/load':
       sessions.set(params.sessionId, params.cwd);
       update(params.sessionId, { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'an old question' } });
       say(params.sessionId, 'an old answer');
-      send({ id, result: {} });
+      send({ id, result: { modes: { currentModeId: modes.get(params.sessionId) ?? 'code', availableModes: MODES } } });
       return;
     case 'session/prompt': {
       const text = params.prompt.filter((b) => b.type === 'text').map((b) => b.text).join('');

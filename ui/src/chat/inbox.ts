@@ -40,12 +40,18 @@ export function stepPosition(items: readonly InboxItem[], id: string, direction:
  *
  * `next-step`: a live reply has called a tool, so it may stop after its next one;
  * `after-reply`: no live reply has called one so far; `agent`: an agent session, whose
- * agent takes the message in before its next tool call and goes on.
+ * agent takes the message in before its next tool call and goes on; `after-turn`: an
+ * agent that takes no message mid-turn (an ACP agent): it is queued and sent as the
+ * agent's next prompt when the turn ends.
  */
-export type SteerTiming = 'next-step' | 'after-reply' | 'agent';
+export type SteerTiming = 'next-step' | 'after-reply' | 'agent' | 'after-turn';
 
-export function steerTiming(turns: readonly TurnView[], agent = false): SteerTiming {
-  if (agent) return 'agent';
+/** How an agent session's agent takes a steering message: mid-turn (Claude Code) or as its next prompt (ACP). */
+export type AgentSteering = 'mid-turn' | 'after-turn';
+
+export function steerTiming(turns: readonly TurnView[], agent?: AgentSteering): SteerTiming {
+  if (agent === 'mid-turn') return 'agent';
+  if (agent === 'after-turn') return 'after-turn';
   const live = turns.flatMap((turn) => turn.replies).filter((reply) => reply.live);
   return live.some((reply) => reply.message.parts.some(isToolPart)) ? 'next-step' : 'after-reply';
 }
@@ -59,6 +65,8 @@ export function steerExplanation(timing: SteerTiming): string {
       return 'Steer: this reply has called no tool, so it has no step to stop at: unless it calls one, it runs to its end, then your message goes first, ahead of queued ones.';
     case 'agent':
       return 'Steer: the agent reads your message before its next tool call and goes on with it in mind. If it calls no more tools, your message runs next when it ends, ahead of queued ones.';
+    case 'after-turn':
+      return 'Steer: this agent takes no message mid-turn, so yours is queued and sent as its next prompt when this turn ends, ahead of queued ones. Interrupt cancels the turn and sends it now.';
   }
 }
 

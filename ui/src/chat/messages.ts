@@ -8,6 +8,7 @@ import {
   type ElicitationCard,
   type SamplingCard,
 } from '../protocol.gen';
+import { planEntries, type PlanEntry } from './agentSession';
 import { compactionMarker, steerNote, type CompactionMarker, type SteerNote } from './replyNotes';
 import { ELICITATION_PART, elicitationCard, SAMPLING_PART, samplingCard } from './elicitation';
 
@@ -107,6 +108,11 @@ export function yieldedToSteering(message: ChatMessage, isLive: boolean): boolea
   return messageStatus(message, isLive) === 'success' && statusReason(message) === 'steered';
 }
 
+/** The user stopped this reply with Interrupt, to send a message now (a `data-steer` `interrupted` marker). */
+export function interruptedForMessage(message: ChatMessage): boolean {
+  return message.parts.some((part) => part.type === 'data-steer' && steerNote(part.data)?.state === 'interrupted');
+}
+
 /** The label of the marker on a reply that stopped before its end. */
 export function stoppedLabel(reason: StatusReason | undefined): string {
   switch (reason) {
@@ -185,6 +191,8 @@ export type ReplyBlock =
   | { kind: 'file'; part: Extract<Part, { type: 'file' }> }
   | { kind: 'compaction'; marker: CompactionMarker }
   | { kind: 'steer'; note: SteerNote }
+  /** An agent's plan (ACP), as it last revised it. */
+  | { kind: 'plan'; entries: PlanEntry[] }
   | { kind: 'elicitation'; card: ElicitationCard }
   | { kind: 'sampling'; card: SamplingCard };
 
@@ -229,6 +237,8 @@ export function replyBlocks(parts: readonly Part[]): ReplyBlock[] {
         if (marker) blocks.push({ kind: 'compaction', marker });
         const note = part.type === 'data-steer' ? steerNote(part.data) : undefined;
         if (note) blocks.push({ kind: 'steer', note });
+        const plan = part.type === 'data-plan' ? planEntries(part.data) : undefined;
+        if (plan && plan.length > 0) blocks.push({ kind: 'plan', entries: plan });
         const card = part.type === ELICITATION_PART ? elicitationCard(part.data) : undefined;
         if (card) blocks.push({ kind: 'elicitation', card });
         const sampling = part.type === SAMPLING_PART ? samplingCard(part.data) : undefined;

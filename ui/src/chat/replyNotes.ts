@@ -50,7 +50,13 @@ export function compactionMarker(data: unknown): CompactionMarker | undefined {
   };
 }
 
-export type SteerState = 'delivered' | 'undelivered';
+/**
+ * `delivered`: it went into the running turn at a tool boundary; `undelivered`: it came
+ * after the last one and runs as the next turn; `queued`: the agent takes no message
+ * mid-turn (ACP), so it was sent as the next prompt; `interrupted`: the user cancelled
+ * this turn to send their message now (Interrupt).
+ */
+export type SteerState = 'delivered' | 'undelivered' | 'queued' | 'interrupted';
 
 export interface SteerNote {
   state: SteerState;
@@ -62,6 +68,8 @@ export function steerNote(data: unknown): SteerNote | undefined {
   const state = record(data)?.state;
   if (state === 'delivered') return { state, text: 'Your message went in at the next step.' };
   if (state === 'undelivered') return { state, text: 'Your message arrived after the last step; it runs as the next turn.' };
+  if (state === 'queued') return { state, text: 'Queued — your message came during this turn and was sent as the next prompt after it.' };
+  if (state === 'interrupted') return { state, text: 'Interrupted — you cancelled this turn to send your message now.' };
   return undefined;
 }
 

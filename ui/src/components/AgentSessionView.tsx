@@ -101,6 +101,7 @@ export function AgentSessionView({ session, providers, status, onSessionChanged,
         models={NO_MODELS}
         addressee={name}
         onSettled={onSettled}
+        agentSteering={session.agent === 'acp' ? 'after-turn' : 'mid-turn'}
       />
     </AgentSessionContext.Provider>
   );

@@ -3,7 +3,7 @@ import { isAgentTopic } from '../agents/sessions';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { encodeAttachment } from '../chat/attachments';
 import type { ConversationFeatures } from '../chat/features';
-import { InboxStore, steerTiming } from '../chat/inbox';
+import { InboxStore, steerTiming, type AgentSteering } from '../chat/inbox';
 import { focusIsFree, useShortcuts } from '../keyboard/keyHandler';
 import { TopicSession } from '../chat/session';
 import type { ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
@@ -44,6 +44,8 @@ interface ConversationViewProps {
   pathVersion?: number | undefined;
   /** "Fork from here" made this topic: open it. */
   onForked?: ((topic: Topic) => void) | undefined;
+  /** An agent session's: how its agent takes a steering message. */
+  agentSteering?: AgentSteering | undefined;
 }
 
 /**
@@ -51,7 +53,7 @@ interface ConversationViewProps {
  * its messages, live replies, inbox and composer. Keyed by topic id by its parent.
  */
 export function ConversationView(props: ConversationViewProps) {
-  const { topicId, header, providers, status, features, models, modelPicker, pickedModels, onMessageSent, addressee, onSettled, pathVersion, onForked } = props;
+  const { topicId, header, providers, status, features, models, modelPicker, pickedModels, onMessageSent, addressee, onSettled, pathVersion, onForked, agentSteering } = props;
   const backend = useBackend();
   // `onSettled` is stable in the parent; the session keeps the first one.
   const [session] = useState(() => new TopicSession(backend, topicId, { onSettled }));
@@ -152,7 +154,7 @@ export function ConversationView(props: ConversationViewProps) {
     };
   }, [session, features, onForked]);
 
-  const steer = steerTiming(state.turns, isAgentTopic(topicId));
+  const steer = steerTiming(state.turns, isAgentTopic(topicId) ? (agentSteering ?? 'mid-turn') : undefined);
 
   const toInbox = (mode: 'queue' | 'steer') => (text: string) => {
     onMessageSent?.();

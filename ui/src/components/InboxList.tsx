@@ -106,6 +106,11 @@ function InboxEntry({ item, store, steer, first, last }: InboxEntryProps) {
           Waits for the reply to end: it has called no tool, so it has no step to stop at. Then this goes first.
         </div>
       )}
+      {!held && item.mode === 'steer' && steer === 'after-turn' && (
+        <div className="inbox-note steer-waits" data-testid="inbox-steer-queued">
+          Queued — sent as the agent’s next prompt after this turn (it takes no message mid-turn). Interrupt to send it now.
+        </div>
+      )}
       {draft === undefined && (
         <span className="inbox-actions">
           {held && (
@@ -169,5 +174,6 @@ function modeTitle(item: InboxItem, steer: SteerTiming | undefined): string {
   if (item.mode === 'queue') return 'Runs as a new turn when the reply ends, in this order';
   if (steer === 'after-reply') return 'Goes first when the reply ends (the reply has no step to stop at)';
   if (steer === 'agent') return 'The agent reads this before its next tool call; if it makes none, this runs next';
+  if (steer === 'after-turn') return 'Sent as the agent’s next prompt when this turn ends, ahead of queued ones';
   return 'The reply stops after its next tool call’s results; then this goes first';
 }

@@ -3,6 +3,7 @@ import { isApiError } from '../backend/backend';
 import { errorHint, errorTitle } from '../backend/describe';
 import {
   endedEarlyReason,
+  interruptedForMessage,
   isAwaitingApproval,
   messageStatus,
   blockText,
@@ -23,6 +24,7 @@ import { ElicitationCard } from './ElicitationCard';
 import { Markdown } from './LazyMarkdown';
 import { SamplingCardView } from './SamplingCard';
 import { MessageFiles } from './MessageFiles';
+import { AgentPlan } from './AgentPlan';
 import { MessageTime } from './MessageTime';
 import { MessageResources } from './ResourceViews';
 import { PendingApprovals } from './PendingApprovals';
@@ -117,7 +119,7 @@ function AssistantBody({ message, status, isLive, retrying, progress }: Assistan
       ))}
       {status === 'error' && errors.length === 0 && <ErrorCard error={undefined} reason={metadata?.statusReason} />}
       {isAwaitingApproval(message, isLive) && <PendingApprovals approvalIds={waitingApprovalIds(message)} />}
-      {endedEarly !== undefined && <StoppedMarker reason={endedEarly} />}
+      {endedEarly !== undefined && <StoppedMarker reason={endedEarly} forMessage={endedEarly === 'user_stop' && interruptedForMessage(message)} />}
       {yieldedToSteering(message, isLive) && (
         <div className="steered-note small muted" data-testid="message-steered">
           Yielded to your steering message.
@@ -168,6 +170,8 @@ function ReplyBlockView({ block, isLive, progress }: ReplyBlockViewProps) {
       return <ElicitationCard card={block.card} isLive={isLive} />;
     case 'sampling':
       return <SamplingCardView card={block.card} isLive={isLive} />;
+    case 'plan':
+      return <AgentPlan entries={block.entries} />;
     case 'steer':
       return (
         <div className={`steer-note small muted ${block.note.state}`} data-testid="message-steer-note" data-state={block.note.state}>
@@ -274,11 +278,14 @@ function CompactionMarkerView({ marker }: { marker: CompactionMarker }) {
 }
 
 /** Under a reply that ended before its natural end: why, and what the user can do. */
-function StoppedMarker({ reason }: { reason: StatusReason }) {
+/** `forMessage`: stopped by Interrupt, for the user's next message (its marker says so too). */
+function StoppedMarker({ reason, forMessage }: { reason: StatusReason; forMessage: boolean }) {
   return (
-    <div className="stopped" data-testid="message-stopped" data-reason={reason}>
-      <span className="stopped-label">{stoppedLabel(reason)}</span>
-      <span className="stopped-hint">{stoppedHint(reason)}</span>
+    <div className="stopped" data-testid="message-stopped" data-reason={reason} data-interrupted={forMessage || undefined}>
+      <span className="stopped-label">{forMessage ? 'Interrupted' : stoppedLabel(reason)}</span>
+      <span className="stopped-hint">
+        {forMessage ? 'You interrupted this reply to send your message. The text so far is kept; Continue picks up where it ended.' : stoppedHint(reason)}
+      </span>
     </div>
   );
 }

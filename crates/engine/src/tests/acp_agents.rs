@@ -173,3 +173,117 @@ async fn the_agents_permission_request_is_an_approval_card_and_the_file_is_writt
     assert!(!audit.is_empty(), "the answer is in the audit log");
     assert!(a.reply_text().await.contains("Wrote notes.txt."));
 }
+
+/// Reads the stream until the reply has written some text.
+async fn until_text(rx: &mut Subscription) {
+    while let Some(message) = rx.recv().await {
+        if let StreamMessage::Chunk(event) = &message
+            && matches!(event.chunk, protocol::UiChunk::TextDelta { .. })
+        {
+            return;
+        }
+    }
+    panic!("the stream ended before any text");
+}
+
+fn steer_states(message: &StoredMessage) -> Vec<String> {
+    message
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            UiPart::Data(d) if d.kind == "data-steer" => d.data["state"].as_str().map(str::to_owned),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn interrupt_cancels_the_agents_turn_marks_its_reply_and_sends_the_message_now() {
+    let a = acp_session().await;
+    let topic = a.topic();
+    let (listener, mut rx) = a.f.engine.listener(ListenerId::unique(), &topic.id);
+    a.f.engine.stream_open(open_request(topic.id.clone(), "slow"), listener).await.unwrap();
+    until_text(&mut rx).await;
+    let (listener, mut next) = a.f.engine.listener(ListenerId::unique(), &topic.id);
+    a.f.engine.stream_interrupt(open_request(topic.id.clone(), "do this instead"), listener).await.unwrap();
+    assert_eq!(terminal_status(&drain(&mut next).await), TerminalStatus::Success);
+
+    let rows = a.f.messages(&topic).await;
+    let texts: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            r.message
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    UiPart::Text { text, .. } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(texts, ["slow", "Working slowly", "do this instead", "You said: do this instead"]);
+    assert_eq!(rows[1].status, protocol::MessageStatus::Paused);
+    assert_eq!(steer_states(&rows[1]), ["interrupted"], "the stopped reply says why");
+    assert!(steer_states(&rows[3]).is_empty());
+    // A plain Stop is only a stop.
+    let (listener, mut rx) = a.f.engine.listener(ListenerId::unique(), &topic.id);
+    a.f.engine.stream_open(open_request(topic.id.clone(), "slow"), listener).await.unwrap();
+    until_text(&mut rx).await;
+    a.f.engine.stream_abort(&topic.id).await.unwrap();
+    let rows = a.f.messages(&topic).await;
+    assert_eq!(rows.last().unwrap().status, protocol::MessageStatus::Paused);
+    assert!(steer_states(rows.last().unwrap()).is_empty());
+}
+
+#[tokio::test]
+async fn a_steer_to_an_acp_agent_runs_as_its_next_prompt_after_the_turn_and_the_reply_says_so() {
+    let a = acp_session().await;
+    let topic = a.topic();
+    let (listener, mut rx) = a.f.engine.listener(ListenerId::unique(), &topic.id);
+    a.f.engine.stream_open(open_request(topic.id.clone(), "slow"), listener).await.unwrap();
+    until_text(&mut rx).await;
+    let _: protocol::api::InboxItem =
+        a.f.call("inbox_add", json!({ "topicId": topic.id, "text": "and then this", "mode": "steer" })).await;
+    std::fs::write(a.workspace.path().join("release"), "").unwrap();
+    let rows = after_status_changes(
+        &a.f.engine,
+        "the steering message's turn",
+        async || a.f.messages(&topic).await,
+        |rows| rows.len() == 4 && rows[3].status == protocol::MessageStatus::Success,
+    )
+    .await;
+    assert_eq!(rows[1].status, protocol::MessageStatus::Success, "the turn ran to its end");
+    assert_eq!(steer_states(&rows[1]), ["queued"]);
+    assert_eq!(a.reply_text().await, "You said: and then this");
+}
+
+#[tokio::test]
+async fn the_agents_mode_is_switched_through_the_operation_and_bad_requests_say_what_was_wrong() {
+    let a = acp_session().await;
+    let topic = a.topic();
+    let stream = a.f.send(&topic, "hello").await;
+    assert_eq!(terminal_status(&stream), TerminalStatus::Success);
+    let rows = a.f.messages(&topic).await;
+    let metadata = serde_json::to_value(&rows[1].message.metadata).unwrap();
+    assert_eq!(metadata["agentModes"]["availableModes"][1]["id"], "architect", "{metadata}");
+    assert_eq!(metadata["agentMode"], "code");
+
+    let change: protocol::api::AgentModeChange =
+        a.f.call("agent_session_set_mode", json!({ "id": a.session.id, "modeId": "architect" })).await;
+    assert_eq!(change.applied, protocol::api::AgentModeApplied::Now);
+    a.f.send(&topic, "mode").await;
+    assert_eq!(a.reply_text().await, "Mode: architect");
+
+    let err = error(&a.f, "agent_session_set_mode", json!({ "id": a.session.id, "modeId": "yolo" })).await;
+    assert_eq!((err.kind, err.field.as_deref()), (ErrorKind::BadRequest, Some("modeId")));
+    assert!(err.message.contains("code, architect"), "{}", err.message);
+    let err = error(&a.f, "agent_session_set_mode", json!({ "id": a.session.id, "modeId": " " })).await;
+    assert_eq!(err.field.as_deref(), Some("modeId"));
+    let err = error(&a.f, "agent_session_set_mode", json!({ "id": "nope", "modeId": "code" })).await;
+    assert_eq!(err.kind, ErrorKind::NotFound);
+    let claude: AgentSession = a.f.call("agent_session_create", json!({ "workspace": a.workspace.path() })).await;
+    let err = error(&a.f, "agent_session_set_mode", json!({ "id": claude.id, "modeId": "code" })).await;
+    assert_eq!((err.kind, err.field.as_deref()), (ErrorKind::BadRequest, Some("id")));
+}

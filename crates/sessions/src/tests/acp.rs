@@ -284,3 +284,112 @@ async fn resuming_loads_the_agents_session_without_showing_its_replay() {
     assert_eq!(acp.tokens.saved(), ["fake-old-1"]);
     acp.host.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_steer_during_a_turn_is_queued_and_sent_as_the_next_prompt_and_the_reply_says_so() {
+    let acp = acp();
+    let mut turn = acp.start("write notes.txt draft");
+    let approval = turn.approval_request().await;
+    // The agent has no tool boundary to take it at: it waits for the turn's end.
+    acp.host.steer("s1", "and add a title".into());
+    acp.answer(&approval, true, None);
+    let (outcome, chunks) = turn.outcome().await;
+    assert_eq!(outcome, success());
+    assert!(text_of(&chunks).contains("Wrote notes.txt."), "the turn ran to its end");
+    assert_eq!(steer_markers(&chunks), ["queued"]);
+
+    // The inbox sends it as the next prompt, once.
+    let (outcome, chunks) = reply(&acp, "and add a title").await;
+    assert_eq!((outcome, text_of(&chunks)), (success(), "You said: and add a title".to_owned()));
+    assert!(steer_markers(&chunks).is_empty());
+    let (_, chunks) = reply(&acp, "later").await;
+    assert_eq!(text_of(&chunks), "You said: later", "nothing else was left waiting");
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn interrupt_cancels_the_turn_marks_the_reply_interrupted_and_the_message_goes_next() {
+    let acp = acp();
+    let mut turn = acp.start("wait");
+    turn.chunk_until("the first text", |c| matches!(c, UiChunk::TextDelta { .. })).await;
+    acp.host.interrupting("s1");
+    turn.cancel.cancel();
+    let (outcome, chunks) = turn.outcome().await;
+    assert_eq!(outcome, TurnOutcome::Paused { reason: protocol::StatusReason::UserStop });
+    assert_eq!(steer_markers(&chunks), ["interrupted"]);
+    assert_eq!(read(&acp.path("after-cancel.txt")), "cancelled", "the agent's turn was cancelled");
+
+    let (outcome, chunks) = reply(&acp, "do this instead").await;
+    assert_eq!((outcome, text_of(&chunks)), (success(), "You said: do this instead".to_owned()));
+
+    // A plain Stop later is only a stop.
+    let mut turn = acp.start("wait");
+    turn.chunk_until("the first text", |c| matches!(c, UiChunk::TextDelta { .. })).await;
+    turn.cancel.cancel();
+    let (outcome, chunks) = turn.outcome().await;
+    assert_eq!(outcome, TurnOutcome::Paused { reason: protocol::StatusReason::UserStop });
+    assert!(steer_markers(&chunks).is_empty(), "{:?}", steer_markers(&chunks));
+    acp.host.shutdown().await;
+}
+
+fn metadata_of(chunks: &[UiChunk]) -> Vec<Value> {
+    chunks
+        .iter()
+        .filter_map(|c| match c {
+            UiChunk::MessageMetadata { message_metadata } => Some(message_metadata.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The agent's mode as the reply's metadata last said it.
+fn mode_of(chunks: &[UiChunk]) -> Option<String> {
+    metadata_of(chunks).iter().rev().find_map(|m| m["agentMode"].as_str().map(str::to_owned))
+}
+
+#[tokio::test]
+async fn the_agents_modes_and_commands_are_offered_and_a_mode_switch_applies_now_or_when_it_next_starts() {
+    use crate::{ModeSwitch, SetModeError};
+    let acp = acp();
+    let (outcome, chunks) = reply(&acp, "hello").await;
+    assert_eq!(outcome, success());
+    let metadata = metadata_of(&chunks);
+    let modes = metadata.iter().find_map(|m| m.get("agentModes")).expect("the modes offered");
+    assert_eq!(modes["currentModeId"], "code");
+    assert_eq!(modes["availableModes"][1]["id"], "architect");
+    assert_eq!(modes["availableModes"][1]["description"], "Plans without changing files");
+    let commands = metadata.iter().find_map(|m| m.get("agentCommands")).expect("the commands offered at the start");
+    assert_eq!(commands[1]["name"], "test");
+    assert_eq!(commands[1]["input"]["hint"], "which tests to run");
+
+    // Between turns, on the warm connection: now; the next reply carries the new mode.
+    assert_eq!(acp.host.set_agent_mode("s1", "architect").await, Ok(ModeSwitch::Now));
+    let (_, chunks) = reply(&acp, "mode").await;
+    assert_eq!(text_of(&chunks), "Mode: architect");
+    assert_eq!(mode_of(&chunks).as_deref(), Some("architect"));
+
+    let refused = acp.host.set_agent_mode("s1", "yolo").await;
+    assert_eq!(
+        refused,
+        Err(SetModeError::NotOffered { mode: "yolo".into(), offered: vec!["code".into(), "architect".into()] })
+    );
+    assert!(refused.unwrap_err().to_string().contains("it offers: code, architect"));
+
+    // Mid-turn: the agent answers beside the prompt in flight.
+    let mut turn = acp.start("slow");
+    turn.chunk_until("the first text", |c| matches!(c, UiChunk::TextDelta { .. })).await;
+    assert_eq!(acp.host.set_agent_mode("s1", "code").await, Ok(ModeSwitch::Now));
+    std::fs::write(acp.path("release"), "").unwrap();
+    let (outcome, chunks) = turn.outcome().await;
+    assert_eq!(outcome, success());
+    assert_eq!(mode_of(&chunks).as_deref(), Some("code"), "the live reply shows the switch");
+    std::fs::remove_file(acp.path("release")).unwrap();
+
+    // No live connection (a fresh agent session next): the switch waits for its start.
+    acp.host.reset("s1").await;
+    assert_eq!(acp.host.set_agent_mode("s1", "architect").await, Ok(ModeSwitch::AtNextStart));
+    let (_, chunks) = reply(&acp, "mode").await;
+    assert_eq!(text_of(&chunks), "Mode: architect", "switched before the prompt");
+    assert_eq!(mode_of(&chunks).as_deref(), Some("architect"));
+    acp.host.shutdown().await;
+}
