@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffStats, isUnifiedDiff, parseUnifiedDiff } from '../src/chat/diff';
+import { diffStats, isUnifiedDiff, parseUnifiedDiff, previewParts } from '../src/chat/diff';
 
 describe('parseUnifiedDiff', () => {
   it('reads a new file preview as the backend writes it for write_file', () => {
@@ -40,5 +40,18 @@ describe('isUnifiedDiff', () => {
     expect(isUnifiedDiff('--- a/notes.md\n+++ b/notes.md\n@@ -0,0 +1 @@\n+hello\n')).toBe(true);
     expect(isUnifiedDiff('localhost leads to 127.0.0.1, an address on this computer or the local network')).toBe(false);
     expect(isUnifiedDiff('this edit will fail: old_text was not found in a.md')).toBe(false);
+  });
+});
+
+describe('previewParts', () => {
+  const diff = '--- a/notes.md\n+++ b/notes.md\n@@ -0,0 +1 @@\n+hello\n';
+  it('keeps a note put before a diff apart from it, and either alone whole', () => {
+    const note = 'Colloquy was restarted while Fake agent waited for this answer, so its request is no longer open.';
+    expect(previewParts(`${note}\n\n${diff}`)).toEqual({ note, diff });
+    expect(previewParts(diff)).toEqual({ note: undefined, diff });
+    expect(previewParts(note)).toEqual({ note, diff: undefined });
+    // A diff with a blank line inside stays one diff.
+    const spaced = `--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n+a\n\n+b\n`;
+    expect(previewParts(spaced)).toEqual({ note: undefined, diff: spaced });
   });
 });

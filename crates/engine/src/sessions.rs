@@ -635,6 +635,16 @@ const KEPT_AFTER_RESTART: &str = "Colloquy was restarted while Claude Code waite
                                   the session and tells Claude Code your answer; if you allow the call, it makes it \
                                   again and it runs without asking.";
 
+/// The same for an ACP agent, whose request (`session/request_permission`) ended with its
+/// process: the card says it is no longer open, and what answering does instead.
+fn kept_after_restart_acp(agent: &str) -> String {
+    format!(
+        "Colloquy was restarted while {agent} waited for this answer, so its request is no longer open. Answering \
+         starts {agent} again on this session and tells it your answer; if you allow the call and it makes the same \
+         call again, it runs without asking."
+    )
+}
+
 /// Shown on a card the resumed agent asks for instead of the call the user approved.
 const ASKED_AGAIN: &str = "Asked again: Colloquy was restarted while Claude Code waited for an answer, and on \
                            resuming it asked for a call other than the one you approved.";
@@ -756,7 +766,17 @@ impl sessions::TokenStore for SessionTokens {
 pub(crate) async fn keep_orphaned_approvals(store: &store::Store) -> Result<(), ApiError> {
     let pending = store.list_approvals(None, true).await?;
     for approval in pending.into_iter().filter(|a| is_session(&a.topic_id)) {
-        if store.await_approval_again(&approval.message_id, KEPT_AFTER_RESTART).await? {
+        let note = match store.session_of_topic(&approval.topic_id).await {
+            Ok(session) if session.agent == ACP => {
+                let name = match session.acp_agent_id.as_deref() {
+                    Some(id) => store.get_acp_agent(id).await.ok().map(|agent| agent.name),
+                    None => None,
+                };
+                kept_after_restart_acp(name.as_deref().unwrap_or("the agent"))
+            }
+            _ => KEPT_AFTER_RESTART.to_owned(),
+        };
+        if store.await_approval_again(&approval.message_id, &note).await? {
             continue;
         }
         let answer = store::tools::ApprovalAnswer {

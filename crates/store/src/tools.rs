@@ -622,8 +622,9 @@ impl Store {
 
     /// After a restart: a reply whose agent was waiting for an approval when the last run
     /// ended (recovery made it `paused`) waits for that approval again, as a chat reply
-    /// does (`awaiting_approval`); its open approvals without a preview show `note` on
-    /// their card instead. True when the reply was changed.
+    /// does (`awaiting_approval`); its open approvals show `note` on their card, before
+    /// the preview they had (a diff stays whole after a blank line; a second restart adds
+    /// it once). True when the reply was changed.
     pub async fn await_approval_again(&self, message_id: &str, note: &str) -> Result<bool> {
         let mut writer = self.writer().await?;
         let result = sqlx::query(
@@ -637,11 +638,15 @@ impl Store {
         if result.rows_affected() == 0 {
             return Ok(false);
         }
-        sqlx::query("UPDATE approvals SET preview = ? WHERE message_id = ? AND state = 'pending' AND preview IS NULL")
-            .bind(note)
-            .bind(message_id)
-            .execute(&mut *writer)
-            .await?;
+        sqlx::query(
+            "UPDATE approvals SET preview = CASE WHEN preview IS NULL OR preview = '' THEN ?1 \
+             ELSE ?1 || char(10) || char(10) || preview END \
+             WHERE message_id = ?2 AND state = 'pending' AND (preview IS NULL OR instr(preview, ?1) = 0)",
+        )
+        .bind(note)
+        .bind(message_id)
+        .execute(&mut *writer)
+        .await?;
         Ok(true)
     }
 

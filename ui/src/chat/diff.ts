@@ -95,3 +95,18 @@ export function diffStats(lines: readonly DiffLine[]): { added: number; removed:
 export function isUnifiedDiff(preview: string): boolean {
   return /^(--- |\+\+\+ |@@ )/m.test(preview);
 }
+
+/**
+ * An approval card's preview as a note and a diff: a note the backend put before a diff
+ * (a card kept across a restart says so above the agent's diff, a blank line apart), the
+ * diff alone, or a note alone.
+ */
+export function previewParts(preview: string): { note: string | undefined; diff: string | undefined } {
+  const gap = preview.indexOf('\n\n');
+  if (gap > 0) {
+    const head = preview.slice(0, gap);
+    const tail = preview.slice(gap + 2);
+    if (!isUnifiedDiff(head) && isUnifiedDiff(tail)) return { note: head, diff: tail };
+  }
+  return isUnifiedDiff(preview) ? { note: undefined, diff: preview } : { note: preview, diff: undefined };
+}

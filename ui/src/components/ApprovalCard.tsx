@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import type { ApprovalAnswer } from '../chat/approvals';
-import { isUnifiedDiff } from '../chat/diff';
+import { previewParts } from '../chat/diff';
 import { alwaysCovers, parseEditedArguments, prettyJson, type ToolPart } from '../chat/tools';
 import type { Approval } from '../protocol.gen';
 import { useApprovals, useApprovalsState } from './ApprovalsContext';
@@ -49,20 +49,19 @@ export function ApprovalCard({ part, approvalId }: ApprovalCardProps) {
   }
 
   const respond = (reply: ApprovalAnswer) => void approvals.respond(approvalId, reply);
+  const preview = pending?.preview ? previewParts(pending.preview) : undefined;
 
   return (
     <div className="approval-card" data-testid="approval-card" data-approval-id={approvalId} aria-busy={answering}>
       <p className="approval-question">
         Allow <strong>{part.toolName}</strong> to run with these arguments?
       </p>
-      {pending?.preview &&
-        (isUnifiedDiff(pending.preview) ? (
-          <DiffView diff={pending.preview} />
-        ) : (
-          <p className="approval-note small" data-testid="approval-note">
-            {pending.preview}
-          </p>
-        ))}
+      {preview?.note && (
+        <p className="approval-note small" data-testid="approval-note">
+          {preview.note}
+        </p>
+      )}
+      {preview?.diff && <DiffView diff={preview.diff} />}
       {mode === 'edit' ? (
         <EditArgumentsForm
           initial={prettyJson(input)}

@@ -287,3 +287,60 @@ async fn the_agents_mode_is_switched_through_the_operation_and_bad_requests_say_
     let err = error(&a.f, "agent_session_set_mode", json!({ "id": claude.id, "modeId": "code" })).await;
     assert_eq!((err.kind, err.field.as_deref()), (ErrorKind::BadRequest, Some("id")));
 }
+
+#[tokio::test]
+async fn an_acp_approval_left_open_at_a_restart_says_its_request_is_gone_and_answering_resumes_the_agent() {
+    let a = acp_session().await;
+    let topic = a.topic();
+    let (listener, _rx) = a.f.engine.listener(ListenerId::unique(), &topic.id);
+    a.f.engine.stream_open(open_request(topic.id.clone(), "write notes.txt kept"), listener).await.unwrap();
+    let list = async || -> Vec<Approval> { a.f.call("approvals_list", json!({ "topicId": topic.id })).await };
+    let pending = after_status_changes(&a.f.engine, "an approval", list, |p| !p.is_empty()).await;
+    a.f.engine.shutdown().await;
+
+    let mut config = EngineConfig::new(a.f._dir.path().to_path_buf(), "test");
+    config.retry = providers::RetryPolicy::none();
+    let f = Fixture { engine: Engine::open(config.clone()).await.unwrap(), _dir: tempfile::tempdir().unwrap() };
+    let kept: Vec<Approval> = f.call("approvals_list", json!({ "topicId": topic.id })).await;
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].id, pending[0].id, "the card is still there to answer");
+    let preview = kept[0].preview.as_deref().unwrap_or_default();
+    assert!(
+        preview.starts_with(
+            "Colloquy was restarted while Fake agent waited for this answer, so its request is no longer open."
+        ),
+        "{preview}"
+    );
+    assert!(!preview.contains("Claude Code"), "{preview}");
+    assert!(preview.contains("\n\n--- ") && preview.contains("+kept"), "the agent's diff is kept below: {preview}");
+    f.engine.shutdown().await;
+
+    // A second restart says it once; answering starts the agent again on its session.
+    let f = Fixture { engine: Engine::open(config).await.unwrap(), _dir: tempfile::tempdir().unwrap() };
+    let kept: Vec<Approval> = f.call("approvals_list", json!({ "topicId": topic.id })).await;
+    let preview = kept[0].preview.as_deref().unwrap_or_default();
+    assert_eq!(preview.matches("no longer open").count(), 1, "{preview}");
+    f.engine
+        .call("tool_approval_respond", json!({ "approvalId": kept[0].id, "decision": "deny", "reason": "not now" }))
+        .await
+        .unwrap();
+    let rows = after_status_changes(
+        &f.engine,
+        "the resumed reply",
+        async || f.messages(&topic).await,
+        |rows| rows.len() == 2 && rows[1].status == protocol::MessageStatus::Success,
+    )
+    .await;
+    let text: String = rows[1]
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            UiPart::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(text.contains("was restarted while you waited") && text.contains("not now"), "the agent was told: {text}");
+    assert!(!a.workspace.path().join("notes.txt").exists());
+    f.engine.shutdown().await;
+}
