@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiFailure } from '../src/backend/backend';
-import { pathVersion, StatusFeed } from '../src/status/feed';
+import { pathVersion, StatusFeed, turnStarts } from '../src/status/feed';
 import { FakeBackend } from './fake-backend';
 
 const lost = new ApiFailure({ kind: 'internal', message: 'connection reset', retryable: true });
@@ -36,6 +36,24 @@ describe('StatusFeed', () => {
     expect(feed.getSnapshot().connected).toBe(true);
     expect(renders).toBe(3);
     expect(backend.names()).toEqual(['status_subscribe']);
+  });
+
+  it('counts the turns each topic starts, so a turn that ran and ended at once is still seen', async () => {
+    const backend = new FakeBackend();
+    const feed = new StatusFeed(backend);
+    feed.start();
+    await vi.waitFor(() => expect(backend.feeds).toHaveLength(1));
+    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [{ topicId: 't1', status: 'done', unseen: false }] });
+    expect(turnStarts(feed.getSnapshot(), 't1')).toBe(0);
+    backend.feeds[0]?.push({ kind: 'changed', topicId: 't1', status: 'streaming', unseen: false });
+    backend.feeds[0]?.push({ kind: 'changed', topicId: 't1', status: 'awaiting_approval', unseen: false });
+    backend.feeds[0]?.push({ kind: 'changed', topicId: 't1', status: 'done', unseen: true });
+    expect(turnStarts(feed.getSnapshot(), 't1')).toBe(1);
+    backend.feeds[0]?.push({ kind: 'changed', topicId: 't1', status: 'pending', unseen: false });
+    backend.feeds[0]?.push({ kind: 'changed', topicId: 't1', status: 'done', unseen: true });
+    expect(statusOf(feed, 't1')?.status).toBe('done');
+    expect(turnStarts(feed.getSnapshot(), 't1')).toBe(2);
+    expect(turnStarts(feed.getSnapshot(), 't2')).toBe(0);
   });
 
   it('counts path changes per topic without touching the statuses; a snapshot counts for every topic', async () => {

@@ -305,6 +305,15 @@ export class TopicSession {
    * The active path changed elsewhere (another window, or the status feed reconnected):
    * read it again. The live stream stays attached.
    */
+  /**
+   * A turn started in the topic (the status feed says so). One this window does not
+   * follow may already have ended by the time the window renders the change (a queued
+   * message that ran at once): the history is read, so it shows.
+   */
+  turnStarted(): void {
+    if (this.active && !this.listening()) this.readHistory();
+  }
+
   refresh(): void {
     if (!this.active) return;
     this.rereadAll = true;

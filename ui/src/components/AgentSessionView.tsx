@@ -1,10 +1,12 @@
-import { useMemo } from 'react';
+import { useCallback, useMemo } from 'react';
+import type { AgentState } from '../chat/agentSession';
 import { permissionModeLabel } from '../agents/sessionForm';
 import { agentName, modelLabel, providerLabel } from '../agents/sessions';
 import { toApiFailure } from '../backend/backend';
 import { AGENT_FEATURES } from '../chat/features';
 import type { AgentSession, IdRequest, Provider, TopicStatus } from '../protocol.gen';
 import { AgentSessionContext, type AgentSessionActions } from './AgentSessionContext';
+import { AgentModePicker } from './AgentModePicker';
 import { AgentSessionSettings } from './AgentSessionSettings';
 import { useBackend } from './BackendContext';
 import { ConversationView } from './ConversationView';
@@ -19,6 +21,8 @@ interface AgentSessionViewProps {
   onSessionChanged: (session: AgentSession) => void;
   onSessionDeleted: (id: string) => void;
   onSettled: () => void;
+  /** Changes whenever a turn started in the session (the status feed's count). */
+  turnStarts?: number;
 }
 
 const NO_MODELS: never[] = [];
@@ -28,7 +32,7 @@ const NO_MODELS: never[] = [];
  * over the same conversation view chat topics use (a session is a topic). Keyed by the
  * session's topic id by its parent.
  */
-export function AgentSessionView({ session, providers, status, onSessionChanged, onSessionDeleted, onSettled }: AgentSessionViewProps) {
+export function AgentSessionView({ session, providers, status, onSessionChanged, onSessionDeleted, onSettled, turnStarts }: AgentSessionViewProps) {
   const backend = useBackend();
   const name = agentName(session);
 
@@ -45,6 +49,12 @@ export function AgentSessionView({ session, providers, status, onSessionChanged,
       },
     }),
     [backend, session.id, session.resumable, name, onSessionChanged],
+  );
+
+  const acp = session.agent === 'acp';
+  const agentTools = useCallback(
+    (agent: AgentState) => <AgentModePicker sessionId={session.id} modes={agent.modes} currentMode={agent.currentMode} />,
+    [session.id],
   );
 
   const header = (
@@ -101,7 +111,9 @@ export function AgentSessionView({ session, providers, status, onSessionChanged,
         models={NO_MODELS}
         addressee={name}
         onSettled={onSettled}
-        agentSteering={session.agent === 'acp' ? 'after-turn' : 'mid-turn'}
+        turnStarts={turnStarts}
+        agentSteering={acp ? 'after-turn' : 'mid-turn'}
+        agentTools={acp ? agentTools : undefined}
       />
     </AgentSessionContext.Provider>
   );

@@ -25,6 +25,8 @@ interface ChatViewProps {
   origin: Topic | undefined;
   /** See `ConversationView`. */
   pathVersion: number;
+  /** Changes whenever a turn started in the topic. */
+  turnStarts?: number;
   onOpenTopic: (topicId: string) => void;
   onForked: (topic: Topic) => void;
   /** A message was sent (or queued) here: the topic is in use. */
@@ -37,7 +39,7 @@ interface ChatViewProps {
  * models answer the next message.
  */
 export function ChatView(props: ChatViewProps) {
-  const { topic, providers, assistants, status, onTopicModelChange, onTopicChanged, onSettled, origin, pathVersion, onOpenTopic, onForked, onMessageSent } =
+  const { topic, providers, assistants, status, onTopicModelChange, onTopicChanged, onSettled, origin, pathVersion, turnStarts, onOpenTopic, onForked, onMessageSent } =
     props;
   const assistant = assistants.find((candidate) => candidate.id === topic.assistantId);
   const turn = useTurnModels(topic, providers, assistant);
@@ -90,6 +92,7 @@ export function ChatView(props: ChatViewProps) {
         onMessageSent={onMessageSent}
         onSettled={handleSettled}
         pathVersion={pathVersion}
+        turnStarts={turnStarts}
         onForked={onForked}
       />
     </TopicUsageProvider>

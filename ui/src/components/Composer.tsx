@@ -5,6 +5,8 @@ import { slashQuery, type PendingResource } from '../chat/mcpContent';
 import { visionWarning } from '../chat/vision';
 import { isShortcut } from '../keyboard/shortcuts';
 import type { ModelRef, Provider } from '../protocol.gen';
+import type { AgentCommand } from '../chat/agentSession';
+import { AgentCommandMenu, useAgentCommandMenu } from './AgentCommandMenu';
 import { AttachButton } from './AttachButton';
 import { AttachmentChips, AttachmentProblems } from './AttachmentChips';
 import { ResourcePicker } from './ResourcePicker';
@@ -37,6 +39,10 @@ interface ComposerProps {
   models: ModelRef[];
   /** The model picker; absent: no model choice (an agent session keeps its model). */
   modelPicker?: ReactNode;
+  /** More controls for the bar (an agent's mode). */
+  tools?: ReactNode;
+  /** The slash commands an agent offers (an ACP session), suggested after `/`. */
+  agentCommands?: readonly AgentCommand[] | undefined;
   /** When Steer can take effect in the live reply (default: at its next step). */
   steer?: SteerTiming | undefined;
   onSend: (message: OutgoingMessage) => void;
@@ -77,6 +83,11 @@ export function Composer(props: ComposerProps) {
   }
   // Slash commands (MCP prompts) where messages may carry resources: a chat, not an agent session.
   const commands = useSlashCommands(attachments && !busy ? slashQuery(text) : undefined);
+  // An agent's own commands, which it takes as plain text.
+  const agentMenu = useAgentCommandMenu(props.agentCommands, props.agentCommands ? slashQuery(text) : undefined);
+  const insertAgentCommand = (command: AgentCommand | undefined) => {
+    if (command) setText(`/${command.name} `);
+  };
   const addResource = (resource: PendingResource) =>
     setResources((now) => (now.some((r) => r.serverId === resource.serverId && r.uri === resource.uri) ? now : [...now, resource]));
   const expand = (expansion: Expansion) => {
@@ -108,6 +119,19 @@ export function Composer(props: ComposerProps) {
   const primary = () => (busy ? submitText(props.onQueue) : submitMessage(props.onSend));
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (agentMenu.open && agentMenu.matches.length > 0) {
+      const move = event.key === 'ArrowDown' ? 1 : event.key === 'ArrowUp' ? -1 : 0;
+      if (move !== 0) {
+        event.preventDefault();
+        agentMenu.move(move);
+        return;
+      }
+      if (event.key === 'Tab' || isShortcut('send', event.nativeEvent)) {
+        event.preventDefault();
+        insertAgentCommand(agentMenu.chosen());
+        return;
+      }
+    }
     if (commands.open && commands.loading && isShortcut('send', event.nativeEvent)) {
       // The commands are on their way: Enter picks one once they are shown, not sends `/…`.
       event.preventDefault();
@@ -171,6 +195,7 @@ export function Composer(props: ComposerProps) {
       <AttachmentChips files={files} disabled={disabled} onRemove={remove} />
       <PendingResourceChips resources={resources} disabled={disabled} onRemove={(uri) => setResources((now) => now.filter((r) => r.uri !== uri))} />
       <SlashMenu commands={commands} />
+      <AgentCommandMenu menu={agentMenu} onChoose={(command) => insertAgentCommand(agentMenu.chosen(command))} />
       {commands.chosen && <PromptRunner key={`${commands.chosen.serverId} ${commands.chosen.name}`} prompt={commands.chosen} onExpand={expand} onCancel={commands.reset} />}
       {blindWarning && (
         <p className="composer-note" data-testid="composer-vision-warning" role="status">
@@ -208,6 +233,7 @@ export function Composer(props: ComposerProps) {
           {attachments && <AttachButton disabled={disabled} onFiles={addFiles} />}
           {attachments && <ResourcePicker disabled={disabled} onPick={addResource} />}
           {modelPicker}
+          {props.tools}
         </div>
         <div className="composer-actions">
           {busy ? (

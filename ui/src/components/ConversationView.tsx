@@ -1,6 +1,7 @@
 import { useDeferredValue, useEffect, useMemo, useRef, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { isAgentTopic } from '../agents/sessions';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
+import { agentState, type AgentState } from '../chat/agentSession';
 import { encodeAttachment } from '../chat/attachments';
 import type { ConversationFeatures } from '../chat/features';
 import { InboxStore, steerTiming, type AgentSteering } from '../chat/inbox';
@@ -44,8 +45,15 @@ interface ConversationViewProps {
   pathVersion?: number | undefined;
   /** "Fork from here" made this topic: open it. */
   onForked?: ((topic: Topic) => void) | undefined;
+  /** Changes whenever a turn started in the topic (the status feed's count). */
+  turnStarts?: number | undefined;
   /** An agent session's: how its agent takes a steering message. */
   agentSteering?: AgentSteering | undefined;
+  /**
+   * An ACP session's: its agent's commands are offered after `/`, and these controls (its
+   * mode) go in the composer's bar, from what its replies last said.
+   */
+  agentTools?: ((agent: AgentState) => ReactNode) | undefined;
 }
 
 /**
@@ -53,7 +61,7 @@ interface ConversationViewProps {
  * its messages, live replies, inbox and composer. Keyed by topic id by its parent.
  */
 export function ConversationView(props: ConversationViewProps) {
-  const { topicId, header, providers, status, features, models, modelPicker, pickedModels, onMessageSent, addressee, onSettled, pathVersion, onForked, agentSteering } = props;
+  const { topicId, header, providers, status, features, models, modelPicker, pickedModels, onMessageSent, addressee, onSettled, pathVersion, onForked, agentSteering, agentTools, turnStarts } = props;
   const backend = useBackend();
   // `onSettled` is stable in the parent; the session keeps the first one.
   const [session] = useState(() => new TopicSession(backend, topicId, { onSettled }));
@@ -121,6 +129,11 @@ export function ConversationView(props: ConversationViewProps) {
     if (pathVersion !== firstPath.current) session.refresh();
   }, [session, pathVersion]);
 
+  const firstStarts = useRef(turnStarts);
+  useEffect(() => {
+    if (turnStarts !== firstStarts.current) session.turnStarted();
+  }, [session, turnStarts]);
+
   const commands = useMemo<ReplyCommands>(() => {
     const tree: TreeCommands = {
       selectVersion: (messageId) => session.selectVersion(messageId),
@@ -154,6 +167,7 @@ export function ConversationView(props: ConversationViewProps) {
     };
   }, [session, features, onForked]);
 
+  const agent = useMemo(() => (agentTools ? agentState(state.turns) : undefined), [agentTools, state.turns]);
   const steer = steerTiming(state.turns, isAgentTopic(topicId) ? (agentSteering ?? 'mid-turn') : undefined);
 
   const toInbox = (mode: 'queue' | 'steer') => (text: string) => {
@@ -233,6 +247,8 @@ export function ConversationView(props: ConversationViewProps) {
             models={models}
             modelPicker={features.pickModels ? modelPicker : undefined}
             steer={steer}
+            tools={agent && agentTools?.(agent)}
+            agentCommands={agent?.commands}
             onSend={deliver('send')}
             onQueue={toInbox('queue')}
             onSteer={toInbox('steer')}

@@ -18,7 +18,7 @@ import type {
 } from '../protocol.gen';
 import { ShortcutRegistry, ShortcutRegistryContext, useKeyboardShortcuts, useShortcutHandlers } from '../keyboard/keyHandler';
 import { revealMessage } from '../search/revealMessage';
-import { pathVersion, StatusFeed } from '../status/feed';
+import { pathVersion, StatusFeed, turnStarts } from '../status/feed';
 import { notifyApprovals } from '../status/notifications';
 import { AgentSessionList } from './AgentSessionList';
 import { AgentSessionView } from './AgentSessionView';
@@ -492,6 +492,7 @@ export function Workspace() {
                 onSettled={onSettled}
                 origin={topicList.find((t) => t.id === open.topic.forkedFrom?.topicId)}
                 pathVersion={pathVersion(feedState, open.topic.id)}
+                turnStarts={turnStarts(feedState, open.topic.id)}
                 onOpenTopic={select}
                 onForked={topicForked}
                 onMessageSent={() => untouched.keep(open.topic.id)}
@@ -505,6 +506,7 @@ export function Workspace() {
                 onSessionChanged={sessionChanged}
                 onSessionDeleted={sessionDeleted}
                 onSettled={onSessionSettled}
+                turnStarts={turnStarts(feedState, open.session.topicId)}
               />
             ) : open.kind === 'loading' ? (
               <div className="center-screen muted" role="status">

@@ -16,6 +16,19 @@ export interface TopicStatuses {
    */
   pathChanges: ReadonlyMap<string, number>;
   snapshots: number;
+  /**
+   * How many turns each topic started since the feed did (a change into a running status).
+   * Two changes can reach a window's render together (a queued message that ran and
+   * finished at once reads as `done` to `done`); this count still moves.
+   */
+  turnStarts: ReadonlyMap<string, number>;
+}
+
+const RUNNING: readonly string[] = ['pending', 'streaming', 'awaiting_approval'];
+
+/** Changes whenever a turn started in the topic (see `TopicStatuses.turnStarts`). */
+export function turnStarts(statuses: TopicStatuses, topicId: string): number {
+  return statuses.turnStarts.get(topicId) ?? 0;
 }
 
 /** Changes whenever the topic's active path may have changed (see `TopicStatuses.pathChanges`). */
@@ -36,7 +49,7 @@ const RECONNECT_DELAYS_MS = [500, 1000, 2000, 4000, 8000, 15000];
  * it reconnects with backoff, and the fresh snapshot replaces what was known.
  */
 export class StatusFeed {
-  private state: TopicStatuses = { byTopic: new Map(), connected: false, error: undefined, pathChanges: new Map(), snapshots: 0 };
+  private state: TopicStatuses = { byTopic: new Map(), connected: false, error: undefined, pathChanges: new Map(), snapshots: 0, turnStarts: new Map() };
   private readonly listeners = new Set<() => void>();
   private subscription: FeedSubscription | undefined;
   private running = false;
@@ -98,18 +111,25 @@ export class StatusFeed {
 
   private onMessage(message: StatusMessage): void {
     this.attempts = 0;
-    const { pathChanges, snapshots } = this.state;
+    const { pathChanges, snapshots, turnStarts } = this.state;
     switch (message.kind) {
       case 'snapshot': {
         const byTopic = new Map(message.statuses.map((event) => [event.topicId, event]));
-        this.publish({ byTopic, connected: true, error: undefined, pathChanges, snapshots: snapshots + 1 });
+        this.publish({ byTopic, connected: true, error: undefined, pathChanges, snapshots: snapshots + 1, turnStarts });
         break;
       }
       case 'changed': {
         const event: TopicStatusEvent = { topicId: message.topicId, status: message.status, unseen: message.unseen };
+        const before = this.state.byTopic.get(event.topicId)?.status;
         const byTopic = new Map(this.state.byTopic);
         byTopic.set(event.topicId, event);
-        this.publish({ byTopic, connected: true, error: undefined, pathChanges, snapshots });
+        let starts = turnStarts;
+        if (RUNNING.includes(event.status) && !RUNNING.includes(before ?? '')) {
+          const counted = new Map(turnStarts);
+          counted.set(event.topicId, (turnStarts.get(event.topicId) ?? 0) + 1);
+          starts = counted;
+        }
+        this.publish({ byTopic, connected: true, error: undefined, pathChanges, snapshots, turnStarts: starts });
         break;
       }
       case 'path_changed': {
