@@ -18,7 +18,7 @@ import type {
 } from '../protocol.gen';
 import { ShortcutRegistry, ShortcutRegistryContext, useKeyboardShortcuts, useShortcutHandlers } from '../keyboard/keyHandler';
 import { revealMessage } from '../search/revealMessage';
-import { pathVersion, StatusFeed, turnStarts } from '../status/feed';
+import { StatusFeed, topicPath, turnStarts } from '../status/feed';
 import { notifyApprovals } from '../status/notifications';
 import { AgentSessionList } from './AgentSessionList';
 import { AgentSessionView } from './AgentSessionView';
@@ -466,7 +466,9 @@ export function Workspace() {
               </p>
             )}
           </Sidebar>
-          <main className="main">
+          {/* While "New topic" waits for the backend, the topic shown is not written in: text
+              typed meanwhile would land in its composer, not the new topic's. */}
+          <main className="main" inert={creating}>
             {actionError && <ErrorNotice error={actionError} onDismiss={() => setActionError(undefined)} />}
             {finding && conversationOpen && <FindInTopic onClose={() => setFinding(false)} />}
             {view === 'settings' ? (
@@ -491,7 +493,7 @@ export function Workspace() {
                 onTopicChanged={topicChanged}
                 onSettled={onSettled}
                 origin={topicList.find((t) => t.id === open.topic.forkedFrom?.topicId)}
-                pathVersion={pathVersion(feedState, open.topic.id)}
+                pathVersion={topicPath(feedState, open.topic.id)}
                 turnStarts={turnStarts(feedState, open.topic.id)}
                 onOpenTopic={select}
                 onForked={topicForked}
