@@ -63,6 +63,12 @@ e2eTest(
     await waitUntil('the mode is shown', async () => (await mode.inputValue()) === 'code');
     assert.deepEqual(await mode.locator('option').allInnerTexts(), ['Code', 'Architect']);
 
+    // Files go to the agent as it takes them (this one: images and embedded files).
+    await byTestId(page, 'attach-input').setInputFiles({ name: 'notes.md', mimeType: 'text/markdown', buffer: Buffer.from('# hi') });
+    await typeAndEnter(page, 'look');
+    await replyEnds(page, 'Got resource attachment:///notes.md # hi');
+    assert.equal(await byTestId(page, 'resource-picker-button').count(), 0, 'no MCP resources in an agent session');
+
     // A write: asked on an approval card, written once after Allow.
     await typeAndEnter(page, 'write notes.txt from the browser');
     const card = byTestId(page, 'approval-card');
@@ -162,7 +168,7 @@ e2eTest(
     const [session] = await stack.server.api('agent_sessions_list');
     const stored = await stack.server.api('messages_list', { topicId: session.topicId });
     const texts = stored.map((row) => row.message.parts.filter((part) => part.type === 'text').map((part) => part.text).join(''));
-    assert.equal(stored.length, 20, 'ten turns, one reply each');
+    assert.equal(stored.length, 22, 'eleven turns, one reply each');
     assert.deepEqual(texts.slice(-2), ['slow', 'Working slowly and done.']);
     // The steering and interrupt notes are kept with their replies.
     const notes = stored.flatMap((row) => row.message.parts.filter((part) => part.type === 'data-steer').map((part) => part.data.state));

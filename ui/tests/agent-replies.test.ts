@@ -2,7 +2,7 @@ import { createElement, type ReactNode } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { errorHint, errorTitle } from '../src/backend/describe';
-import { AGENT_FEATURES, CHAT_FEATURES, featuresFor, replyActions } from '../src/chat/features';
+import { ACP_FEATURES, AGENT_FEATURES, CHAT_FEATURES, featuresFor, replyActions } from '../src/chat/features';
 import { replyBlocks, type ChatMessage } from '../src/chat/messages';
 import { compactionMarker, formatTokens, replyCost, steerNote } from '../src/chat/replyNotes';
 import { AgentSessionContext, type AgentSessionActions } from '../src/components/AgentSessionContext';
@@ -136,6 +136,8 @@ describe('what an agent session offers', () => {
     expect(featuresFor('agent-session:s1')).toBe(AGENT_FEATURES);
     expect(featuresFor('topic-1')).toBe(CHAT_FEATURES);
     expect(AGENT_FEATURES).toEqual({ retry: false, addModel: false, attachments: false, pickModels: false, tree: false });
+    // An ACP agent takes files (as its prompt capabilities allow; the backend checks).
+    expect(ACP_FEATURES).toEqual({ ...AGENT_FEATURES, attachments: true });
     expect(CHAT_FEATURES.tree).toBe(true);
     expect(replyActions(stopped, false, AGENT_FEATURES)).toEqual({ continue: true, retry: false });
     expect(replyActions(finished, false, AGENT_FEATURES)).toEqual({ continue: false, retry: false });

@@ -14,7 +14,7 @@ use protocol::api::{
 use protocol::tool::{Approval, ApprovalState};
 use protocol::{ApiError, ErrorKind, MessageId, MessageStatus, ModelRef, ProviderId, TopicId, TurnId, UiMessage};
 use serde_json::Value;
-use sessions::{AcpAgentConfig, AcpDriver, Decision, PermissionMode, SessionHost, SessionSpec};
+use sessions::{AcpAgentConfig, AcpDriver, Decision, PermissionMode, PromptFile, SessionHost, SessionSpec};
 use store::Store;
 use store::secrets::SecretStore;
 use store::sessions::{NewSession, SessionRow};
@@ -326,17 +326,19 @@ impl AgentSessions {
 
     /// A turn of an agent session: the user's message goes to the agent.
     pub(crate) async fn prepare_session_turn(&self, request: StreamOpenRequest) -> Result<PreparedTurn, ApiError> {
-        if request.attachments.as_ref().is_some_and(|a| !a.is_empty()) {
-            return Err(ApiError::bad_request(
-                "attachments",
-                "agent sessions take text only; put files in the session's folder",
-            ));
-        }
+        let attachments = request.attachments.as_deref().unwrap_or_default();
         let text = request.text.trim();
-        if text.is_empty() {
+        if text.is_empty() && attachments.is_empty() {
             return Err(ApiError::bad_request("text", "the message is empty"));
         }
         let session = self.store.session_of_topic(&request.topic_id).await?;
+        if !attachments.is_empty() && session.agent != ACP {
+            return Err(ApiError::bad_request(
+                "attachments",
+                "Claude Code sessions take text only; put files in the session's folder",
+            ));
+        }
+        let file_parts = crate::attachments::attachment_parts(attachments)?;
         // As in chat: a permission prompt left from before a restart is answered (which
         // resumes the agent) or stopped first.
         if let Some(waiting) = self.waiting_after_restart(&session.topic_id).await? {
@@ -352,10 +354,14 @@ impl AgentSessions {
                 tracing::warn!(error = %err, "could not title the session");
             }
         }
+        // Checked against what the agent takes before anything is stored.
+        let files = self.acp_files(&session, &file_parts).await?;
         let message_id = MessageId::new();
-        let execution = self.session_execution(&session, message_id, text.to_owned(), ReplySlot::New, None).await?;
+        let execution =
+            self.session_execution(&session, message_id, text.to_owned(), files, ReplySlot::New, None).await?;
         let user_id = request.message_id.unwrap_or_default();
-        let user = UiMessage::user_text(user_id.as_str(), text);
+        let mut user = UiMessage::user_text(user_id.as_str(), text);
+        user.parts.extend(file_parts);
         Ok(PreparedTurn {
             topic_id: session.topic_id,
             turn_id: TurnId::new(),
@@ -384,7 +390,7 @@ impl AgentSessions {
         };
         let prompt = "Continue from where you left off.".to_owned();
         let slot = ReplySlot::Continue { message: reply.message, seen: reply.revision };
-        let execution = self.session_execution(&session, reply.id.clone(), prompt, slot, None).await?;
+        let execution = self.session_execution(&session, reply.id.clone(), prompt, Vec::new(), slot, None).await?;
         Ok(PreparedTurn { topic_id: session.topic_id, turn_id, user: None, executions: vec![execution] })
     }
 
@@ -395,12 +401,13 @@ impl AgentSessions {
         session: &SessionRow,
         message_id: MessageId,
         prompt: String,
+        files: Vec<PromptFile>,
         slot: ReplySlot,
         carried: Option<Carried>,
     ) -> Result<PreparedExecution, ApiError> {
         let mode = permission_mode("permissionMode", &session.permission_mode)?;
         if session.agent == ACP {
-            return self.acp_execution(session, message_id, prompt, slot, carried).await;
+            return self.acp_execution(session, message_id, prompt, files, slot, carried).await;
         }
         let mut env = Vec::new();
         let chosen = session.model.trim();
@@ -468,9 +475,86 @@ impl AgentSessions {
         session: &SessionRow,
         message_id: MessageId,
         prompt: String,
+        files: Vec<PromptFile>,
         slot: ReplySlot,
         carried: Option<Carried>,
     ) -> Result<PreparedExecution, ApiError> {
+        let (driver, spec, name) = self.acp_runtime(session).await?;
+        let agent_id = session.acp_agent_id.as_deref().unwrap_or_default();
+        let model_ref = ModelRef { provider_id: ProviderId(format!("acp:{agent_id}")), model: spec.model.clone() };
+        let gate = EngineGate {
+            store: self.store.clone(),
+            topic_id: session.topic_id.clone(),
+            message_id: message_id.clone(),
+            defaults: HashMap::new(),
+        };
+        let gate: Arc<dyn ToolGate> = match carried {
+            Some(carried) => Arc::new(ResumedGate { gate, carried: Mutex::new(Some(carried)) }),
+            None => Arc::new(gate),
+        };
+        let tokens = Arc::new(SessionTokens {
+            store: self.store.clone(),
+            session_id: session.id.clone(),
+            topic_id: session.topic_id.to_string(),
+            message_id: message_id.to_string(),
+            provider_id: model_ref.provider_id.to_string(),
+            agent: name.clone(),
+            model: model_ref.model.clone(),
+        });
+        let runner = self.host.turn_with_files(driver, spec, prompt, files, session.resume_token.clone(), gate, tokens);
+        Ok(PreparedExecution { message_id, model_ref, provider_name: name, runner, slot, idle_timeout: None })
+    }
+
+    /// Files for an ACP agent's prompt, each checked against what the agent says it takes
+    /// (`promptCapabilities`, learned by starting it if it is not running): one it cannot
+    /// take is refused naming it (`attachments.N`), before anything is stored.
+    async fn acp_files(&self, session: &SessionRow, parts: &[protocol::UiPart]) -> Result<Vec<PromptFile>, ApiError> {
+        let files: Vec<PromptFile> = parts
+            .iter()
+            .filter_map(|part| match part {
+                protocol::UiPart::File { media_type, url, filename } => Some(PromptFile {
+                    media_type: media_type.clone(),
+                    filename: filename.clone().unwrap_or_else(|| "attachment".to_owned()),
+                    data: url.split_once(";base64,").map(|(_, data)| data.to_owned()).unwrap_or_default(),
+                }),
+                _ => None,
+            })
+            .collect();
+        if files.is_empty() {
+            return Ok(files);
+        }
+        let (driver, spec, name) = self.acp_runtime(session).await?;
+        let capabilities = match self.host.prompt_capabilities(driver, &spec, session.resume_token.as_deref()).await {
+            Ok(capabilities) => capabilities.unwrap_or_default(),
+            Err(sessions::DriverError::Failed(message)) if message.ends_with("is busy with a turn") => {
+                return Err(ApiError::conflict(format!(
+                    "{message}; files go with a new message: wait for the reply to finish, or Interrupt it"
+                )));
+            }
+            Err(error) => {
+                return Err(ApiError {
+                    kind: ErrorKind::Provider,
+                    message: format!("{name} could not be started to check what it takes: {error}"),
+                    retryable: true,
+                    field: None,
+                    code: Some("agent".to_owned()),
+                });
+            }
+        };
+        for (index, file) in files.iter().enumerate() {
+            if let Some(why) = capabilities.refusal(&name, file) {
+                return Err(ApiError::bad_request(format!("attachments.{index}"), why));
+            }
+        }
+        Ok(files)
+    }
+
+    /// The driver and spec of a session of an ACP agent (the agent from settings, started
+    /// with its variables and handed the user's enabled MCP servers), and the agent's name.
+    async fn acp_runtime(
+        &self,
+        session: &SessionRow,
+    ) -> Result<(Arc<dyn sessions::Driver>, SessionSpec, String), ApiError> {
         let Some(agent_id) = session.acp_agent_id.as_deref() else {
             return Err(ApiError::bad_request("acpAgentId", "this session's agent was deleted from settings"));
         };
@@ -494,35 +578,7 @@ impl AgentSessions {
             permission_mode: permission_mode("permissionMode", &session.permission_mode)?,
             env: Vec::new(),
         };
-        let model_ref = ModelRef { provider_id: ProviderId(format!("acp:{agent_id}")), model: spec.model.clone() };
-        let gate = EngineGate {
-            store: self.store.clone(),
-            topic_id: session.topic_id.clone(),
-            message_id: message_id.clone(),
-            defaults: HashMap::new(),
-        };
-        let gate: Arc<dyn ToolGate> = match carried {
-            Some(carried) => Arc::new(ResumedGate { gate, carried: Mutex::new(Some(carried)) }),
-            None => Arc::new(gate),
-        };
-        let tokens = Arc::new(SessionTokens {
-            store: self.store.clone(),
-            session_id: session.id.clone(),
-            topic_id: session.topic_id.to_string(),
-            message_id: message_id.to_string(),
-            provider_id: model_ref.provider_id.to_string(),
-            agent: launch.row.name.clone(),
-            model: model_ref.model.clone(),
-        });
-        let runner = self.host.turn_with(driver, spec, prompt, session.resume_token.clone(), gate, tokens);
-        Ok(PreparedExecution {
-            message_id,
-            model_ref,
-            provider_name: launch.row.name,
-            runner,
-            slot,
-            idle_timeout: None,
-        })
+        Ok((driver, spec, launch.row.name))
     }
 
     /// A permission prompt of the session whose reply waits for it across a restart (not
@@ -584,7 +640,7 @@ impl AgentSessions {
         let carried =
             approved.then(|| Carried { tool_name: approval.tool_name.clone(), input: approval.input.clone() });
         let slot = ReplySlot::Continue { message: reply.message, seen: reply.revision };
-        let execution = self.session_execution(&session, reply.id.clone(), prompt, slot, carried).await?;
+        let execution = self.session_execution(&session, reply.id.clone(), prompt, Vec::new(), slot, carried).await?;
         let turn =
             PreparedTurn { topic_id: session.topic_id.clone(), turn_id, user: None, executions: vec![execution] };
         // Windows showing the session follow the resumed reply through the status feed.

@@ -38,7 +38,8 @@ use tools::mcp::processes::{self, ProcessRegistry};
 
 use self::client::AcpClient;
 use crate::driver::{
-    Connection, ConnectionControl, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec,
+    Connection, ConnectionControl, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode,
+    PromptCapabilities, PromptFile, SessionSpec,
 };
 
 /// How many stderr lines messages quote (the last ones).
@@ -98,7 +99,7 @@ impl AcpDriver {
 }
 
 enum Command {
-    Prompt(String),
+    Prompt(String, Vec<PromptFile>),
     /// `session/set_mode`, answered when the agent has answered.
     SetMode(String, oneshot::Sender<Result<(), String>>),
     Answer(String, PermissionAnswer),
@@ -161,9 +162,13 @@ impl Driver for AcpDriver {
             .name(format!("acp {}", self.config.name))
             .spawn(move || run_thread(setup, command_rx, event_tx, ready_tx))
             .map_err(|e| DriverError::Failed(format!("could not start a thread for {}: {e}", self.config.name)))?;
-        let connection = AcpConnection { commands, events, closed, report, thread: Some(thread) };
+        let mut connection =
+            AcpConnection { commands, events, closed, report, thread: Some(thread), capabilities: None };
         match ready.await {
-            Ok(Ok(())) => Ok(Box::new(connection)),
+            Ok(Ok(capabilities)) => {
+                connection.capabilities = Some(capabilities);
+                Ok(Box::new(connection))
+            }
             Ok(Err(error)) => {
                 Box::new(connection).close().await;
                 Err(error)
@@ -190,7 +195,7 @@ fn run_thread(
     setup: Setup,
     commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<DriverEvent>,
-    ready: oneshot::Sender<Result<(), DriverError>>,
+    ready: oneshot::Sender<Result<PromptCapabilities, DriverError>>,
 ) {
     let closed = setup.closed.clone();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -216,7 +221,7 @@ async fn serve(
     setup: Setup,
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<DriverEvent>,
-    ready: oneshot::Sender<Result<(), DriverError>>,
+    ready: oneshot::Sender<Result<PromptCapabilities, DriverError>>,
 ) {
     let Setup { config, spec, resume, processes, report, closed } = setup;
     let name = config.name.clone();
@@ -293,7 +298,7 @@ async fn serve(
         }
         _ = &mut io => Err(DriverError::Failed(format!("{name} exited before answering"))),
     };
-    let (session_id, modes) = match started {
+    let (session_id, modes, capabilities) = match started {
         Ok(started) => started,
         Err(error) => {
             finish(child, group, &report).await;
@@ -316,7 +321,7 @@ async fn serve(
             available: serde_json::to_value(&modes.available_modes).unwrap_or(serde_json::Value::Null),
         });
     }
-    if ready.send(Ok(())).is_err() {
+    if ready.send(Ok(capabilities)).is_err() {
         finish(child, group, &report).await;
         return;
     }
@@ -325,7 +330,7 @@ async fn serve(
         tokio::select! {
             command = commands.recv() => match command {
                 None | Some(Command::Close) => break,
-                Some(Command::Prompt(text)) => {
+                Some(Command::Prompt(text, files)) => {
                     client.turn_started();
                     let connection = connection.clone();
                     let client = client.clone();
@@ -333,7 +338,7 @@ async fn serve(
                     let seen = seen.clone();
                     let output_ended = output_ended.clone();
                     tokio::task::spawn_local(async move {
-                        let request = acp::PromptRequest::new(session_id, vec![text.into()]);
+                        let request = acp::PromptRequest::new(session_id, prompt_blocks(text, &files, capabilities));
                         let answer = connection.prompt(request).await;
                         if answer.is_err() && output_ended.get() {
                             // The agent is gone: the connection's end says so, with what
@@ -434,14 +439,14 @@ fn is_session_update(line: &[u8]) -> bool {
 
 /// `initialize` (we serve files and terminals), then `session/load` of the token when the
 /// agent can, else `session/new`, with the workspace and the user's MCP servers. Returns
-/// the session and the modes the agent offers in it, if any.
+/// the session, the modes the agent offers in it (if any), and what it takes in a prompt.
 async fn handshake(
     connection: &acp::ClientSideConnection,
     client: &AcpClient,
     config: &AcpAgentConfig,
     spec: &SessionSpec,
     resume: Option<&str>,
-) -> Result<(acp::SessionId, Option<acp::SessionModeState>), DriverError> {
+) -> Result<(acp::SessionId, Option<acp::SessionModeState>, PromptCapabilities), DriverError> {
     let name = &config.name;
     let capabilities = acp::ClientCapabilities::new()
         .fs(acp::FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
@@ -453,6 +458,8 @@ async fn handshake(
         .initialize(request)
         .await
         .map_err(|e| DriverError::Failed(format!("{name} refused to start (initialize): {e}")))?;
+    let offered = &initialized.agent_capabilities.prompt_capabilities;
+    let capabilities = PromptCapabilities { image: offered.image, embedded_context: offered.embedded_context };
     let workspace = absolute(&spec.workspace);
     let servers = mcp_servers(&config.mcp_servers, &initialized.agent_capabilities);
     if let Some(token) = resume
@@ -466,7 +473,7 @@ async fn handshake(
             .await;
         client.set_replaying(false);
         return match loaded {
-            Ok(loaded) => Ok((acp::SessionId::new(token.to_owned()), loaded.modes)),
+            Ok(loaded) => Ok((acp::SessionId::new(token.to_owned()), loaded.modes, capabilities)),
             Err(e) => Err(DriverError::ResumeFailed(format!(
                 "{name} could not resume its session {token}: {e}. The history here is kept; reset the session to \
                  start a fresh one."
@@ -477,7 +484,7 @@ async fn handshake(
         .new_session(acp::NewSessionRequest::new(workspace).mcp_servers(servers))
         .await
         .map_err(|e| DriverError::Failed(format!("{name} did not start a session: {e}")))?;
-    Ok((created.session_id, created.modes))
+    Ok((created.session_id, created.modes, capabilities))
 }
 
 fn absolute(path: &std::path::Path) -> PathBuf {
@@ -502,6 +509,48 @@ fn mcp_servers(servers: &[(String, McpEndpoint)], capabilities: &acp::AgentCapab
             McpEndpoint::Http { .. } => None,
         })
         .collect()
+}
+
+/// The prompt's content blocks: the text, then each file as the agent takes it (checked
+/// before with [`PromptCapabilities::refusal`]): an image as an image block; a text file as
+/// an embedded resource when the agent takes embedded context, else as a link whose URI
+/// is a `data:` URI of its contents (nothing is written anywhere for it); another file
+/// (a PDF) as an embedded blob.
+pub(crate) fn prompt_blocks(
+    text: String,
+    files: &[PromptFile],
+    capabilities: PromptCapabilities,
+) -> Vec<acp::ContentBlock> {
+    use base64::Engine as _;
+    let mut blocks = vec![acp::ContentBlock::from(text)];
+    for file in files {
+        let uri = format!("attachment:///{}", file.filename);
+        let block = if file.media_type.starts_with("image/") {
+            serde_json::json!({ "type": "image", "mimeType": file.media_type, "data": file.data })
+        } else if file.media_type.starts_with("text/") || file.media_type == "application/json" {
+            if capabilities.embedded_context {
+                let bytes = base64::engine::general_purpose::STANDARD.decode(&file.data).unwrap_or_default();
+                let text = String::from_utf8_lossy(&bytes);
+                serde_json::json!({ "type": "resource", "resource": {
+                    "uri": uri, "mimeType": file.media_type, "text": text,
+                } })
+            } else {
+                serde_json::json!({ "type": "resource_link", "name": file.filename, "mimeType": file.media_type,
+                    "uri": format!("data:{};base64,{}", file.media_type, file.data) })
+            }
+        } else {
+            serde_json::json!({ "type": "resource", "resource": {
+                "uri": uri, "mimeType": file.media_type, "blob": file.data,
+            } })
+        };
+        match serde_json::from_value::<acp::ContentBlock>(block) {
+            Ok(block) => blocks.push(block),
+            Err(error) => {
+                tracing::error!(file = %file.filename, error = %error, "an attachment could not be put in a prompt")
+            }
+        }
+    }
+    blocks
 }
 
 fn turn_finished(answer: acp::Result<acp::PromptResponse>) -> DriverEvent {
@@ -597,6 +646,8 @@ fn spawn_error(config: &AcpAgentConfig, error: &std::io::Error) -> DriverError {
 }
 
 struct AcpConnection {
+    /// What the agent said it takes in a prompt (`initialize`).
+    capabilities: Option<PromptCapabilities>,
     commands: mpsc::UnboundedSender<Command>,
     events: mpsc::UnboundedReceiver<DriverEvent>,
     closed: Arc<AtomicBool>,
@@ -648,7 +699,15 @@ impl Connection for AcpConnection {
         Some(Arc::new(AcpControl { commands: self.commands.clone(), closed: self.closed.clone() }))
     }
     async fn send(&mut self, text: &str) -> Result<(), DriverError> {
-        self.command(Command::Prompt(text.to_owned()))
+        self.command(Command::Prompt(text.to_owned(), Vec::new()))
+    }
+
+    fn prompt_capabilities(&self) -> Option<PromptCapabilities> {
+        self.capabilities
+    }
+
+    async fn send_with(&mut self, text: &str, files: &[PromptFile]) -> Result<(), DriverError> {
+        self.command(Command::Prompt(text.to_owned(), files.to_vec()))
     }
 
     async fn next_event(&mut self) -> Option<DriverEvent> {

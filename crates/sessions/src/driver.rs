@@ -74,6 +74,45 @@ pub enum DriverError {
     Failed(String),
 }
 
+/// A file sent with a prompt: its media type, name and bytes (standard base64).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptFile {
+    pub media_type: String,
+    pub filename: String,
+    pub data: String,
+}
+
+/// What a runtime takes in a prompt besides text (ACP's `promptCapabilities`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PromptCapabilities {
+    /// Images, as image blocks.
+    pub image: bool,
+    /// Files' contents embedded in the prompt (resources); without it a text file goes as
+    /// a link to its contents (a `data:` URI) and a PDF cannot go.
+    pub embedded_context: bool,
+}
+
+impl PromptCapabilities {
+    /// Why `file` cannot go into a prompt of `agent`, or `None` when it can.
+    pub fn refusal(&self, agent: &str, file: &PromptFile) -> Option<String> {
+        let name = &file.filename;
+        let media = file.media_type.as_str();
+        if media.starts_with("image/") {
+            return (!self.image).then(|| format!("{agent} does not take images, so {name} cannot be sent to it"));
+        }
+        if media.starts_with("text/") || media == "application/json" {
+            return None;
+        }
+        if !self.embedded_context {
+            return Some(format!(
+                "{agent} takes no files embedded in a message, so {name} ({media}) cannot be sent to it; text files \
+                 go as links"
+            ));
+        }
+        None
+    }
+}
+
 /// How to answer a permission request.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PermissionAnswer {
@@ -238,6 +277,21 @@ pub trait Connection: Send {
 
     /// Sends the user's message: a new turn, or (mid-turn) a message the runtime takes in.
     async fn send(&mut self, text: &str) -> Result<(), DriverError>;
+
+    /// What the runtime takes in a prompt besides text; `None`: text only.
+    fn prompt_capabilities(&self) -> Option<PromptCapabilities> {
+        None
+    }
+
+    /// Sends the user's message with files (checked against
+    /// [`Connection::prompt_capabilities`] before).
+    async fn send_with(&mut self, text: &str, files: &[PromptFile]) -> Result<(), DriverError> {
+        if files.is_empty() {
+            self.send(text).await
+        } else {
+            Err(DriverError::Failed("this agent takes text only".into()))
+        }
+    }
 
     /// The next event; `None` once the connection has ended.
     async fn next_event(&mut self) -> Option<DriverEvent>;

@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio_util::task::TaskTracker;
 use turn::ToolGate;
 
-use crate::driver::{Driver, PermissionMode, SessionSpec};
+use crate::driver::{Driver, DriverError, PermissionMode, PromptCapabilities, PromptFile, SessionSpec};
 use crate::slot::{Decision, Slot, State};
 use crate::turn::{SessionTurn, TokenStore, TurnHost};
 
@@ -113,9 +113,48 @@ impl SessionHost {
         gate: Arc<dyn ToolGate>,
         tokens: Arc<dyn TokenStore>,
     ) -> streams::Runner {
+        self.turn_with_files(driver, spec, prompt, Vec::new(), resume_token, gate, tokens)
+    }
+
+    /// [`SessionHost::turn_with`] with files sent beside the prompt (checked with
+    /// [`SessionHost::prompt_capabilities`] first).
+    #[allow(clippy::too_many_arguments)]
+    pub fn turn_with_files(
+        &self,
+        driver: Arc<dyn Driver>,
+        spec: SessionSpec,
+        prompt: String,
+        files: Vec<PromptFile>,
+        resume_token: Option<String>,
+        gate: Arc<dyn ToolGate>,
+        tokens: Arc<dyn TokenStore>,
+    ) -> streams::Runner {
         let mut turn = self.session_turn(spec, prompt, resume_token, gate, tokens);
         turn.driver = driver;
+        turn.files = files;
         Box::new(turn)
+    }
+
+    /// What the session's runtime takes in a prompt besides text (`None`: text only),
+    /// starting it (as a turn would, resuming `resume_token`) when no connection is live;
+    /// the next turn goes on on that connection. `Failed` while a turn runs.
+    pub async fn prompt_capabilities(
+        &self,
+        driver: Arc<dyn Driver>,
+        spec: &SessionSpec,
+        resume_token: Option<&str>,
+    ) -> Result<Option<PromptCapabilities>, DriverError> {
+        let slot = self.slot(&spec.session_id);
+        let Ok(mut state) = slot.state.try_lock() else {
+            return Err(DriverError::Failed(format!("{} is busy with a turn", driver.name())));
+        };
+        slot.touch();
+        crate::turn::connect(&mut state, &slot, driver.as_ref(), spec, resume_token).await?;
+        let capabilities = state.connection.as_ref().and_then(|c| c.prompt_capabilities());
+        drop(state);
+        // Closed again after the idle time if no turn comes.
+        crate::turn::TurnHost::turn_ended(self, &slot);
+        Ok(capabilities)
     }
 
     pub(crate) fn session_turn(
@@ -128,7 +167,17 @@ impl SessionHost {
     ) -> SessionTurn {
         let slot = self.slot(&spec.session_id);
         let driver = self.inner.driver.clone();
-        SessionTurn { host: Arc::new(self.clone()), driver, slot, spec, prompt, resume_token, gate, tokens }
+        SessionTurn {
+            host: Arc::new(self.clone()),
+            driver,
+            slot,
+            spec,
+            prompt,
+            files: Vec::new(),
+            resume_token,
+            gate,
+            tokens,
+        }
     }
 
     /// Hands the user's answer to the turn waiting for it. False when no turn waits

@@ -28,7 +28,8 @@ pub use self::turn::{AgentUsage, TokenStore};
 pub use acp::{AcpAgentConfig, AcpDriver};
 pub use claude_code::{ClaudeCode, ClaudeCodeConfig};
 pub use driver::{
-    Connection, ConnectionControl, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode, SessionSpec,
+    Connection, ConnectionControl, Driver, DriverError, DriverEvent, PermissionAnswer, PermissionMode,
+    PromptCapabilities, PromptFile, SessionSpec,
 };
 pub use host::{ModeSwitch, SessionHost, SetModeError};
 pub use slot::Decision;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use streams::ChunkSender;
 use turn::{CallRecord, ChunkSink, GateCall, GateDecision, PartWriter, RunContext, ToolGate, TurnOutcome, TurnRunner};
 
-use crate::driver::{Driver, DriverError, DriverEvent, PermissionAnswer, SessionSpec};
+use crate::driver::{Driver, DriverError, DriverEvent, PermissionAnswer, PromptFile, SessionSpec};
 use crate::slot::{Slot, State};
 
 /// Where a session's resume tokens are kept. The turn awaits each save before it reads
@@ -61,6 +61,8 @@ pub(crate) struct SessionTurn {
     pub(crate) slot: Arc<Slot>,
     pub(crate) spec: SessionSpec,
     pub(crate) prompt: String,
+    /// Files sent with the prompt (checked against the runtime's capabilities before).
+    pub(crate) files: Vec<PromptFile>,
     pub(crate) resume_token: Option<String>,
     pub(crate) gate: Arc<dyn ToolGate>,
     pub(crate) tokens: Arc<dyn TokenStore>,
@@ -127,6 +129,45 @@ impl SessionTurn {
         self.host.turn_ended(&slot);
         outcome
     }
+}
+
+/// A live connection for the session in `state`: the warm one, or a new one (resuming the
+/// kept token, else `resume`). True when it is new. Used by a turn, and by the host to learn
+/// what the runtime takes in a prompt before a turn is admitted.
+pub(crate) async fn connect(
+    state: &mut State,
+    slot: &Slot,
+    driver: &dyn Driver,
+    spec: &SessionSpec,
+    resume: Option<&str>,
+) -> Result<bool, DriverError> {
+    let usable = state.connection.as_ref().is_some_and(|c| !c.is_closed()) && state.connected_as.as_ref() == Some(spec);
+    if usable {
+        return Ok(false);
+    }
+    if let Some(connection) = state.connection.take() {
+        connection.close().await;
+    }
+    state.connected_as = None;
+    let token = state.resume_token.clone().or_else(|| resume.map(str::to_owned));
+    let connection = driver.connect(spec, token.as_deref()).await?;
+    let control = connection.control();
+    state.connection = Some(connection);
+    state.connected_as = Some(spec.clone());
+    let wanted = match slot.modes.lock() {
+        Ok(mut modes) => {
+            modes.control = control.clone();
+            modes.wanted.take()
+        }
+        Err(_) => None,
+    };
+    // A mode chosen while no connection was live: switched to before the prompt.
+    if let (Some(mode), Some(control)) = (wanted, control)
+        && let Err(error) = control.set_mode(&mode).await
+    {
+        tracing::warn!(mode, error = %error, "the agent did not switch to the mode chosen while it was away");
+    }
+    Ok(true)
 }
 
 fn failed(code: &str, message: impl Into<String>) -> TurnOutcome {
@@ -212,7 +253,7 @@ impl<S: ChunkSink> Turn<'_, S> {
         }
         if !continuing {
             let sent = match self.state.connection.as_mut() {
-                Some(connection) => connection.send(&self.run.prompt).await,
+                Some(connection) => connection.send_with(&self.run.prompt, &self.run.files).await,
                 None => Err(DriverError::Failed("no connection".into())),
             };
             if let Err(error) = sent {
@@ -466,33 +507,9 @@ impl<S: ChunkSink> Turn<'_, S> {
     /// A live connection for this session: the warm one, or a new one (resuming). True
     /// when it is new.
     async fn connect(&mut self) -> Step<bool> {
-        let usable = self.state.connection.as_ref().is_some_and(|c| !c.is_closed())
-            && self.state.connected_as.as_ref() == Some(&self.run.spec);
-        if usable {
-            return Ok(false);
-        }
-        self.close().await;
-        let token = self.state.resume_token.clone().or_else(|| self.run.resume_token.clone());
-        match self.run.driver.connect(&self.run.spec, token.as_deref()).await {
-            Ok(connection) => {
-                let control = connection.control();
-                self.state.connection = Some(connection);
-                self.state.connected_as = Some(self.run.spec.clone());
-                let wanted = match self.run.slot.modes.lock() {
-                    Ok(mut modes) => {
-                        modes.control = control.clone();
-                        modes.wanted.take()
-                    }
-                    Err(_) => None,
-                };
-                // A mode chosen while no connection was live: switched to before the prompt.
-                if let (Some(mode), Some(control)) = (wanted, control)
-                    && let Err(error) = control.set_mode(&mode).await
-                {
-                    tracing::warn!(mode, error = %error, "the agent did not switch to the mode chosen while it was away");
-                }
-                Ok(true)
-            }
+        let run = self.run;
+        match connect(self.state, &run.slot, run.driver.as_ref(), &run.spec, run.resume_token.as_deref()).await {
+            Ok(new) => Ok(new),
             Err(DriverError::NotInstalled(message)) => Err(failed("agent_not_installed", message)),
             Err(DriverError::ResumeFailed(message)) => Err(failed("resume_failed", message)),
             Err(DriverError::Failed(message)) => Err(failed("agent", message)),

@@ -18,6 +18,7 @@
 //   wait             a chunk, then waits for session/cancel; after it, asks permission
 //                    anyway and writes the outcome it got to after-cancel.txt
 //   terminal CMD     runs `sh -c CMD` in a terminal shown by an `execute` tool call
+// A prompt with files (any text) is answered "Got …", naming each block it got.
 // Sessions can be loaded (session/load replays one user and one agent chunk). A new
 // session offers the modes `code` and `architect` (session/set_mode switches) and, just
 // after it starts, the slash commands `review` and `test`.
@@ -30,6 +31,11 @@ const waiting = new Map();
 const sessions = new Map();
 const modes = new Map();
 let cancelled = null;
+// FAKE_ACP_PROMPT='image,embedded' (the default) or a shorter list: what prompts may carry.
+const PROMPT_CAPABILITIES = Object.fromEntries(
+  (process.env.FAKE_ACP_PROMPT ?? 'image,embedded').split(',').filter(Boolean)
+    .map((name) => [name === 'embedded' ? 'embeddedContext' : name, true]),
+);
 const MODES = [
   { id: 'code', name: 'Code', description: 'Writes and runs code' },
   { id: 'architect', name: 'Architect', description: 'Plans without changing files' },
@@ -200,7 +206,8 @@ async function handle(message) {
   const { id, method, params } = message;
   switch (method) {
     case 'initialize':
-      send({ id, result: { protocolVersion: 1, agentCapabilities: { loadSession: true },
+      send({ id, result: { protocolVersion: 1,
+        agentCapabilities: { loadSession: true, promptCapabilities: PROMPT_CAPABILITIES },
         agentInfo: { name: 'fake-acp', version: '1.0.0' }, authMethods: [] } });
       return;
     case 'session/new': {
@@ -226,6 +233,16 @@ async function handle(message) {
       return;
     case 'session/prompt': {
       const text = params.prompt.filter((b) => b.type === 'text').map((b) => b.text).join('');
+      const others = params.prompt.filter((b) => b.type !== 'text');
+      if (others.length > 0) {
+        // Files: say what came, each as the block it was.
+        const described = others.map((b) => b.type === 'image' ? `image ${b.mimeType} ${b.data.length}`
+          : b.type === 'resource' ? `resource ${b.resource.uri} ${b.resource.text ?? `blob ${b.resource.blob.length}`}`
+          : `link ${b.name} ${b.uri.slice(0, 22)}`);
+        say(params.sessionId, `Got ${described.join('; ')}`);
+        send({ id, result: { stopReason: 'end_turn' } });
+        return;
+      }
       const stopReason = await turn(params.sessionId, text);
       send({ id, result: { stopReason } });
       return;

@@ -19,6 +19,8 @@ export interface ConversationFeatures {
 
 export const CHAT_FEATURES: ConversationFeatures = { retry: true, addModel: true, attachments: true, pickModels: true, tree: true };
 export const AGENT_FEATURES: ConversationFeatures = { retry: false, addModel: false, attachments: false, pickModels: false, tree: false };
+/** An ACP agent takes files as its `promptCapabilities` allow (the backend refuses one it cannot take, naming it). */
+export const ACP_FEATURES: ConversationFeatures = { ...AGENT_FEATURES, attachments: true };
 
 export function featuresFor(topicId: string): ConversationFeatures {
   return isAgentTopic(topicId) ? AGENT_FEATURES : CHAT_FEATURES;

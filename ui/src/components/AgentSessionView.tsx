@@ -3,7 +3,7 @@ import type { AgentState } from '../chat/agentSession';
 import { permissionModeLabel } from '../agents/sessionForm';
 import { agentName, modelLabel, providerLabel } from '../agents/sessions';
 import { toApiFailure } from '../backend/backend';
-import { AGENT_FEATURES } from '../chat/features';
+import { ACP_FEATURES, AGENT_FEATURES } from '../chat/features';
 import type { AgentSession, IdRequest, Provider, TopicStatus } from '../protocol.gen';
 import { AgentSessionContext, type AgentSessionActions } from './AgentSessionContext';
 import { AgentModePicker } from './AgentModePicker';
@@ -107,7 +107,7 @@ export function AgentSessionView({ session, providers, status, onSessionChanged,
         header={header}
         providers={providers}
         status={status}
-        features={AGENT_FEATURES}
+        features={acp ? ACP_FEATURES : AGENT_FEATURES}
         models={NO_MODELS}
         addressee={name}
         onSettled={onSettled}

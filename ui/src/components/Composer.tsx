@@ -30,8 +30,10 @@ interface ComposerProps {
   disabled?: boolean;
   /** A message put back after it could not be sent or queued. */
   restored?: OutgoingMessage | undefined;
-  /** Files can go with a message (not in an agent session). Default: yes. */
+  /** Files can go with a message (not in a Claude Code session). Default: yes. */
   attachments?: boolean;
+  /** MCP prompts after `/` and MCP resources to attach (a chat). Default: as `attachments`. */
+  mcpContent?: boolean;
   /** Who the message goes to, for the placeholder (default: Colloquy). */
   addressee?: string;
   providers: Provider[];
@@ -82,7 +84,8 @@ export function Composer(props: ComposerProps) {
     }
   }
   // Slash commands (MCP prompts) where messages may carry resources: a chat, not an agent session.
-  const commands = useSlashCommands(attachments && !busy ? slashQuery(text) : undefined);
+  const mcpContent = props.mcpContent ?? attachments;
+  const commands = useSlashCommands(mcpContent && !busy ? slashQuery(text) : undefined);
   // An agent's own commands, which it takes as plain text.
   const agentMenu = useAgentCommandMenu(props.agentCommands, props.agentCommands ? slashQuery(text) : undefined);
   const insertAgentCommand = (command: AgentCommand | undefined) => {
@@ -216,7 +219,7 @@ export function Composer(props: ComposerProps) {
           busy
             ? 'A reply is being written — Enter queues your message to run next, Shift+Enter for a new line'
             : attachments
-              ? `Message ${addressee} — Enter to send, Shift+Enter for a new line; drop or paste files to attach them, / for commands`
+              ? `Message ${addressee} — Enter to send, Shift+Enter for a new line; drop or paste files to attach them${mcpContent || (props.agentCommands?.length ?? 0) > 0 ? ', / for commands' : ''}`
               : `Message ${addressee} — Enter to send, Shift+Enter for a new line`
         }
         rows={1}
@@ -231,7 +234,7 @@ export function Composer(props: ComposerProps) {
       <div className="composer-bar">
         <div className="composer-tools">
           {attachments && <AttachButton disabled={disabled} onFiles={addFiles} />}
-          {attachments && <ResourcePicker disabled={disabled} onPick={addResource} />}
+          {mcpContent && <ResourcePicker disabled={disabled} onPick={addResource} />}
           {modelPicker}
           {props.tools}
         </div>

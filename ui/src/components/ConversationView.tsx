@@ -242,6 +242,7 @@ export function ConversationView(props: ConversationViewProps) {
             awaitingApproval={awaitingApproval}
             restored={unsent}
             attachments={features.attachments}
+            mcpContent={features.attachments && !isAgentTopic(topicId)}
             addressee={addressee}
             providers={providers}
             models={models}

@@ -344,3 +344,83 @@ async fn an_acp_approval_left_open_at_a_restart_says_its_request_is_gone_and_ans
     assert!(!a.workspace.path().join("notes.txt").exists());
     f.engine.shutdown().await;
 }
+
+fn with_files(
+    topic_id: protocol::TopicId,
+    text: &str,
+    files: &[(&str, &str, &str)],
+) -> protocol::api::StreamOpenRequest {
+    let mut request = open_request(topic_id, text);
+    request.attachments = Some(
+        files
+            .iter()
+            .map(|(media_type, filename, data)| protocol::api::Attachment {
+                media_type: (*media_type).into(),
+                filename: (*filename).into(),
+                data: (*data).into(),
+            })
+            .collect(),
+    );
+    request
+}
+
+#[tokio::test]
+async fn attachments_go_to_an_acp_agent_as_it_takes_them_and_one_it_cannot_take_is_refused_naming_it() {
+    let a = acp_session().await;
+    let topic = a.topic();
+    let (listener, mut rx) = a.f.engine.listener(ListenerId::unique(), &topic.id);
+    let request = with_files(
+        topic.id.clone(),
+        "look",
+        &[("image/png", "cat.png", "iVBORw=="), ("text/markdown", "notes.md", "IyBoaQ==")],
+    );
+    a.f.engine.stream_open(request, listener).await.unwrap();
+    assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
+    assert_eq!(a.reply_text().await, "Got image image/png 8; resource attachment:///notes.md # hi");
+    let rows = a.f.messages(&topic).await;
+    let files = rows[0].message.parts.iter().filter(|p| matches!(p, UiPart::File { .. })).count();
+    assert_eq!(files, 2, "the message keeps its files");
+
+    // An agent that takes neither images nor embedded files.
+    let plain: AcpAgent =
+        a.f.call(
+            "acp_agent_create",
+            json!({ "name": "Plain agent", "command": "node", "args": [fake_agent_script()],
+                    "variables": [{ "name": "FAKE_ACP_PROMPT", "value": "none" }] }),
+        )
+        .await;
+    let session: AgentSession =
+        a.f.call("agent_session_create", json!({ "acpAgentId": plain.id, "workspace": a.workspace.path() })).await;
+    let (listener, _rx) = a.f.engine.listener(ListenerId::unique(), &session.topic_id);
+    let refused = a
+        .f
+        .engine
+        .stream_open(with_files(session.topic_id.clone(), "look", &[("image/png", "cat.png", "iVBORw==")]), listener)
+        .await
+        .expect_err("an image to an agent that takes none");
+    assert_eq!((refused.kind, refused.field.as_deref()), (ErrorKind::BadRequest, Some("attachments.0")));
+    assert!(
+        refused.message.ends_with("Plain agent does not take images, so cat.png cannot be sent to it"),
+        "{}",
+        refused.message
+    );
+    let stored: Vec<StoredMessage> = a.f.call("messages_list", json!({ "topicId": session.topic_id })).await;
+    assert!(stored.is_empty(), "nothing is stored for a refused message");
+
+    let (listener, mut rx) = a.f.engine.listener(ListenerId::unique(), &session.topic_id);
+    let text_file = with_files(session.topic_id.clone(), "read", &[("text/plain", "a.txt", "aGVsbG8=")]);
+    a.f.engine.stream_open(text_file, listener).await.unwrap();
+    assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
+    let stored: Vec<StoredMessage> = a.f.call("messages_list", json!({ "topicId": session.topic_id })).await;
+    assert_eq!(stored[1].message.text(), "Got link a.txt data:text/plain;base64", "a text file goes as a link");
+
+    // Claude Code sessions still take text only.
+    let claude: AgentSession = a.f.call("agent_session_create", json!({ "workspace": a.workspace.path() })).await;
+    let (listener, _rx) = a.f.engine.listener(ListenerId::unique(), &claude.topic_id);
+    let refused =
+        a.f.engine
+            .stream_open(with_files(claude.topic_id.clone(), "look", &[("text/plain", "a.txt", "aGVsbG8=")]), listener)
+            .await
+            .expect_err("Claude Code takes text only");
+    assert_eq!(refused.field.as_deref(), Some("attachments"));
+}

@@ -393,3 +393,72 @@ async fn the_agents_modes_and_commands_are_offered_and_a_mode_switch_applies_now
     assert_eq!(mode_of(&chunks).as_deref(), Some("architect"));
     acp.host.shutdown().await;
 }
+
+fn file(media_type: &str, filename: &str, contents: &[u8]) -> crate::PromptFile {
+    use base64::Engine as _;
+    crate::PromptFile {
+        media_type: media_type.into(),
+        filename: filename.into(),
+        data: base64::engine::general_purpose::STANDARD.encode(contents),
+    }
+}
+
+#[tokio::test]
+async fn files_go_into_the_prompt_as_the_blocks_the_agent_takes() {
+    let acp = acp();
+    let driver: Arc<dyn crate::Driver> = Arc::new(AcpDriver::new(fake_agent()));
+    let offered = acp.host.prompt_capabilities(driver, &acp.spec(), None).await.unwrap();
+    let offered = offered.expect("an ACP agent says what it takes");
+    assert_eq!(offered, crate::PromptCapabilities { image: true, embedded_context: true });
+    let mut turn = acp.host.session_turn(acp.spec(), "look".into(), None, acp.gate.clone(), acp.tokens.clone());
+    turn.files = vec![file("image/png", "cat.png", b"\x89PNG"), file("text/markdown", "notes.md", b"# hi")];
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let context = RunContext {
+        cancel: CancellationToken::new(),
+        steer: CancellationToken::new(),
+        part_offset: 0,
+        idle_timeout: Duration::from_secs(120),
+    };
+    let outcome = turn.run_with(context, &mut Chunks(tx)).await;
+    assert_eq!(outcome, success());
+    let mut chunks = Vec::new();
+    while let Ok(chunk) = rx.try_recv() {
+        chunks.push(chunk);
+    }
+    assert_eq!(text_of(&chunks), "Got image image/png 8; resource attachment:///notes.md # hi");
+    assert_eq!(acp.tokens.saved().len(), 1, "the turn went on on the connection the check started");
+    acp.host.shutdown().await;
+}
+
+#[test]
+fn an_agent_without_prompt_capabilities_takes_text_files_only_and_says_which_file_it_cannot_take() {
+    let none = crate::PromptCapabilities::default();
+    let said = none.refusal("Qwen Code", &file("image/png", "cat.png", b"x")).unwrap();
+    assert_eq!(said, "Qwen Code does not take images, so cat.png cannot be sent to it");
+    assert!(none.refusal("Qwen Code", &file("text/plain", "a.txt", b"x")).is_none());
+    assert!(none.refusal("Qwen Code", &file("application/pdf", "r.pdf", b"x")).unwrap().contains("r.pdf"));
+    let all = crate::PromptCapabilities { image: true, embedded_context: true };
+    assert!(all.refusal("Qwen Code", &file("application/pdf", "r.pdf", b"x")).is_none());
+}
+
+#[test]
+fn a_text_file_goes_as_a_link_to_its_contents_when_the_agent_takes_no_embedded_context() {
+    let blocks = crate::acp::prompt_blocks(
+        "read this".into(),
+        &[file("text/plain", "a.txt", b"hello")],
+        crate::PromptCapabilities::default(),
+    );
+    let blocks = serde_json::to_value(&blocks).unwrap();
+    assert_eq!(blocks[0], json!({ "type": "text", "text": "read this" }));
+    assert_eq!(blocks[1]["type"], "resource_link");
+    assert_eq!(blocks[1]["name"], "a.txt");
+    assert_eq!(blocks[1]["uri"], "data:text/plain;base64,aGVsbG8=");
+    let embedded = crate::acp::prompt_blocks(
+        "read this".into(),
+        &[file("text/plain", "a.txt", b"hello"), file("application/pdf", "r.pdf", b"%PDF")],
+        crate::PromptCapabilities { image: false, embedded_context: true },
+    );
+    let embedded = serde_json::to_value(&embedded).unwrap();
+    assert_eq!(embedded[1]["resource"]["text"], "hello");
+    assert_eq!(embedded[2]["resource"]["blob"], "JVBERg==");
+}
