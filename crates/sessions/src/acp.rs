@@ -284,8 +284,8 @@ async fn serve(
         }
         _ = &mut io => Err(DriverError::Failed(format!("{name} exited before answering"))),
     };
-    let session_id = match started {
-        Ok(session_id) => session_id,
+    let (session_id, can_load) = match started {
+        Ok(started) => started,
         Err(error) => {
             finish(child, group, &report).await;
             let error = match error {
@@ -336,6 +336,13 @@ async fn serve(
                     client.cancel_all();
                     if let Err(error) = connection.cancel(acp::CancelNotification::new(session_id.clone())).await {
                         tracing::warn!(agent = %name, error = %error, "could not send session/cancel");
+                    }
+                    // A cancelled prompt can leave an agent out of step: claude-agent-acp
+                    // 0.23.1 answers the next prompt at once with nothing, and the one after
+                    // with both replies. One that can load its session is started again
+                    // for the next turn instead (the turn still reads this prompt's end).
+                    if can_load {
+                        closed.store(true, Ordering::SeqCst);
                     }
                 }
             },
@@ -401,14 +408,15 @@ fn is_session_update(line: &[u8]) -> bool {
 }
 
 /// `initialize` (we serve files and terminals), then `session/load` of the token when the
-/// agent can, else `session/new`, with the workspace and the user's MCP servers.
+/// agent can, else `session/new`, with the workspace and the user's MCP servers. Says
+/// whether the agent can load sessions.
 async fn handshake(
     connection: &acp::ClientSideConnection,
     client: &AcpClient,
     config: &AcpAgentConfig,
     spec: &SessionSpec,
     resume: Option<&str>,
-) -> Result<acp::SessionId, DriverError> {
+) -> Result<(acp::SessionId, bool), DriverError> {
     let name = &config.name;
     let capabilities = acp::ClientCapabilities::new()
         .fs(acp::FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
@@ -433,7 +441,7 @@ async fn handshake(
             .await;
         client.set_replaying(false);
         return match loaded {
-            Ok(_) => Ok(acp::SessionId::new(token.to_owned())),
+            Ok(_) => Ok((acp::SessionId::new(token.to_owned()), true)),
             Err(e) => Err(DriverError::ResumeFailed(format!(
                 "{name} could not resume its session {token}: {e}. The history here is kept; reset the session to \
                  start a fresh one."
@@ -444,7 +452,7 @@ async fn handshake(
         .new_session(acp::NewSessionRequest::new(workspace).mcp_servers(servers))
         .await
         .map_err(|e| DriverError::Failed(format!("{name} did not start a session: {e}")))?;
-    Ok(created.session_id)
+    Ok((created.session_id, initialized.agent_capabilities.load_session))
 }
 
 fn absolute(path: &std::path::Path) -> PathBuf {

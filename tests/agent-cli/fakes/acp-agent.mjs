@@ -13,6 +13,7 @@
 //   wait             a chunk, then waits for session/cancel; after it, asks permission
 //                    anyway and writes the outcome it got to after-cancel.txt
 //   terminal CMD     runs `sh -c CMD` in a terminal shown by an `execute` tool call
+//   whoami           says which process it is (`process PID`)
 // Sessions can be loaded (session/load replays one user and one agent chunk).
 import { createInterface } from 'node:readline';
 import { writeFileSync } from 'node:fs';
@@ -152,6 +153,9 @@ async function turn(sessionId, text) {
       say(sessionId, `Exit ${exit.result?.exitCode}; output ${JSON.stringify(output.result?.output)}`);
       return 'end_turn';
     }
+    case 'whoami':
+      say(sessionId, `process ${process.pid}`);
+      return 'end_turn';
     default:
       say(sessionId, `You said: ${text}`);
       return 'end_turn';

@@ -250,6 +250,22 @@ async fn stop_cancels_the_turn_and_a_permission_request_after_it_is_answered_can
 }
 
 #[tokio::test]
+async fn after_stop_the_next_turn_starts_the_agent_again_and_loads_its_session() {
+    let acp = acp();
+    let (_, first) = reply(&acp, "whoami").await;
+    let mut turn = acp.start("wait");
+    turn.chunk_until("the first text", |c| matches!(c, UiChunk::TextDelta { .. })).await;
+    turn.cancel.cancel();
+    assert_eq!(turn.outcome().await.0, TurnOutcome::Paused { reason: protocol::StatusReason::UserStop });
+    let (outcome, second) = reply(&acp, "whoami").await;
+    assert_eq!(outcome, success());
+    assert!(text_of(&second).starts_with("process "), "{}", text_of(&second));
+    assert_ne!(text_of(&first), text_of(&second), "a new process took the turn after Stop");
+    assert_eq!(acp.tokens.saved().len(), 1, "it loaded the same agent session");
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_terminal_runs_in_the_workspace_with_its_output_on_the_tool_part() {
     let acp = acp();
     let mut turn = acp.start("terminal pwd; echo out; echo err >&2");
