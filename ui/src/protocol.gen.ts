@@ -121,9 +121,26 @@ export type TopicStatus = "pending" | "streaming" | "awaiting_approval" | "done"
 
 export type TopicStatusEvent = { topicId: TopicId, status: TopicStatus, unseen: boolean, };
 
-export type StatusSnapshot = { statuses: Array<TopicStatusEvent>, };
+export type StatusSnapshot = { statuses: Array<TopicStatusEvent>, 
+/**
+ * The running backend's epoch of path versions (see [`PathVersion`]).
+ */
+pathEpoch: string, 
+/**
+ * The version of each topic's last path change since the backend started; a topic
+ * not listed has not changed since then (version 0).
+ */
+pathVersions: Array<TopicPathVersion>, };
 
-export type PathChanged = { topicId: TopicId, };
+export type PathChanged = { topicId: TopicId, 
+/**
+ * The path version of the change (see [`PathVersion`]).
+ */
+version: number, };
+
+export type TopicPathVersion = { topicId: TopicId, version: number, };
+
+export type PathVersion = { epoch: string, version: number, };
 
 export type StatusMessage = { "kind": "snapshot" } & StatusSnapshot | { "kind": "changed" } & TopicStatusEvent | { "kind": "path_changed" } & PathChanged;
 
@@ -295,7 +312,12 @@ export type MessagesPage = { messages: Array<StoredMessage>,
  * Pass as `before` for the turns above this page; `null` when this page starts at the
  * conversation's first turn.
  */
-older: MessageId | null, };
+older: MessageId | null, 
+/**
+ * The path changes this page has seen: read before the page, so a change made while
+ * it was read counts as newer (see `PathVersion`).
+ */
+path: PathVersion, };
 
 export type EditMessageRequest = { topicId: TopicId, 
 /**

@@ -8,7 +8,7 @@ import type {
   StreamOperation,
   Subscription,
 } from '../src/backend/backend';
-import type { AttachReply, MessageRequest, MessagesPage, MessagesPageRequest, StatusMessage, StoredMessage, StreamMessage, Topic } from '../src/protocol.gen';
+import type { AttachReply, MessageRequest, MessagesPage, MessagesPageRequest, PathVersion, StatusMessage, StoredMessage, StreamMessage, Topic } from '../src/protocol.gen';
 
 export interface ScriptedStream {
   reply: AttachReply;
@@ -76,6 +76,8 @@ export class FakeBackend implements Backend {
    * the call makes it `stored`. An id without an entry changes nothing.
    */
   readonly pathAfter = new Map<string, StoredMessage[]>();
+  /** What `messages_page` answers as the path changes it has seen (tests bump `version`). */
+  path: PathVersion = { epoch: 'e1', version: 0 };
   /** Answers for plain calls by name (messages_list answers `stored` unless set here); see {@link answer}. */
   readonly answers = new Map<string, (request: unknown) => unknown>();
   /** Makes the next subscribe (or the next call of that name) reject. */
@@ -96,7 +98,7 @@ export class FakeBackend implements Backend {
       case 'messages_list':
         return structuredClone(this.stored) as OperationResponse<K>;
       case 'messages_page':
-        return pageOf(this.stored, request as MessagesPageRequest) as OperationResponse<K>;
+        return pageOf(this.stored, request as MessagesPageRequest, this.path) as OperationResponse<K>;
       case 'message_select':
       case 'message_delete': {
         const path = this.pathAfter.get((request as MessageRequest).messageId);
@@ -176,12 +178,16 @@ export class FakeBackend implements Backend {
 }
 
 /** `messages_page` over `stored` (the active path), as the backend pages it: whole turns, newest first. */
-export function pageOf(stored: readonly StoredMessage[], request: MessagesPageRequest): MessagesPage {
+export function pageOf(
+  stored: readonly StoredMessage[],
+  request: MessagesPageRequest,
+  path: PathVersion = { epoch: 'e1', version: 0 },
+): MessagesPage {
   const end = request.before === undefined ? stored.length : stored.findIndex((row) => row.id === request.before);
   if (end < 0) throw Object.assign(new Error('message not found'), { kind: 'not_found', message: 'message not found', retryable: false });
   const starts = stored.slice(0, end).flatMap((row, index) => (row.message.role === 'user' ? [index] : []));
   const turns = request.turns ?? 50;
-  if (starts.length <= turns) return { messages: structuredClone(stored.slice(0, end)), older: null };
+  if (starts.length <= turns) return { messages: structuredClone(stored.slice(0, end)), older: null, path: { ...path } };
   const start = starts[starts.length - turns];
-  return { messages: structuredClone(stored.slice(start, end)), older: stored[start].id };
+  return { messages: structuredClone(stored.slice(start, end)), older: stored[start].id, path: { ...path } };
 }

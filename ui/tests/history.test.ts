@@ -14,7 +14,7 @@ function row(id: string, role: 'user' | 'assistant' = id.startsWith('u') ? 'user
   } as StoredMessage;
 }
 
-const page = (ids: string[], older: string | null): MessagesPage => ({ messages: ids.map((id) => row(id)), older });
+const page = (ids: string[], older: string | null): MessagesPage => ({ messages: ids.map((id) => row(id)), older, path: { epoch: 'e1', version: 0 } });
 const ids = (history: LoadedHistory) => history.rows.map((r) => r.id);
 
 describe('paged history', () => {

@@ -35,7 +35,9 @@ describe('streaming block splitter', () => {
           expect(blocks, `after ${sent.length} of ${text.length} characters (run ${run})`).toEqual(splitWhole(sent));
         }
       }
-    });
+      // Thousands of whole-text splits to compare against: well under a second on a quiet
+      // machine, several seconds on a loaded CI one (vitest's default limit is 5 s).
+    }, 60_000);
   }
 
   it('re-splits only the tail of a long text', () => {

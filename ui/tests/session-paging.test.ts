@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { readNewestPageEarly } from '../src/chat/history';
 import { TopicSession } from '../src/chat/session';
 import type { StoredMessage } from '../src/protocol.gen';
-import { FakeBackend } from './fake-backend';
+import { FakeBackend, pageOf } from './fake-backend';
 
 function turnRows(n: number): StoredMessage[] {
   const rows: StoredMessage[] = [];
@@ -47,6 +47,57 @@ describe('TopicSession paging', () => {
     expect(firstUser(session)).toBe('u0');
     const ids = session.getState().turns.map((turn) => turn.user?.id);
     expect(new Set(ids).size).toBe(121);
+  });
+
+  it('reads the path again only for a change newer than what it read', async () => {
+    const backend = new FakeBackend();
+    backend.stored = turnRows(3);
+    backend.path = { epoch: 'e1', version: 4 };
+    const session = new TopicSession(backend, 'topic-1', { throttleMs: 0 });
+    session.open();
+    await vi.waitFor(() => expect(session.getState().loaded).toBe(true));
+    const reads = () => backend.requestsOf('messages_page').length;
+    expect(reads()).toBe(1);
+
+    // The feed's first snapshot: the topic last changed before the page was read.
+    session.followPath({ epoch: 'e1', version: 2 });
+    session.followPath({ epoch: 'e1', version: 4 });
+    await Promise.resolve();
+    expect(reads()).toBe(1);
+
+    // Another window deleted the last turn: told with a newer version, read again.
+    backend.stored = turnRows(2);
+    backend.path = { epoch: 'e1', version: 5 };
+    session.followPath({ epoch: 'e1', version: 5 });
+    await vi.waitFor(() => expect(session.getState().turns).toHaveLength(2));
+    expect(reads()).toBe(2);
+
+    // The backend restarted (its count starts over): read again whatever the number.
+    backend.path = { epoch: 'e2', version: 0 };
+    session.followPath({ epoch: 'e2', version: 0 });
+    await vi.waitFor(() => expect(reads()).toBe(3));
+  });
+
+  it('a change told while the first page was on its way, and not seen by it, reads again', async () => {
+    const backend = new FakeBackend();
+    backend.stored = turnRows(3);
+    let answer: (() => void) | undefined;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    backend.answer('messages_page', async (request) => {
+      const page = pageOf(backend.stored, request, backend.path);
+      if (backend.requestsOf('messages_page').length === 1) await held;
+      return page;
+    });
+    const session = new TopicSession(backend, 'topic-1', { throttleMs: 0 });
+    session.open();
+    await vi.waitFor(() => expect(backend.requestsOf('messages_page')).toHaveLength(1));
+    // The first read saw version 0; meanwhile another window changed the path (version 1).
+    backend.stored = turnRows(1);
+    backend.path = { epoch: 'e1', version: 1 };
+    session.followPath({ epoch: 'e1', version: 1 });
+    answer?.();
+    await vi.waitFor(() => expect(session.getState().turns).toHaveLength(1));
+    expect(backend.requestsOf('messages_page')).toHaveLength(2);
   });
 
   it('a cursor that is gone (deleted elsewhere) reads the path again instead of failing', async () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiFailure } from '../src/backend/backend';
-import { pathVersion, StatusFeed } from '../src/status/feed';
+import { pathIsNewer, StatusFeed, topicPath } from '../src/status/feed';
 import { FakeBackend } from './fake-backend';
 
 const lost = new ApiFailure({ kind: 'internal', message: 'connection reset', retryable: true });
@@ -28,6 +28,8 @@ describe('StatusFeed', () => {
         { topicId: 't1', status: 'done', unseen: true },
         { topicId: 't2', status: 'streaming', unseen: false },
       ],
+      pathEpoch: 'e1',
+      pathVersions: [],
     });
     backend.feeds[0]?.push({ kind: 'changed', topicId: 't2', status: 'done', unseen: true });
     backend.feeds[0]?.push({ kind: 'changed', topicId: 't1', status: 'done', unseen: false });
@@ -38,27 +40,41 @@ describe('StatusFeed', () => {
     expect(backend.names()).toEqual(['status_subscribe']);
   });
 
-  it('counts path changes per topic without touching the statuses; a snapshot counts for every topic', async () => {
+  it('keeps the last path change of each topic without touching the statuses; a snapshot replaces them', async () => {
     const backend = new FakeBackend();
     const feed = new StatusFeed(backend);
     feed.start();
     await vi.waitFor(() => expect(backend.feeds).toHaveLength(1));
-    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [{ topicId: 't1', status: 'done', unseen: false }] });
+    expect(topicPath(feed.getSnapshot(), 't1')).toBeUndefined();
+    backend.feeds[0]?.push({
+      kind: 'snapshot',
+      statuses: [{ topicId: 't1', status: 'done', unseen: false }],
+      pathEpoch: 'e1',
+      pathVersions: [{ topicId: 't1', version: 3 }],
+    });
     const statuses = feed.getSnapshot().byTopic;
-    const t1 = pathVersion(feed.getSnapshot(), 't1');
-    const t2 = pathVersion(feed.getSnapshot(), 't2');
+    expect(topicPath(feed.getSnapshot(), 't1')).toEqual({ epoch: 'e1', version: 3 });
+    expect(topicPath(feed.getSnapshot(), 't2')).toEqual({ epoch: 'e1', version: 0 });
 
-    backend.feeds[0]?.push({ kind: 'path_changed', topicId: 't1' });
-    expect(pathVersion(feed.getSnapshot(), 't1')).not.toBe(t1);
-    expect(pathVersion(feed.getSnapshot(), 't2')).toBe(t2);
+    backend.feeds[0]?.push({ kind: 'path_changed', topicId: 't1', version: 5 });
+    expect(topicPath(feed.getSnapshot(), 't1')).toEqual({ epoch: 'e1', version: 5 });
+    expect(topicPath(feed.getSnapshot(), 't2')).toEqual({ epoch: 'e1', version: 0 });
     // Lists that follow the statuses are not read again for a switch of versions.
     expect(feed.getSnapshot().byTopic).toBe(statuses);
     expect(statusOf(feed, 't1')).toEqual({ topicId: 't1', status: 'done', unseen: false });
 
-    // A fresh snapshot (e.g. after a reconnect) may follow missed changes: every topic reads again.
-    const before = pathVersion(feed.getSnapshot(), 't2');
-    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [] });
-    expect(pathVersion(feed.getSnapshot(), 't2')).not.toBe(before);
+    // A fresh snapshot (after a reconnect) says what changed meanwhile, and a new epoch
+    // that the backend restarted.
+    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [], pathEpoch: 'e2', pathVersions: [{ topicId: 't2', version: 1 }] });
+    expect(topicPath(feed.getSnapshot(), 't1')).toEqual({ epoch: 'e2', version: 0 });
+    expect(topicPath(feed.getSnapshot(), 't2')).toEqual({ epoch: 'e2', version: 1 });
+  });
+
+  it('a change is newer than a read when it came after it or the backend restarted', () => {
+    expect(pathIsNewer({ epoch: 'e1', version: 4 }, { epoch: 'e1', version: 4 })).toBe(false);
+    expect(pathIsNewer({ epoch: 'e1', version: 0 }, { epoch: 'e1', version: 4 })).toBe(false);
+    expect(pathIsNewer({ epoch: 'e1', version: 5 }, { epoch: 'e1', version: 4 })).toBe(true);
+    expect(pathIsNewer({ epoch: 'e2', version: 0 }, { epoch: 'e1', version: 4 })).toBe(true);
   });
 
   it('reconnects with growing delays when the feed drops, and the new snapshot replaces what was known', async () => {
@@ -67,7 +83,7 @@ describe('StatusFeed', () => {
     const feed = new StatusFeed(backend, { reconnectDelaysMs: [100, 1000] });
     feed.start();
     await vi.advanceTimersByTimeAsync(0);
-    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [{ topicId: 'gone', status: 'streaming', unseen: false }] });
+    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [{ topicId: 'gone', status: 'streaming', unseen: false }], pathEpoch: 'e1', pathVersions: [] });
 
     backend.feeds[0]?.drop(lost);
     expect(feed.getSnapshot()).toMatchObject({ connected: false, error: lost });
@@ -83,7 +99,7 @@ describe('StatusFeed', () => {
     expect(backend.names()).toHaveLength(3);
     expect(backend.feeds).toHaveLength(2);
 
-    backend.feeds[1]?.push({ kind: 'snapshot', statuses: [{ topicId: 'new', status: 'pending', unseen: false }] });
+    backend.feeds[1]?.push({ kind: 'snapshot', statuses: [{ topicId: 'new', status: 'pending', unseen: false }], pathEpoch: 'e1', pathVersions: [] });
     expect([...feed.getSnapshot().byTopic.keys()]).toEqual(['new']);
     expect(feed.getSnapshot().connected).toBe(true);
 

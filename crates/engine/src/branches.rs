@@ -47,8 +47,10 @@ impl Branches {
             ));
         }
         self.store.get_topic(&request.topic_id).await?;
+        // Taken before the read: a change stored while it reads counts as newer.
+        let path = self.streams.status().path_version();
         let page = self.store.path_page(&request.topic_id, request.before.as_ref(), turns as usize).await?;
-        Ok(MessagesPage { messages: page.messages, older: page.older })
+        Ok(MessagesPage { messages: page.messages, older: page.older, path })
     }
 
     pub(crate) async fn select(&self, request: MessageRequest) -> Result<(), ApiError> {

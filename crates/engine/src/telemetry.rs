@@ -46,6 +46,8 @@ pub fn init(service: &'static str) -> Telemetry {
         opentelemetry::global::set_tracer_provider(provider.clone());
     }
     let otel = provider.as_ref().map(|p| tracing_opentelemetry::layer().with_tracer(p.tracer(service)).boxed());
+    // `try_init` also turns records of the `log` crate into events of this subscriber
+    // (the ACP crate and Tauri log through `log`), filtered the same way.
     let _ = tracing_subscriber::registry().with(filter).with(fmt).with(otel).try_init();
     Telemetry { provider }
 }

@@ -264,6 +264,9 @@ pub struct MessagesPage {
     /// Pass as `before` for the turns above this page; `null` when this page starts at the
     /// conversation's first turn.
     pub older: Option<MessageId>,
+    /// The path changes this page has seen: read before the page, so a change made while
+    /// it was read counts as newer (see `PathVersion`).
+    pub path: crate::PathVersion,
 }
 
 /// Names one message of a topic: switch to it (`message_select`), delete it

@@ -138,8 +138,8 @@ pub enum StatusMessage {
     Snapshot(StatusSnapshot),
     Changed(TopicStatusEvent),
     /// The topic's active path changed without a new turn (a version was selected, a
-    /// message deleted): windows showing the topic read `messages_list` again. After a
-    /// `snapshot` (the feed lagged), the open topic is read again too.
+    /// message deleted): windows showing the topic read it again unless what they read
+    /// is newer (see [`PathVersion`]).
     PathChanged(PathChanged),
 }
 
@@ -147,12 +147,43 @@ pub enum StatusMessage {
 #[serde(rename_all = "camelCase")]
 pub struct PathChanged {
     pub topic_id: TopicId,
+    /// The path version of the change (see [`PathVersion`]).
+    #[ts(type = "number")]
+    pub version: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusSnapshot {
     pub statuses: Vec<TopicStatusEvent>,
+    /// The running backend's epoch of path versions (see [`PathVersion`]).
+    pub path_epoch: String,
+    /// The version of each topic's last path change since the backend started; a topic
+    /// not listed has not changed since then (version 0).
+    pub path_versions: Vec<TopicPathVersion>,
+}
+
+/// When a topic's active path last changed without a new turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TopicPathVersion {
+    pub topic_id: TopicId,
+    #[ts(type = "number")]
+    pub version: u64,
+}
+
+/// Orders reads of the conversation against changes of its path. Every path change (a
+/// version selected, a message edited or deleted) takes the next number of one counter
+/// that starts at 0 when the backend starts; `epoch` names that start. A page answered
+/// with `{ epoch, version }` saw every change up to `version`: a reader holding it needs
+/// to read again only when a topic's change is newer, or the epoch is another (the
+/// backend restarted and its counter started over).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PathVersion {
+    pub epoch: String,
+    #[ts(type = "number")]
+    pub version: u64,
 }
 
 /// The answer to `stream_open` and `stream_attach`.

@@ -38,7 +38,8 @@ pub mod usage;
 pub use chunk::{DataChunk, FinishReason, UiChunk};
 pub use envelope::{
     AttachReply, ExecutionCursor, ExecutionRef, ExecutionSnapshot, ExecutionTerminal, LaggedNotice, PathChanged,
-    StatusMessage, StatusSnapshot, StreamEvent, StreamMessage, TerminalStatus, TopicStatus, TopicStatusEvent,
+    PathVersion, StatusMessage, StatusSnapshot, StreamEvent, StreamMessage, TerminalStatus, TopicPathVersion,
+    TopicStatus, TopicStatusEvent,
 };
 pub use error::{ApiError, ErrorKind, parse_body};
 pub use ids::{ExecutionId, MessageId, ModelRef, ProviderId, TopicId, TopicKind, TurnId};

@@ -64,6 +64,8 @@ pub fn declarations() -> String {
         TopicStatusEvent::decl(&cfg),
         StatusSnapshot::decl(&cfg),
         PathChanged::decl(&cfg),
+        TopicPathVersion::decl(&cfg),
+        PathVersion::decl(&cfg),
         StatusMessage::decl(&cfg),
         AttachReply::decl(&cfg),
         Topic::decl(&cfg),

@@ -6,8 +6,11 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use protocol::{PathChanged, StatusMessage, StatusSnapshot, TopicId, TopicStatus, TopicStatusEvent};
+use protocol::{
+    PathChanged, PathVersion, StatusMessage, StatusSnapshot, TopicId, TopicPathVersion, TopicStatus, TopicStatusEvent,
+};
 use tokio::sync::broadcast;
 
 #[derive(Clone)]
@@ -17,6 +20,11 @@ pub struct StatusHub {
 
 struct Inner {
     latest: Mutex<HashMap<TopicId, TopicStatusEvent>>,
+    /// Names this hub's count of path changes (see `PathVersion`): it starts over at 0 with
+    /// every start of the backend.
+    epoch: String,
+    /// The last path version handed out, and each changed topic's version.
+    paths: Mutex<Paths>,
     /// `Changed` and `PathChanged` messages (a snapshot is made per subscriber).
     changes: broadcast::Sender<StatusMessage>,
 }
@@ -30,7 +38,16 @@ impl Default for StatusHub {
 impl StatusHub {
     pub fn new() -> Self {
         let (changes, _) = broadcast::channel(1024);
-        Self { inner: Arc::new(Inner { latest: Mutex::new(HashMap::new()), changes }) }
+        let started = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
+        let epoch = format!("{started:x}-{:x}", std::process::id());
+        Self {
+            inner: Arc::new(Inner {
+                latest: Mutex::new(HashMap::new()),
+                epoch,
+                paths: Mutex::new(Paths::default()),
+                changes,
+            }),
+        }
     }
 
     /// Records a new status. A finished turn (`done`, `aborted`, `error`) is unseen until
@@ -64,8 +81,22 @@ impl StatusHub {
 
     /// Tells every window that the topic's active path changed without a new turn (a
     /// version was selected, a message deleted, a message edited).
+    /// Call it once the change is stored: a page read after it then carries a version at
+    /// least as new.
     pub fn path_changed(&self, topic_id: &TopicId) {
-        let _ = self.inner.changes.send(StatusMessage::PathChanged(PathChanged { topic_id: topic_id.clone() }));
+        let Ok(mut paths) = self.inner.paths.lock() else { return };
+        paths.last += 1;
+        let version = paths.last;
+        paths.topics.insert(topic_id.clone(), version);
+        // Sent under the lock: windows see the versions in the order they were handed out.
+        let _ =
+            self.inner.changes.send(StatusMessage::PathChanged(PathChanged { topic_id: topic_id.clone(), version }));
+    }
+
+    /// The path changes a read that starts now will have seen: take it before reading.
+    pub fn path_version(&self) -> PathVersion {
+        let version = self.inner.paths.lock().map(|paths| paths.last).unwrap_or_default();
+        PathVersion { epoch: self.inner.epoch.clone(), version }
     }
 
     /// Forgets a deleted topic.
@@ -73,6 +104,25 @@ impl StatusHub {
         if let Ok(mut latest) = self.inner.latest.lock() {
             latest.remove(topic_id);
         }
+        if let Ok(mut paths) = self.inner.paths.lock() {
+            paths.topics.remove(topic_id);
+        }
+    }
+
+    fn snapshot(&self) -> StatusSnapshot {
+        let mut statuses = self.latest();
+        statuses.sort_by(|a, b| a.topic_id.cmp(&b.topic_id));
+        let mut path_versions: Vec<TopicPathVersion> = self
+            .inner
+            .paths
+            .lock()
+            .map(|paths| {
+                let topics = paths.topics.iter();
+                topics.map(|(topic_id, &version)| TopicPathVersion { topic_id: topic_id.clone(), version }).collect()
+            })
+            .unwrap_or_default();
+        path_versions.sort_by(|a, b| a.topic_id.cmp(&b.topic_id));
+        StatusSnapshot { statuses, path_epoch: self.inner.epoch.clone(), path_versions }
     }
 
     pub fn latest(&self) -> Vec<TopicStatusEvent> {
@@ -102,6 +152,12 @@ impl StatusHub {
     }
 }
 
+#[derive(Default)]
+struct Paths {
+    last: u64,
+    topics: HashMap<TopicId, u64>,
+}
+
 pub struct StatusFeed {
     hub: StatusHub,
     rx: broadcast::Receiver<StatusMessage>,
@@ -114,9 +170,7 @@ impl StatusFeed {
         loop {
             if self.snapshot_due {
                 self.snapshot_due = false;
-                let mut statuses = self.hub.latest();
-                statuses.sort_by(|a, b| a.topic_id.cmp(&b.topic_id));
-                return Some(StatusMessage::Snapshot(StatusSnapshot { statuses }));
+                return Some(StatusMessage::Snapshot(self.hub.snapshot()));
             }
             match self.rx.recv().await {
                 Ok(message) => return Some(message),
@@ -148,6 +202,35 @@ mod tests {
         hub.path_changed(&topic);
         let Some(StatusMessage::PathChanged(changed)) = feed.recv().await else { panic!("path changes are told") };
         assert_eq!(changed.topic_id, topic);
+    }
+
+    #[tokio::test]
+    async fn path_versions_order_reads_against_changes() {
+        let hub = StatusHub::new();
+        let (a, b) = (TopicId::from("a"), TopicId::from("b"));
+        let before = hub.path_version();
+        assert_eq!(before.version, 0);
+        hub.path_changed(&a);
+        hub.path_changed(&b);
+        hub.path_changed(&a);
+        let read = hub.path_version();
+        assert_eq!((read.epoch.as_str(), read.version), (before.epoch.as_str(), 3));
+
+        // A window connecting now learns each topic's last change: `a` at 3 is not newer
+        // than a page read at 3; `b` at 2 neither.
+        let mut feed = hub.subscribe();
+        let Some(StatusMessage::Snapshot(snapshot)) = feed.recv().await else { panic!("snapshot first") };
+        assert_eq!(snapshot.path_epoch, read.epoch);
+        let versions: Vec<_> = snapshot.path_versions.iter().map(|p| (p.topic_id.as_str(), p.version)).collect();
+        assert_eq!(versions, [("a", 3), ("b", 2)]);
+
+        hub.path_changed(&b);
+        let Some(StatusMessage::PathChanged(changed)) = feed.recv().await else { panic!("told") };
+        assert_eq!((changed.topic_id, changed.version), (b.clone(), 4));
+        hub.forget(&b);
+        let Some(StatusMessage::Snapshot(snapshot)) = hub.subscribe().recv().await else { panic!() };
+        assert_eq!(snapshot.path_versions.len(), 1, "a deleted topic's version is forgotten");
+        assert_ne!(StatusHub::new().path_version().epoch, read.epoch, "each start has its own epoch");
     }
 
     #[tokio::test]

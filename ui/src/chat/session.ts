@@ -14,6 +14,7 @@ import type {
   StreamMessage,
   MessagesPage,
   MessagesPageRequest,
+  PathVersion,
   StreamOpenRequest,
   Topic,
   TopicRequest,
@@ -26,6 +27,7 @@ import { buildConversation, type PendingEdit, type TurnView } from './conversati
 import { joinNewest, loadedTurns, MAX_PAGE_TURNS, PAGE_TURNS, prependOlder, takeArrivedEarlyPage, takeEarlyPage } from './history';
 import type { ChatMessage } from './messages';
 import { LiveReplies } from './replies';
+import { pathIsNewer } from '../status/feed';
 
 /** What the chat view renders; a new object whenever something visible changed. */
 export interface SessionState {
@@ -79,6 +81,10 @@ export class TopicSession {
   private loadingOlder = false;
   /** The next read replaces what is loaded (the path changed) instead of joining it. */
   private rereadAll = false;
+  /** The path changes the newest page read has seen. */
+  private readPath: PathVersion | undefined;
+  /** The topic's last path change the status feed told of. */
+  private knownPath: PathVersion | undefined;
   private readonly replies = new LiveReplies();
   private pendingUser: ChatMessage | undefined;
   /** Set while `pendingUser` is a new version of a stored message (an edit). */
@@ -302,8 +308,20 @@ export class TopicSession {
   }
 
   /**
-   * The active path changed elsewhere (another window, or the status feed reconnected):
-   * read it again. The live stream stays attached.
+   * The status feed's latest word on this topic's path (see `topicPath`): when it is
+   * newer than what was read (changed in another window, or while the feed was away, or
+   * the backend restarted), the path is read again. A change the last read already saw,
+   * such as the first snapshot after the page was read as the window loaded, reads
+   * nothing.
+   */
+  followPath(known: PathVersion | undefined): void {
+    if (!known) return;
+    this.knownPath = known;
+    if (this.readPath && pathIsNewer(known, this.readPath)) this.refresh();
+  }
+
+  /**
+   * The active path changed elsewhere: read it again. The live stream stays attached.
    */
   refresh(): void {
     if (!this.active) return;
@@ -554,6 +572,12 @@ export class TopicSession {
           const stored = joined.rows;
           this.stored = stored;
           this.older = joined.older;
+          this.readPath = page.path;
+          // A change told of while this page was on its way and that it did not see.
+          if (this.knownPath && pathIsNewer(this.knownPath, page.path)) {
+            this.rereadAll = true;
+            this.readAgain = true;
+          }
           this.loadError = undefined;
           for (const row of stored) if (row.turnId !== undefined) this.knownTurns.add(row.turnId);
           this.replies.prune(settled);

@@ -1,7 +1,7 @@
 import { useCallback, useState } from 'react';
 import { CHAT_FEATURES } from '../chat/features';
 import { modelKey, savesAsTopicModel, turnModels } from '../chat/turnModels';
-import type { Assistant, ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
+import type { Assistant, ModelRef, PathVersion, Provider, Topic, TopicStatus } from '../protocol.gen';
 import { ConversationView } from './ConversationView';
 import { FolderIcon } from './Icons';
 import { ModelPicker } from './ModelPicker';
@@ -24,7 +24,7 @@ interface ChatViewProps {
   /** The topic this one was forked from, when it still exists. */
   origin: Topic | undefined;
   /** See `ConversationView`. */
-  pathVersion: number;
+  pathVersion: PathVersion | undefined;
   onOpenTopic: (topicId: string) => void;
   onForked: (topic: Topic) => void;
   /** A message was sent (or queued) here: the topic is in use. */

@@ -6,7 +6,7 @@ import type { ConversationFeatures } from '../chat/features';
 import { InboxStore, steerTiming } from '../chat/inbox';
 import { focusIsFree, useShortcuts } from '../keyboard/keyHandler';
 import { TopicSession } from '../chat/session';
-import type { ModelRef, Provider, Topic, TopicStatus } from '../protocol.gen';
+import type { ModelRef, PathVersion, Provider, Topic, TopicStatus } from '../protocol.gen';
 import { useBackend } from './BackendContext';
 import { Composer, type OutgoingMessage } from './Composer';
 import { EditRequestContext, type EditRequest } from './EditRequestContext';
@@ -38,10 +38,10 @@ interface ConversationViewProps {
   /** A reply ended and stored state was re-read: the lists may have changed. */
   onSettled: () => void;
   /**
-   * Changes whenever the active path may have changed elsewhere (the status feed's
-   * `path_changed`, or a fresh snapshot): the history is read again.
+   * The topic's last path change as the status feed knows it (`topicPath`): when newer
+   * than what was read, the history is read again.
    */
-  pathVersion?: number | undefined;
+  pathVersion?: PathVersion | undefined;
   /** "Fork from here" made this topic: open it. */
   onForked?: ((topic: Topic) => void) | undefined;
 }
@@ -113,11 +113,11 @@ export function ConversationView(props: ConversationViewProps) {
   // meanwhile ask for it too): a reply sent in a new topic streams as markdown.
   useEffect(() => (state.loaded ? loadMarkdownAfterPaint() : undefined), [state.loaded]);
 
-  const firstPath = useRef(pathVersion);
+  const pathEpoch = pathVersion?.epoch;
+  const pathChange = pathVersion?.version;
   useEffect(() => {
-    // The version open counts from here; every later change was made elsewhere (or here: harmless).
-    if (pathVersion !== firstPath.current) session.refresh();
-  }, [session, pathVersion]);
+    session.followPath(pathEpoch === undefined || pathChange === undefined ? undefined : { epoch: pathEpoch, version: pathChange });
+  }, [session, pathEpoch, pathChange]);
 
   const commands = useMemo<ReplyCommands>(() => {
     const tree: TreeCommands = {

@@ -18,7 +18,7 @@ import type {
 } from '../protocol.gen';
 import { ShortcutRegistry, ShortcutRegistryContext, useKeyboardShortcuts, useShortcutHandlers } from '../keyboard/keyHandler';
 import { revealMessage } from '../search/revealMessage';
-import { pathVersion, StatusFeed } from '../status/feed';
+import { StatusFeed, topicPath } from '../status/feed';
 import { notifyApprovals } from '../status/notifications';
 import { AgentSessionList } from './AgentSessionList';
 import { AgentSessionView } from './AgentSessionView';
@@ -491,7 +491,7 @@ export function Workspace() {
                 onTopicChanged={topicChanged}
                 onSettled={onSettled}
                 origin={topicList.find((t) => t.id === open.topic.forkedFrom?.topicId)}
-                pathVersion={pathVersion(feedState, open.topic.id)}
+                pathVersion={topicPath(feedState, open.topic.id)}
                 onOpenTopic={select}
                 onForked={topicForked}
                 onMessageSent={() => untouched.keep(open.topic.id)}

@@ -1,5 +1,5 @@
 import { toApiFailure, type ApiFailure, type Backend, type FeedSubscription } from '../backend/backend';
-import type { StatusMessage, TopicStatusEvent } from '../protocol.gen';
+import type { PathVersion, StatusMessage, TopicStatusEvent } from '../protocol.gen';
 
 /** Every topic's status as this window last heard it. */
 export interface TopicStatuses {
@@ -8,19 +8,30 @@ export interface TopicStatuses {
   connected: boolean;
   /** Why the last connection attempt failed, while reconnecting. */
   error: ApiFailure | undefined;
+  /** The backend's epoch of path versions; undefined until the first snapshot. */
+  pathEpoch: string | undefined;
   /**
-   * How often each topic's active path changed (a version switched, a message edited or
-   * deleted, here or in another window), plus every snapshot since the feed started (it
-   * may have missed changes while disconnected). An open topic reads its history again
-   * whenever {@link pathVersion} of it changes.
+   * The version of each topic's last change of its active path (a version switched, a
+   * message edited or deleted, here or in another window) since the backend started; 0
+   * for a topic not listed. An open topic reads its history again when this is newer
+   * than what it read (see {@link pathIsNewer}).
    */
-  pathChanges: ReadonlyMap<string, number>;
-  snapshots: number;
+  pathVersions: ReadonlyMap<string, number>;
 }
 
-/** Changes whenever the topic's active path may have changed (see `TopicStatuses.pathChanges`). */
-export function pathVersion(statuses: TopicStatuses, topicId: string): number {
-  return statuses.snapshots + (statuses.pathChanges.get(topicId) ?? 0);
+/** The topic's last path change as the feed knows it; undefined until the first snapshot. */
+export function topicPath(statuses: TopicStatuses, topicId: string): PathVersion | undefined {
+  const epoch = statuses.pathEpoch;
+  return epoch === undefined ? undefined : { epoch, version: statuses.pathVersions.get(topicId) ?? 0 };
+}
+
+/**
+ * Whether `known` (a change the feed told of) is newer than what a page read at `read`
+ * saw. Another epoch means the backend restarted (its count started over): anything may
+ * have changed.
+ */
+export function pathIsNewer(known: PathVersion, read: PathVersion): boolean {
+  return known.epoch !== read.epoch || known.version > read.version;
 }
 
 export interface StatusFeedOptions {
@@ -36,7 +47,7 @@ const RECONNECT_DELAYS_MS = [500, 1000, 2000, 4000, 8000, 15000];
  * it reconnects with backoff, and the fresh snapshot replaces what was known.
  */
 export class StatusFeed {
-  private state: TopicStatuses = { byTopic: new Map(), connected: false, error: undefined, pathChanges: new Map(), snapshots: 0 };
+  private state: TopicStatuses = { byTopic: new Map(), connected: false, error: undefined, pathEpoch: undefined, pathVersions: new Map() };
   private readonly listeners = new Set<() => void>();
   private subscription: FeedSubscription | undefined;
   private running = false;
@@ -98,25 +109,27 @@ export class StatusFeed {
 
   private onMessage(message: StatusMessage): void {
     this.attempts = 0;
-    const { pathChanges, snapshots } = this.state;
     switch (message.kind) {
       case 'snapshot': {
+        // Replaces what was known: after a dropped connection, the versions say which
+        // topics changed meanwhile (and a new epoch, that the backend restarted).
         const byTopic = new Map(message.statuses.map((event) => [event.topicId, event]));
-        this.publish({ byTopic, connected: true, error: undefined, pathChanges, snapshots: snapshots + 1 });
+        const pathVersions = new Map(message.pathVersions.map((path) => [path.topicId, path.version]));
+        this.publish({ byTopic, connected: true, error: undefined, pathEpoch: message.pathEpoch, pathVersions });
         break;
       }
       case 'changed': {
         const event: TopicStatusEvent = { topicId: message.topicId, status: message.status, unseen: message.unseen };
         const byTopic = new Map(this.state.byTopic);
         byTopic.set(event.topicId, event);
-        this.publish({ byTopic, connected: true, error: undefined, pathChanges, snapshots });
+        this.publish({ ...this.state, byTopic, connected: true, error: undefined });
         break;
       }
       case 'path_changed': {
         // The statuses stay the same objects: lists that follow them are not re-read.
-        const changed = new Map(pathChanges);
-        changed.set(message.topicId, (pathChanges.get(message.topicId) ?? 0) + 1);
-        this.publish({ ...this.state, connected: true, error: undefined, pathChanges: changed });
+        const pathVersions = new Map(this.state.pathVersions);
+        pathVersions.set(message.topicId, Math.max(message.version, pathVersions.get(message.topicId) ?? 0));
+        this.publish({ ...this.state, connected: true, error: undefined, pathVersions });
         break;
       }
     }
