@@ -59,6 +59,7 @@ const KNOWN_UPDATES: &[&str] = &[
     "current_mode_update",
     "config_option_update",
     "session_info_update",
+    "usage_update",
 ];
 
 /// An ACP agent: how to start it.
@@ -479,7 +480,10 @@ fn mcp_servers(servers: &[(String, McpEndpoint)], capabilities: &acp::AgentCapab
         .collect()
 }
 
+/// The prompt's end as the turn's: why it stopped, and the tokens the agent says the turn
+/// used (an unstable field of ACP, which claude-agent-acp fills).
 fn turn_finished(answer: acp::Result<acp::PromptResponse>) -> DriverEvent {
+    let usage = answer.as_ref().ok().and_then(|response| response.usage.clone());
     let (error, interrupted) = match answer {
         Ok(response) => match response.stop_reason {
             acp::StopReason::Cancelled => (None, true),
@@ -493,8 +497,8 @@ fn turn_finished(answer: acp::Result<acp::PromptResponse>) -> DriverEvent {
     };
     DriverEvent::TurnFinished {
         resume_token: None,
-        input_tokens: None,
-        output_tokens: None,
+        input_tokens: usage.as_ref().map(|u| u.input_tokens),
+        output_tokens: usage.as_ref().map(|u| u.output_tokens),
         cost_usd: None,
         error,
         interrupted,

@@ -113,6 +113,11 @@ async fn a_reply_streams_its_thought_and_text_and_the_session_id_is_kept_as_the_
     assert_eq!(outcome, success());
     assert_eq!(text_of(&chunks), "Hello from the fake agent.");
     assert!(chunks.iter().any(|c| matches!(c, UiChunk::ReasoningDelta { delta, .. } if delta == "Thinking.")));
+    let usage = chunks.iter().find_map(|c| match c {
+        UiChunk::MessageMetadata { message_metadata } => message_metadata.get("usage").cloned(),
+        _ => None,
+    });
+    assert_eq!(usage, Some(json!({ "inputTokens": 10, "outputTokens": 2 })), "the turn's usage the agent reported");
     let saved = acp.tokens.saved();
     assert_eq!(saved.len(), 1);
     assert!(saved[0].starts_with("fake-"), "{saved:?}");

@@ -197,6 +197,13 @@ async fn a_text_reply_is_stored(kind: Kind) {
         (rows[1].status, rows[1].message.text().as_str()),
         (MessageStatus::Success, "Hello from the real agent.")
     );
+    let usage = rows[1].message.metadata.as_ref().and_then(|m| m.get("usage")).cloned();
+    match kind {
+        // In the prompt's answer (an unstable ACP field).
+        Kind::ClaudeAcp => assert!(usage.as_ref().is_some_and(|u| u["inputTokens"].as_u64() > Some(0)), "{usage:?}"),
+        // Only in the `_meta` of an empty message chunk, which is not ACP's.
+        Kind::Qwen => assert_eq!(usage, None),
+    }
     let sessions: Vec<AgentSession> = a.f.call("agent_sessions_list", json!({})).await;
     assert!(sessions[0].resumable, "the agent's session id is kept to resume it");
     assert_eq!(a.model_calls().len(), 1, "one model call: nothing else took a script");
