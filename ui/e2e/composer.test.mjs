@@ -245,3 +245,29 @@ e2eTest(stack, '"New topic" then leaving it without sending leaves no empty topi
   assert.ok(listed.includes(next) && listed.includes(setUp), 'the used topics stay');
   assert.ok(!listed.includes(empty) && !listed.includes(last));
 });
+
+e2eTest(stack, 'typing right after New topic (Ctrl+Shift+O) never writes into the topic shown before it', async () => {
+  const page = await stack.openApp();
+  const first = await openNewTopic(page);
+  const composer = byTestId(page, 'composer-input');
+  await composer.click();
+  // The backend answers `topic_create` late, as on a busy machine.
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  await page.route('**/api/topic_create', async (route) => {
+    await held;
+    await route.continue();
+  });
+  // The shortcut, so the focus stays in the composer shown (a click would move it to the button).
+  await page.keyboard.press('Control+Shift+O');
+  await page.keyboard.type('meant for the new topic');
+  assert.equal(await composer.inputValue(), '', 'the topic shown before took no text');
+  assert.equal(await currentTopicId(page), first);
+  release();
+  await waitUntil('the new topic is open', async () => (await currentTopicId(page)) !== first);
+  await page.unroute('**/api/topic_create');
+  // Its message box has the focus: typing now goes there.
+  await waitUntil('the new composer has the focus', () => composer.evaluate((el) => el === el.ownerDocument.activeElement));
+  await page.keyboard.type('hello');
+  assert.equal(await composer.inputValue(), 'hello');
+});

@@ -466,7 +466,9 @@ export function Workspace() {
               </p>
             )}
           </Sidebar>
-          <main className="main">
+          {/* While "New topic" waits for the backend, the topic shown is not written in: text
+              typed meanwhile would land in its composer, not the new topic's. */}
+          <main className="main" inert={creating}>
             {actionError && <ErrorNotice error={actionError} onDismiss={() => setActionError(undefined)} />}
             {finding && conversationOpen && <FindInTopic onClose={() => setFinding(false)} />}
             {view === 'settings' ? (
