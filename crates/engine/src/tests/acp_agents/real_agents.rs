@@ -107,7 +107,7 @@ struct Real {
     session: AgentSession,
     workspace: tempfile::TempDir,
     config: EngineConfig,
-    _home: tempfile::TempDir,
+    home: tempfile::TempDir,
 }
 
 async fn real(kind: Kind) -> Real {
@@ -121,7 +121,7 @@ async fn real(kind: Kind) -> Real {
     let workspace = tempfile::tempdir().unwrap();
     let session: AgentSession =
         f.call("agent_session_create", json!({ "acpAgentId": agent.id, "workspace": workspace.path() })).await;
-    Real { kind, f, server, session, workspace, config, _home: home }
+    Real { kind, f, server, session, workspace, config, home }
 }
 
 impl Real {
@@ -365,6 +365,27 @@ async fn claude_acp_a_denied_write_is_reported_to_the_model() {
     let told = calls[1].to_string();
     assert!(told.contains("User refused permission") && told.contains("is_error"), "{told}");
     assert!(a.messages().await[1].message.text().ends_with("Understood, not writing."));
+    a.f.engine.shutdown().await;
+}
+
+/// In its own default approval mode (`auto`) Qwen Code writes without asking: the write
+/// comes to us as `fs/write_text_file`, which gets a card of its own.
+#[tokio::test]
+async fn qwen_in_its_auto_mode_a_write_asks_through_our_write_card() {
+    let a = real(Kind::Qwen).await;
+    let settings = QWEN_SETTINGS.replace(r#""approvalMode": "default""#, r#""approvalMode": "auto""#);
+    std::fs::write(a.home.path().join(".qwen/settings.json"), settings).unwrap();
+    let file = a.workspace.path().join("auto.txt");
+    a.server.push_script(Kind::Qwen.write(&file, "automatic\n"));
+    a.server.push_script(Script::text(["Written."]));
+    let mut rx = a.start("write auto.txt").await;
+    let approval = a.pending().await;
+    assert_eq!(approval.tool_name, "write_text_file");
+    assert!(!file.exists(), "nothing is written before the answer");
+    a.answer(&approval, json!({ "decision": "approve" })).await;
+    assert_eq!(terminal_status(&drain(&mut rx).await), TerminalStatus::Success);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "automatic\n");
+    assert_eq!(a.approvals().await.len(), 1);
     a.f.engine.shutdown().await;
 }
 
