@@ -59,6 +59,7 @@ const KNOWN_UPDATES: &[&str] = &[
     "current_mode_update",
     "config_option_update",
     "session_info_update",
+    "usage_update",
 ];
 
 /// An ACP agent: how to start it.
@@ -284,8 +285,8 @@ async fn serve(
         }
         _ = &mut io => Err(DriverError::Failed(format!("{name} exited before answering"))),
     };
-    let session_id = match started {
-        Ok(session_id) => session_id,
+    let (session_id, can_load) = match started {
+        Ok(started) => started,
         Err(error) => {
             finish(child, group, &report).await;
             let error = match error {
@@ -336,6 +337,13 @@ async fn serve(
                     client.cancel_all();
                     if let Err(error) = connection.cancel(acp::CancelNotification::new(session_id.clone())).await {
                         tracing::warn!(agent = %name, error = %error, "could not send session/cancel");
+                    }
+                    // A cancelled prompt can leave an agent out of step: claude-agent-acp
+                    // 0.23.1 answers the next prompt at once with nothing, and the one after
+                    // with both replies. One that can load its session is started again
+                    // for the next turn instead (the turn still reads this prompt's end).
+                    if can_load {
+                        closed.store(true, Ordering::SeqCst);
                     }
                 }
             },
@@ -401,14 +409,15 @@ fn is_session_update(line: &[u8]) -> bool {
 }
 
 /// `initialize` (we serve files and terminals), then `session/load` of the token when the
-/// agent can, else `session/new`, with the workspace and the user's MCP servers.
+/// agent can, else `session/new`, with the workspace and the user's MCP servers. Says
+/// whether the agent can load sessions.
 async fn handshake(
     connection: &acp::ClientSideConnection,
     client: &AcpClient,
     config: &AcpAgentConfig,
     spec: &SessionSpec,
     resume: Option<&str>,
-) -> Result<acp::SessionId, DriverError> {
+) -> Result<(acp::SessionId, bool), DriverError> {
     let name = &config.name;
     let capabilities = acp::ClientCapabilities::new()
         .fs(acp::FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
@@ -433,7 +442,7 @@ async fn handshake(
             .await;
         client.set_replaying(false);
         return match loaded {
-            Ok(_) => Ok(acp::SessionId::new(token.to_owned())),
+            Ok(_) => Ok((acp::SessionId::new(token.to_owned()), true)),
             Err(e) => Err(DriverError::ResumeFailed(format!(
                 "{name} could not resume its session {token}: {e}. The history here is kept; reset the session to \
                  start a fresh one."
@@ -444,7 +453,7 @@ async fn handshake(
         .new_session(acp::NewSessionRequest::new(workspace).mcp_servers(servers))
         .await
         .map_err(|e| DriverError::Failed(format!("{name} did not start a session: {e}")))?;
-    Ok(created.session_id)
+    Ok((created.session_id, initialized.agent_capabilities.load_session))
 }
 
 fn absolute(path: &std::path::Path) -> PathBuf {
@@ -471,7 +480,10 @@ fn mcp_servers(servers: &[(String, McpEndpoint)], capabilities: &acp::AgentCapab
         .collect()
 }
 
+/// The prompt's end as the turn's: why it stopped, and the tokens the agent says the turn
+/// used (an unstable field of ACP, which claude-agent-acp fills).
 fn turn_finished(answer: acp::Result<acp::PromptResponse>) -> DriverEvent {
+    let usage = answer.as_ref().ok().and_then(|response| response.usage.clone());
     let (error, interrupted) = match answer {
         Ok(response) => match response.stop_reason {
             acp::StopReason::Cancelled => (None, true),
@@ -485,8 +497,8 @@ fn turn_finished(answer: acp::Result<acp::PromptResponse>) -> DriverEvent {
     };
     DriverEvent::TurnFinished {
         resume_token: None,
-        input_tokens: None,
-        output_tokens: None,
+        input_tokens: usage.as_ref().map(|u| u.input_tokens),
+        output_tokens: usage.as_ref().map(|u| u.output_tokens),
         cost_usd: None,
         error,
         interrupted,
