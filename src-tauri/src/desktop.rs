@@ -22,6 +22,8 @@ const MAIN_WINDOW: &str = "main";
 pub fn run() -> std::process::ExitCode {
     // SAFETY: nothing has started a thread yet: `main` only parsed the command line.
     let compositing = unsafe { crate::rendering::choose_compositing() };
+    // The engine's TLS setup (a CA bundle parsed) is built beside the window (`engine::tls`).
+    engine::tls::warm();
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())

@@ -148,7 +148,7 @@ fn is_root() -> bool {
 }
 
 /// `npm ci` in ui/, tests/mcp-servers/ (the MCP servers the tests run) and
-/// tests/agent-cli/ (the Claude Code CLI the agent-session tests drive), each when
+/// tests/agent-cli/ (Claude Code and the ACP agents the agent-session tests drive), each when
 /// its node_modules is missing or older than its package-lock.json.
 fn install_ui_dependencies(repo: &Repo) -> Result<()> {
     if find_program("npm").is_none() {

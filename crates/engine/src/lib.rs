@@ -42,6 +42,7 @@ mod resuming;
 mod sessions;
 mod settings;
 pub mod telemetry;
+pub mod tls;
 mod tools;
 mod topics;
 mod turns;
@@ -162,8 +163,11 @@ impl Engine {
         for approval in store.list_approvals(None, true).await? {
             streams.status().seed(&approval.topic_id, protocol::TopicStatus::AwaitingApproval);
         }
+        // One TLS setup for the three clients (see `tls`).
+        let tls = tls::shared().await.map_err(ApiError::internal)?;
         let client = || {
             reqwest::Client::builder()
+                .tls_backend_preconfigured(tls.clone())
                 .connect_timeout(std::time::Duration::from_secs(15))
                 .user_agent(concat!("Colloquy/", env!("CARGO_PKG_VERSION")))
         };

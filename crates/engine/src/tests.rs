@@ -166,6 +166,35 @@ async fn wait_for(
     after_status_changes(&f.engine, what, async || f.messages(topic).await, |rows| done(rows)).await
 }
 
+/// The topic's rows once `done` holds of them, for a state inside a turn (text saved while
+/// it streams), which no status change announces: the stream manager marks each batch of
+/// reply states it writes, and the rows are read again after each mark. A turn's end is
+/// awaited with [`wait_for`].
+async fn rows_until(
+    f: &Fixture,
+    topic: &Topic,
+    what: &str,
+    done: impl Fn(&[StoredMessage]) -> bool,
+) -> Vec<StoredMessage> {
+    // Subscribed before the first read, so no save falls between the two.
+    let mut written = f.engine.inner.streams.replies_written();
+    let wait = async {
+        loop {
+            let rows = f.messages(topic).await;
+            if done(&rows) {
+                return rows;
+            }
+            if written.changed().await.is_err() {
+                panic!("the stream manager closed while waiting for {what}");
+            }
+        }
+    };
+    match tokio::time::timeout(PATIENCE, wait).await {
+        Ok(rows) => rows,
+        Err(_) => panic!("timed out waiting for {what}: {:#?}", f.messages(topic).await),
+    }
+}
+
 /// One provider per wire format, all on `server`, named after their format.
 async fn provider_per_format(f: &Fixture, server: &MockServer, key: &str) -> Vec<(ApiFormat, Provider)> {
     let mut out = Vec::new();

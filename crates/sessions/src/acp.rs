@@ -62,6 +62,7 @@ const KNOWN_UPDATES: &[&str] = &[
     "current_mode_update",
     "config_option_update",
     "session_info_update",
+    "usage_update",
 ];
 
 /// An ACP agent: how to start it.
@@ -298,7 +299,7 @@ async fn serve(
         }
         _ = &mut io => Err(DriverError::Failed(format!("{name} exited before answering"))),
     };
-    let (session_id, modes, capabilities) = match started {
+    let (session_id, modes, capabilities, can_load) = match started {
         Ok(started) => started,
         Err(error) => {
             finish(child, group, &report).await;
@@ -374,6 +375,13 @@ async fn serve(
                     if let Err(error) = connection.cancel(acp::CancelNotification::new(session_id.clone())).await {
                         tracing::warn!(agent = %name, error = %error, "could not send session/cancel");
                     }
+                    // A cancelled prompt can leave an agent out of step: claude-agent-acp
+                    // 0.23.1 answers the next prompt at once with nothing, and the one after
+                    // with both replies. One that can load its session is started again
+                    // for the next turn instead (the turn still reads this prompt's end).
+                    if can_load {
+                        closed.store(true, Ordering::SeqCst);
+                    }
                 }
             },
             _ = &mut io => {
@@ -439,14 +447,15 @@ fn is_session_update(line: &[u8]) -> bool {
 
 /// `initialize` (we serve files and terminals), then `session/load` of the token when the
 /// agent can, else `session/new`, with the workspace and the user's MCP servers. Returns
-/// the session, the modes the agent offers in it (if any), and what it takes in a prompt.
+/// the session, the modes the agent offers in it (if any), what it takes in a prompt, and
+/// whether it can load sessions.
 async fn handshake(
     connection: &acp::ClientSideConnection,
     client: &AcpClient,
     config: &AcpAgentConfig,
     spec: &SessionSpec,
     resume: Option<&str>,
-) -> Result<(acp::SessionId, Option<acp::SessionModeState>, PromptCapabilities), DriverError> {
+) -> Result<(acp::SessionId, Option<acp::SessionModeState>, PromptCapabilities, bool), DriverError> {
     let name = &config.name;
     let capabilities = acp::ClientCapabilities::new()
         .fs(acp::FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
@@ -473,7 +482,7 @@ async fn handshake(
             .await;
         client.set_replaying(false);
         return match loaded {
-            Ok(loaded) => Ok((acp::SessionId::new(token.to_owned()), loaded.modes, capabilities)),
+            Ok(loaded) => Ok((acp::SessionId::new(token.to_owned()), loaded.modes, capabilities, true)),
             Err(e) => Err(DriverError::ResumeFailed(format!(
                 "{name} could not resume its session {token}: {e}. The history here is kept; reset the session to \
                  start a fresh one."
@@ -484,7 +493,7 @@ async fn handshake(
         .new_session(acp::NewSessionRequest::new(workspace).mcp_servers(servers))
         .await
         .map_err(|e| DriverError::Failed(format!("{name} did not start a session: {e}")))?;
-    Ok((created.session_id, created.modes, capabilities))
+    Ok((created.session_id, created.modes, capabilities, initialized.agent_capabilities.load_session))
 }
 
 fn absolute(path: &std::path::Path) -> PathBuf {
@@ -553,7 +562,10 @@ pub(crate) fn prompt_blocks(
     blocks
 }
 
+/// The prompt's end as the turn's: why it stopped, and the tokens the agent says the turn
+/// used (an unstable field of ACP, which claude-agent-acp fills).
 fn turn_finished(answer: acp::Result<acp::PromptResponse>) -> DriverEvent {
+    let usage = answer.as_ref().ok().and_then(|response| response.usage.clone());
     let (error, interrupted) = match answer {
         Ok(response) => match response.stop_reason {
             acp::StopReason::Cancelled => (None, true),
@@ -567,8 +579,8 @@ fn turn_finished(answer: acp::Result<acp::PromptResponse>) -> DriverEvent {
     };
     DriverEvent::TurnFinished {
         resume_token: None,
-        input_tokens: None,
-        output_tokens: None,
+        input_tokens: usage.as_ref().map(|u| u.input_tokens),
+        output_tokens: usage.as_ref().map(|u| u.output_tokens),
         cost_usd: None,
         error,
         interrupted,

@@ -307,7 +307,8 @@ pub trait Connection: Send {
 
     async fn set_permission_mode(&mut self, mode: PermissionMode) -> Result<(), DriverError>;
 
-    /// Whether the connection has ended (the process exited).
+    /// Whether the connection has ended (the process exited) or is not to take another
+    /// turn; the next turn connects again, resuming.
     fn is_closed(&self) -> bool;
 
     /// What the runtime left for the user to read, for messages: how it ended (once it

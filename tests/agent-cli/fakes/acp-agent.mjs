@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A scripted ACP agent for the driver's protocol edge cases (no dependencies). What it
 // does in a turn is chosen by the prompt's first word:
-//   hello            a thought, then a reply in two chunks
+//   hello            a thought, then a reply in two chunks, and the turn's token usage
 //   write PATH TEXT  an `edit` tool call that asks permission (allow once / allow always /
 //                    reject once), then writes PATH through fs/write_text_file
 //   fswrite PATH TEXT  writes through fs/write_text_file without asking first
@@ -18,6 +18,7 @@
 //   wait             a chunk, then waits for session/cancel; after it, asks permission
 //                    anyway and writes the outcome it got to after-cancel.txt
 //   terminal CMD     runs `sh -c CMD` in a terminal shown by an `execute` tool call
+//   whoami           says which process it is (`process PID`)
 // A prompt with files (any text) is answered "Got …", naming each block it got.
 // Sessions can be loaded (session/load replays one user and one agent chunk). A new
 // session offers the modes `code` and `architect` (session/set_mode switches) and, just
@@ -192,6 +193,9 @@ async function turn(sessionId, text) {
       say(sessionId, `Exit ${exit.result?.exitCode}; output ${JSON.stringify(output.result?.output)}`);
       return 'end_turn';
     }
+    case 'whoami':
+      say(sessionId, `process ${process.pid}`);
+      return 'end_turn';
     default:
       if (word.startsWith('/') && COMMANDS.some((c) => c.name === word.slice(1))) {
         say(sessionId, `Ran ${word}${rest.length ? ` with: ${rest.join(' ')}` : ''}`);
@@ -244,7 +248,8 @@ async function handle(message) {
         return;
       }
       const stopReason = await turn(params.sessionId, text);
-      send({ id, result: { stopReason } });
+      const usage = text.trim().startsWith('hello') ? { totalTokens: 12, inputTokens: 10, outputTokens: 2 } : undefined;
+      send({ id, result: { stopReason, usage } });
       return;
     }
     case 'session/cancel':

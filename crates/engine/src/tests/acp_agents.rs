@@ -8,6 +8,8 @@ use protocol::tool::Approval;
 
 use super::*;
 
+mod real_agents;
+
 fn fake_agent_script() -> String {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/agent-cli/fakes/acp-agent.mjs")

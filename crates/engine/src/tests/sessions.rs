@@ -12,7 +12,7 @@ mod approvals;
 mod errors;
 mod turns;
 
-fn claude() -> std::path::PathBuf {
+pub(super) fn claude() -> std::path::PathBuf {
     let path =
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/agent-cli/node_modules/.bin/claude");
     assert!(path.exists(), "{} is missing: run `cargo xtask setup`", path.display());
@@ -31,17 +31,21 @@ struct Agent {
 fn agent_config(dir: &std::path::Path, home: &std::path::Path, program: std::path::PathBuf) -> EngineConfig {
     let mut config = EngineConfig::new(dir.to_path_buf(), "test");
     config.retry = providers::RetryPolicy::none();
-    config.claude = ::sessions::ClaudeCodeConfig {
-        program,
-        env: vec![
-            ("HOME".into(), home.to_string_lossy().into_owned()),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
-            ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
-            ("DISABLE_AUTOUPDATER".into(), "1".into()),
-        ],
-        start_timeout: Duration::from_secs(60),
-    };
+    config.claude =
+        ::sessions::ClaudeCodeConfig { program, env: offline_claude_env(home), start_timeout: Duration::from_secs(60) };
     config
+}
+
+/// What keeps Claude Code offline and in a throwaway `home`: no update check, no
+/// nonessential traffic (telemetry, release notes), and no retries (each script answers
+/// one request). The ACP tests run it this way under claude-agent-acp too.
+pub(super) fn offline_claude_env(home: &std::path::Path) -> Vec<(String, String)> {
+    vec![
+        ("HOME".into(), home.to_string_lossy().into_owned()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
+        ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
+        ("DISABLE_AUTOUPDATER".into(), "1".into()),
+    ]
 }
 
 async fn agent_with(program: std::path::PathBuf, idle: Duration) -> Agent {
@@ -120,28 +124,9 @@ fn text_of_request(body: &Value) -> String {
 }
 
 impl Agent {
-    /// The rows once they are `done`, for a state inside a turn (text saved while it
-    /// streams), which no status change announces: the stream manager marks each batch
-    /// of reply states it writes, and the rows are read again after each mark. A turn's
-    /// end is awaited with `wait_for`.
+    /// The rows once they are `done`, for a state inside a turn (see [`rows_until`]).
     async fn rows_until(&self, what: &str, done: impl Fn(&[StoredMessage]) -> bool) -> Vec<StoredMessage> {
-        // Subscribed before the first read, so no save falls between the two.
-        let mut written = self.f.engine.inner.streams.replies_written();
-        let wait = async {
-            loop {
-                let rows = self.messages().await;
-                if done(&rows) {
-                    return rows;
-                }
-                if written.changed().await.is_err() {
-                    panic!("the stream manager closed while waiting for {what}");
-                }
-            }
-        };
-        match tokio::time::timeout(PATIENCE, wait).await {
-            Ok(rows) => rows,
-            Err(_) => panic!("timed out waiting for {what}: {:#?}", self.messages().await),
-        }
+        rows_until(&self.f, &self.topic(), what, done).await
     }
 
     async fn approvals(&self) -> Vec<Approval> {

@@ -113,6 +113,11 @@ async fn a_reply_streams_its_thought_and_text_and_the_session_id_is_kept_as_the_
     assert_eq!(outcome, success());
     assert_eq!(text_of(&chunks), "Hello from the fake agent.");
     assert!(chunks.iter().any(|c| matches!(c, UiChunk::ReasoningDelta { delta, .. } if delta == "Thinking.")));
+    let usage = chunks.iter().find_map(|c| match c {
+        UiChunk::MessageMetadata { message_metadata } => message_metadata.get("usage").cloned(),
+        _ => None,
+    });
+    assert_eq!(usage, Some(json!({ "inputTokens": 10, "outputTokens": 2 })), "the turn's usage the agent reported");
     let saved = acp.tokens.saved();
     assert_eq!(saved.len(), 1);
     assert!(saved[0].starts_with("fake-"), "{saved:?}");
@@ -246,6 +251,22 @@ async fn stop_cancels_the_turn_and_a_permission_request_after_it_is_answered_can
     assert_eq!(outcome, TurnOutcome::Paused { reason: protocol::StatusReason::UserStop });
     assert_eq!(read(&acp.path("after-cancel.txt")), "cancelled");
     assert!(acp.gate.asked.lock().unwrap().is_empty(), "nobody was asked after Stop");
+    acp.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn after_stop_the_next_turn_starts_the_agent_again_and_loads_its_session() {
+    let acp = acp();
+    let (_, first) = reply(&acp, "whoami").await;
+    let mut turn = acp.start("wait");
+    turn.chunk_until("the first text", |c| matches!(c, UiChunk::TextDelta { .. })).await;
+    turn.cancel.cancel();
+    assert_eq!(turn.outcome().await.0, TurnOutcome::Paused { reason: protocol::StatusReason::UserStop });
+    let (outcome, second) = reply(&acp, "whoami").await;
+    assert_eq!(outcome, success());
+    assert!(text_of(&second).starts_with("process "), "{}", text_of(&second));
+    assert_ne!(text_of(&first), text_of(&second), "a new process took the turn after Stop");
+    assert_eq!(acp.tokens.saved().len(), 1, "it loaded the same agent session");
     acp.host.shutdown().await;
 }
 
