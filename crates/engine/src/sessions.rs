@@ -437,6 +437,29 @@ impl AgentSessions {
             permission_mode: mode,
             env,
         };
+        let (gate, tokens) = self.turn_parts(session, &message_id, &model_ref, self.host.driver_name(), carried);
+        let runner = self.host.turn(spec, prompt, session.resume_token.clone(), gate, tokens);
+        Ok(PreparedExecution {
+            message_id,
+            model_ref,
+            provider_name: self.host.driver_name().to_owned(),
+            runner,
+            slot,
+            // The agent program keeps its own watch on a silent model.
+            idle_timeout: None,
+        })
+    }
+
+    /// What a turn of either driver answers to: the gate its permission requests go
+    /// through (delivering `carried` first), and where its resume token and usage go.
+    fn turn_parts(
+        &self,
+        session: &SessionRow,
+        message_id: &MessageId,
+        model_ref: &ModelRef,
+        agent: &str,
+        carried: Option<Carried>,
+    ) -> (Arc<dyn ToolGate>, Arc<SessionTokens>) {
         let gate = EngineGate {
             store: self.store.clone(),
             topic_id: session.topic_id.clone(),
@@ -453,19 +476,10 @@ impl AgentSessions {
             topic_id: session.topic_id.to_string(),
             message_id: message_id.to_string(),
             provider_id: model_ref.provider_id.to_string(),
-            agent: self.host.driver_name().to_owned(),
+            agent: agent.to_owned(),
             model: model_ref.model.clone(),
         });
-        let runner = self.host.turn(spec, prompt, session.resume_token.clone(), gate, tokens);
-        Ok(PreparedExecution {
-            message_id,
-            model_ref,
-            provider_name: self.host.driver_name().to_owned(),
-            runner,
-            slot,
-            // The agent program keeps its own watch on a silent model.
-            idle_timeout: None,
-        })
+        (gate, tokens)
     }
 
     /// A turn of a session that runs an ACP agent: the agent from settings, started with
@@ -482,25 +496,7 @@ impl AgentSessions {
         let (driver, spec, name) = self.acp_runtime(session).await?;
         let agent_id = session.acp_agent_id.as_deref().unwrap_or_default();
         let model_ref = ModelRef { provider_id: ProviderId(format!("acp:{agent_id}")), model: spec.model.clone() };
-        let gate = EngineGate {
-            store: self.store.clone(),
-            topic_id: session.topic_id.clone(),
-            message_id: message_id.clone(),
-            defaults: HashMap::new(),
-        };
-        let gate: Arc<dyn ToolGate> = match carried {
-            Some(carried) => Arc::new(ResumedGate { gate, carried: Mutex::new(Some(carried)) }),
-            None => Arc::new(gate),
-        };
-        let tokens = Arc::new(SessionTokens {
-            store: self.store.clone(),
-            session_id: session.id.clone(),
-            topic_id: session.topic_id.to_string(),
-            message_id: message_id.to_string(),
-            provider_id: model_ref.provider_id.to_string(),
-            agent: name.clone(),
-            model: model_ref.model.clone(),
-        });
+        let (gate, tokens) = self.turn_parts(session, &message_id, &model_ref, &name, carried);
         let runner = self.host.turn_with_files(driver, spec, prompt, files, session.resume_token.clone(), gate, tokens);
         Ok(PreparedExecution { message_id, model_ref, provider_name: name, runner, slot, idle_timeout: None })
     }

@@ -321,9 +321,6 @@ export class TopicSession {
   }
 
   /**
-   * The active path changed elsewhere: read it again. The live stream stays attached.
-   */
-  /**
    * A turn started in the topic (the status feed says so). One this window does not
    * follow may already have ended by the time the window renders the change (a queued
    * message that ran at once): the history is read, so it shows.
@@ -332,6 +329,9 @@ export class TopicSession {
     if (this.active && !this.listening()) this.readHistory();
   }
 
+  /**
+   * The active path changed elsewhere: read it again. The live stream stays attached.
+   */
   refresh(): void {
     if (!this.active) return;
     this.rereadAll = true;
