@@ -51,10 +51,13 @@ e2eTest(
     await byTestId(page, 'new-agent-session-button').click();
     await byTestId(page, 'agent-session-form').waitFor();
     await byTestId(page, 'agent-session-agent').selectOption({ label: 'Fake agent' });
+    // Claude Code's permission modes mean nothing to an ACP agent (it has its own modes).
+    assert.equal(await byTestId(page, 'agent-session-permission').count(), 0);
     await byTestId(page, 'agent-session-workspace-input').fill(folder);
     await byTestId(page, 'agent-session-create').click();
     await byTestId(page, 'agent-session-header').waitFor();
     assert.equal(await byTestId(page, 'agent-session-agent').innerText(), 'Fake agent');
+    assert.equal(await byTestId(page, 'agent-session-mode').count(), 0);
 
     // A reply streams; the modes the agent offers are in the composer's bar.
     await typeAndEnter(page, 'hello');

@@ -33,6 +33,7 @@ export function AgentSessionSettings({ session, providers, onChanged, onReset, o
   const [confirmDelete, setConfirmDelete] = useState(false);
   const suggestionsId = useId();
   const name = agentName(session);
+  const acp = session.agent === 'acp';
   if (shown !== session) {
     // Saved here or changed elsewhere: the fields show what is stored.
     setShown(session);
@@ -106,44 +107,50 @@ export function AgentSessionSettings({ session, providers, onChanged, onReset, o
             </div>
             {fieldError('title')}
           </form>
-          <form
-            className="field"
-            onSubmit={(event) => {
-              event.preventDefault();
-              save({ model });
-            }}
-          >
-            <span className="field-label">Model</span>
-            <div className="field-row">
-              <input
-                data-testid="agent-session-settings-model"
-                value={model}
-                list={suggestionsId}
-                disabled={busy}
-                placeholder={`Empty: ${name}'s default`}
-                onChange={(event) => setModel(event.target.value)}
-                aria-label="Model"
-                spellCheck={false}
-              />
-              <button type="submit" className="button" data-testid="agent-session-model-save" disabled={busy || model.trim() === session.model}>
-                Use model
-              </button>
-            </div>
-            <datalist id={suggestionsId}>
-              {modelSuggestions(providers, session.providerId ?? OWN_LOGIN).map((suggestion) => (
-                <option key={suggestion} value={suggestion} />
-              ))}
-            </datalist>
-            <span className="field-help">Talks through {providerLabel(session, providers)}. From the next message on.</span>
-            {fieldError('model')}
-          </form>
-          <PermissionModeField
-            value={session.permissionMode}
-            testId="agent-session-settings-permission"
-            disabled={busy}
-            onChange={(permissionMode) => save({ permissionMode })}
-          />
-          {fieldError('permissionMode')}
+          {/* An ACP agent picks its own model and has its own modes (switched in the
+              composer's bar): Claude Code's model and permission modes mean nothing to it. */}
+          {!acp && (
+            <>
+            <form
+              className="field"
+              onSubmit={(event) => {
+                event.preventDefault();
+                save({ model });
+              }}
+            >
+              <span className="field-label">Model</span>
+              <div className="field-row">
+                <input
+                  data-testid="agent-session-settings-model"
+                  value={model}
+                  list={suggestionsId}
+                  disabled={busy}
+                  placeholder={`Empty: ${name}'s default`}
+                  onChange={(event) => setModel(event.target.value)}
+                  aria-label="Model"
+                  spellCheck={false}
+                />
+                <button type="submit" className="button" data-testid="agent-session-model-save" disabled={busy || model.trim() === session.model}>
+                  Use model
+                </button>
+              </div>
+              <datalist id={suggestionsId}>
+                {modelSuggestions(providers, session.providerId ?? OWN_LOGIN).map((suggestion) => (
+                  <option key={suggestion} value={suggestion} />
+                ))}
+              </datalist>
+              <span className="field-help">Talks through {providerLabel(session, providers)}. From the next message on.</span>
+              {fieldError('model')}
+            </form>
+            <PermissionModeField
+              value={session.permissionMode}
+              testId="agent-session-settings-permission"
+              disabled={busy}
+              onChange={(permissionMode) => save({ permissionMode })}
+            />
+            {fieldError('permissionMode')}
+            </>
+          )}
           <div className="field">
             <span className="field-label">Folder</span>
             <code className="small">{session.workspace}</code>

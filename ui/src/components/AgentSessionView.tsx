@@ -68,9 +68,11 @@ export function AgentSessionView({ session, providers, status, onSessionChanged,
           <span className="topic-workspace" data-testid="agent-session-folder" title={`Works in ${session.workspace}`}>
             <FolderIcon /> {folderName(session.workspace)}
           </span>
-          <span data-testid="agent-session-mode" data-mode={session.permissionMode} title="Permission mode">
-            {permissionModeLabel(session.permissionMode)}
-          </span>
+          {!acp && (
+            <span data-testid="agent-session-mode" data-mode={session.permissionMode} title="Permission mode">
+              {permissionModeLabel(session.permissionMode)}
+            </span>
+          )}
           <span title="Who the agent talks through, and the model">
             {providerLabel(session, providers)} · {modelLabel(session.model)}
           </span>

@@ -170,8 +170,13 @@ export function NewAgentSessionForm({ providers, onCreated, onCancel }: NewAgent
           </label>
             </>
           )}
-          <PermissionModeField value={draft.permissionMode} testId="agent-session-permission" onChange={(permissionMode) => change({ permissionMode })} />
-          {errorAt('permissionMode')}
+          {/* An ACP agent has its own modes, offered in the session's composer once it runs. */}
+          {!acp && (
+            <>
+              <PermissionModeField value={draft.permissionMode} testId="agent-session-permission" onChange={(permissionMode) => change({ permissionMode })} />
+              {errorAt('permissionMode')}
+            </>
+          )}
           <label className="field">
             <span className="field-label">Title</span>
             <input
