@@ -114,16 +114,7 @@ impl AcpSession {
 
     async fn reply_text(&self) -> String {
         let rows = self.f.messages(&self.topic()).await;
-        rows.last()
-            .unwrap()
-            .message
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                UiPart::Text { text, .. } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect()
+        rows.last().unwrap().message.text()
     }
 }
 
@@ -212,19 +203,7 @@ async fn interrupt_cancels_the_agents_turn_marks_its_reply_and_sends_the_message
     assert_eq!(terminal_status(&drain(&mut next).await), TerminalStatus::Success);
 
     let rows = a.f.messages(&topic).await;
-    let texts: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            r.message
-                .parts
-                .iter()
-                .filter_map(|p| match p {
-                    UiPart::Text { text, .. } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect()
-        })
-        .collect();
+    let texts: Vec<String> = rows.iter().map(|r| r.message.text()).collect();
     assert_eq!(texts, ["slow", "Working slowly", "do this instead", "You said: do this instead"]);
     assert_eq!(rows[1].status, protocol::MessageStatus::Paused);
     assert_eq!(steer_states(&rows[1]), ["interrupted"], "the stopped reply says why");
@@ -333,15 +312,7 @@ async fn an_acp_approval_left_open_at_a_restart_says_its_request_is_gone_and_ans
         |rows| rows.len() == 2 && rows[1].status == protocol::MessageStatus::Success,
     )
     .await;
-    let text: String = rows[1]
-        .message
-        .parts
-        .iter()
-        .filter_map(|p| match p {
-            UiPart::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let text = rows[1].message.text();
     assert!(text.contains("was restarted while you waited") && text.contains("not now"), "the agent was told: {text}");
     assert!(!a.workspace.path().join("notes.txt").exists());
     f.engine.shutdown().await;
