@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { matchingCommands, type AgentCommand } from '../chat/agentSession';
+import { SlashOption } from './SlashCommands';
 
 /**
  * The slash commands an ACP agent offers, for the message box: `query` is what follows a
@@ -37,25 +38,15 @@ export function AgentCommandMenu({ menu, onChoose }: { menu: AgentCommandMenuSta
       )}
       <ul>
         {menu.matches.map((command, index) => (
-          <li key={command.name}>
-            <button
-              type="button"
-              role="option"
-              aria-selected={index === menu.active}
-              className={index === menu.active ? 'active' : undefined}
-              data-testid="agent-command-option"
-              data-name={command.name}
-              // Keeps the focus in the message box.
-              onMouseDown={(event) => event.preventDefault()}
-              onClick={() => onChoose(command)}
-            >
-              <span>
-                /{command.name}
-                {command.hint && <span className="muted agent-command-hint"> {command.hint}</span>}
-              </span>
-              {command.description && <span className="muted small">{command.description}</span>}
-            </button>
-          </li>
+          <SlashOption
+            key={command.name}
+            testId="agent-command-option"
+            name={command.name}
+            active={index === menu.active}
+            onChoose={() => onChoose(command)}
+            hint={command.hint && <span className="muted agent-command-hint"> {command.hint}</span>}
+            detail={command.description && <span className="muted small">{command.description}</span>}
+          />
         ))}
       </ul>
     </div>

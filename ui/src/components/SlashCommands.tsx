@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { resourceLabel, type PendingResource } from '../chat/mcpContent';
 import type { McpCompleteRequest, McpPrompt, McpPromptCatalog, McpPromptExpansion, McpPromptGetRequest } from '../protocol.gen';
@@ -86,31 +86,60 @@ export function SlashMenu({ commands }: { commands: SlashCommands }) {
       )}
       <ul>
         {commands.matches.map((prompt, index) => (
-          <li key={`${prompt.serverId} ${prompt.name}`}>
-            <button
-              type="button"
-              role="option"
-              aria-selected={index === commands.active}
-              className={index === commands.active ? 'active' : undefined}
-              data-testid="slash-option"
-              data-name={prompt.name}
-              // Keeps the focus in the message box.
-              onMouseDown={(event) => event.preventDefault()}
-              onClick={() => commands.choose(prompt)}
-            >
-              <span>
-                /{prompt.name}
-                {prompt.arguments.length > 0 && <span className="muted"> {prompt.arguments.map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`)).join(' ')}</span>}
-              </span>
+          <SlashOption
+            key={`${prompt.serverId} ${prompt.name}`}
+            testId="slash-option"
+            name={prompt.name}
+            active={index === commands.active}
+            onChoose={() => commands.choose(prompt)}
+            hint={prompt.arguments.length > 0 && <span className="muted"> {prompt.arguments.map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`)).join(' ')}</span>}
+            detail={
               <span className="muted small">
                 {prompt.serverName}
                 {prompt.description ? ` · ${prompt.description}` : ''}
               </span>
-            </button>
-          </li>
+            }
+          />
         ))}
       </ul>
     </div>
+  );
+}
+
+interface SlashOptionProps {
+  testId: string;
+  name: string;
+  /** Highlighted: Enter or Tab chooses it. */
+  active: boolean;
+  onChoose: () => void;
+  /** What the command takes, after its name. */
+  hint?: ReactNode;
+  /** A line about it under the name. */
+  detail?: ReactNode;
+}
+
+/** One command of a slash menu (MCP prompts, an ACP agent's commands). */
+export function SlashOption({ testId, name, active, onChoose, hint, detail }: SlashOptionProps) {
+  return (
+    <li>
+      <button
+        type="button"
+        role="option"
+        aria-selected={active}
+        className={active ? 'active' : undefined}
+        data-testid={testId}
+        data-name={name}
+        // Keeps the focus in the message box.
+        onMouseDown={(event) => event.preventDefault()}
+        onClick={onChoose}
+      >
+        <span>
+          /{name}
+          {hint}
+        </span>
+        {detail}
+      </button>
+    </li>
   );
 }
 
