@@ -125,6 +125,15 @@ impl Harness {
     /// Opens a turn on a gated model; returns the token feed, the opener's receiver and the reply id.
     async fn open(&self, listener: &str) -> (Feed, Subscription, MessageId) {
         let (feed, runner) = scripted();
+        let (turn, message_id) = self.one_model_turn(runner);
+        let (l, rx) = self.manager.listener(ListenerId(listener.into()), &self.topic);
+        let reply = self.manager.open(turn, l).await.unwrap();
+        assert!(reply.live);
+        (feed, rx, message_id)
+    }
+
+    /// A new turn in the topic with one model's reply, run by `runner`.
+    fn one_model_turn(&self, runner: Runner) -> (PreparedTurn, MessageId) {
         let message_id = MessageId::new();
         let turn = PreparedTurn {
             topic_id: self.topic.clone(),
@@ -139,10 +148,7 @@ impl Harness {
                 idle_timeout: None,
             }],
         };
-        let (l, rx) = self.manager.listener(ListenerId(listener.into()), &self.topic);
-        let reply = self.manager.open(turn, l).await.unwrap();
-        assert!(reply.live);
-        (feed, rx, message_id)
+        (turn, message_id)
     }
 }
 

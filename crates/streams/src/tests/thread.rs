@@ -37,24 +37,6 @@ impl TurnRunner<ChunkSender> for Noting {
     }
 }
 
-fn noting_turn(h: &Harness, threads: &Threads) -> (PreparedTurn, MessageId) {
-    let message_id = MessageId::new();
-    let turn = PreparedTurn {
-        topic_id: h.topic.clone(),
-        turn_id: TurnId::new(),
-        user: Some(user("hi")),
-        executions: vec![PreparedExecution {
-            message_id: message_id.clone(),
-            model_ref: ModelRef { provider_id: protocol::ProviderId("p".into()), model: "m".into() },
-            provider_name: "Fake".into(),
-            runner: Box::new(Noting { threads: threads.clone() }),
-            slot: ReplySlot::New,
-            idle_timeout: None,
-        }],
-    };
-    (turn, message_id)
-}
-
 /// A direct listener that keeps every message and notes the thread it was called on.
 fn direct(id: &str, threads: &Threads) -> (Listener, Arc<Mutex<Vec<StreamMessage>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -81,7 +63,7 @@ async fn until_done(seen: &Mutex<Vec<StreamMessage>>) {
 async fn a_turn_runs_and_delivers_on_the_stream_thread_and_the_thread_ends_with_the_manager() {
     let h = harness(StreamConfig::default()).await;
     let threads = Threads::default();
-    let (turn, message_id) = noting_turn(&h, &threads);
+    let (turn, message_id) = h.one_model_turn(Box::new(Noting { threads: threads.clone() }));
     let (listener, seen) = direct("window", &threads);
     assert!(h.manager.open(turn, listener).await.unwrap().live);
     until_done(&seen).await;
