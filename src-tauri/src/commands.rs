@@ -7,7 +7,7 @@ use protocol::api::{
     WindowOpenRequest,
 };
 use protocol::archive::{SaveFileRequest, SavedFile};
-use protocol::{ApiError, AttachReply, StatusMessage, StreamMessage, TopicId};
+use protocol::{ApiError, AttachReply, StatusMessage, StreamMessage};
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -52,23 +52,12 @@ fn window_listener(window: &WebviewWindow) -> ListenerId {
     ListenerId(format!("window:{}", window.label()))
 }
 
-/// Subscribes `channel` to the topic and forwards messages until the listener is
-/// replaced, detached or dropped (a lagged notice is forwarded last).
-fn subscribe(
-    engine: &Engine,
-    window: &WebviewWindow,
-    topic_id: &TopicId,
-    channel: Channel<StreamMessage>,
-) -> engine::Listener {
-    let (listener, mut subscription) = engine.listener(window_listener(window), topic_id);
-    tauri::async_runtime::spawn(async move {
-        while let Some(message) = subscription.recv().await {
-            if channel.send(message).is_err() {
-                break;
-            }
-        }
-    });
-    listener
+/// The window's listener: each message goes into `channel` from the task that numbered
+/// it. Tauri's channel queues by itself and never blocks, so no forwarding task (and no
+/// wake-up of one per chunk) stands in between; the listener is removed once the
+/// window's channel is gone.
+fn subscribe(window: &WebviewWindow, channel: Channel<StreamMessage>) -> engine::Listener {
+    engine::Listener::direct(window_listener(window), move |message| channel.send(message).is_ok())
 }
 
 /// Streaming operations that start (or restart) replies: the window becomes the topic's
@@ -85,7 +74,7 @@ macro_rules! stream_commands {
             ) -> Reply<AttachReply> {
                 let request: $request = parse(request)?;
                 let engine = engine.ready().await;
-                let listener = subscribe(&engine, &window, &request.topic_id, channel);
+                let listener = subscribe(&window, channel);
                 engine.$name(request, listener).await
             }
         )*
@@ -147,7 +136,7 @@ pub async fn stream_attach(
 ) -> Reply<AttachReply> {
     let request: StreamAttachRequest = parse(request)?;
     let engine = engine.ready().await;
-    let listener = subscribe(&engine, &window, &request.topic_id, channel);
+    let listener = subscribe(&window, channel);
     engine.stream_attach(&request.topic_id, request.after, listener).await
 }
 

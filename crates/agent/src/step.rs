@@ -97,18 +97,33 @@ pub(crate) async fn stream_step(
     let mut stream = LanguageModel::stream(input.model, input.request);
     // A provider waiting to retry is not silent: its announced wait extends the deadline.
     let mut announced_wait = Duration::ZERO;
+    // One waiter and one timer for the whole call: a timeout per read would register and
+    // cancel a timer, and a cancellation waiter, for every chunk. The timer is moved on
+    // only when it fires early (the model spoke since it was set).
+    let cancelled = cancel.cancelled();
+    tokio::pin!(cancelled);
+    let idle = tokio::time::sleep(input.idle_timeout);
+    tokio::pin!(idle);
+    let mut last_event = tokio::time::Instant::now();
     let end = loop {
         let next = tokio::select! {
             biased;
-            _ = cancel.cancelled() => break StepEnd::Stopped,
-            next = tokio::time::timeout(input.idle_timeout + announced_wait, stream.next()) => next,
+            _ = &mut cancelled => break StepEnd::Stopped,
+            next = stream.next() => next,
+            _ = &mut idle => {
+                let deadline = last_event + input.idle_timeout + announced_wait;
+                if tokio::time::Instant::now() >= deadline {
+                    break StepEnd::Stalled;
+                }
+                idle.as_mut().reset(deadline);
+                continue;
+            }
         };
         announced_wait = Duration::ZERO;
         let event = match next {
-            Err(_elapsed) => break StepEnd::Stalled,
-            Ok(None) => break StepEnd::Completed(collector.finish.take().unwrap_or(StopReason::Stop)),
-            Ok(Some(Err(error))) => break StepEnd::Failed(error),
-            Ok(Some(Ok(event))) => event,
+            None => break StepEnd::Completed(collector.finish.take().unwrap_or(StopReason::Stop)),
+            Some(Err(error)) => break StepEnd::Failed(error),
+            Some(Ok(event)) => event,
         };
         if first_token.is_none()
             && matches!(
@@ -180,6 +195,8 @@ pub(crate) async fn stream_step(
         if send_all(sink, chunks).await.is_err() {
             break StepEnd::Stopped;
         }
+        // Silence counts from here: ready to read again.
+        last_event = tokio::time::Instant::now();
     };
     let mut end = end;
     if let Some(scanner) = scanner.as_mut()

@@ -15,7 +15,7 @@ use streams::ListenerId;
 
 use crate::Setup;
 use crate::fake_model;
-use crate::pipeline::{Pipeline, Probe};
+use crate::pipeline::{Delivery, Pipeline, Probe};
 use crate::report::{Table, Verdict, millis};
 use crate::stats::median;
 
@@ -33,7 +33,7 @@ pub async fn run(setup: &Setup, table: &mut Table) -> Result<()> {
         let (model, emitted) = fake_model::holding_open(REPLY_BYTES, chunks);
         let topic = pipeline.topic().await?;
         // The opening listener is dropped at once: nobody reads the live stream.
-        let drains = pipeline.open_turn(&topic, Arc::new(model), 1, Probe::default()).await?;
+        let drains = pipeline.open_turn(&topic, Arc::new(model), 1, Probe::default(), Delivery::Buffered).await?;
         drop(drains);
         tokio::time::timeout(Duration::from_secs(120), emitted.notified()).await?;
         let last_seq = CHUNKS_BEFORE_TEXT + chunks as u64;

@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 use crate::Setup;
 use crate::children::Testkit;
 use crate::machine::{child_cpu, process_cpu, release_free_memory, rss_bytes};
-use crate::pipeline::{Deliveries, ListenerReport, Pipeline, Probe, latencies};
+use crate::pipeline::{Deliveries, Delivery, ListenerReport, Pipeline, Probe, latencies};
 use crate::report::{Table, Verdict, millis};
 use crate::stats::Latencies;
 use crate::tap::{Tap, marker};
@@ -287,7 +287,7 @@ async fn run_load(
             let model = model.clone();
             // Each open runs on its own task, as concurrent user requests would.
             let opener = pipeline.opener();
-            tokio::spawn(async move { opener.open_turn(&topic, model, LISTENERS, probe).await })
+            tokio::spawn(async move { opener.open_turn(&topic, model, LISTENERS, probe, Delivery::Buffered).await })
         })
         .collect();
     let mut reports = Vec::with_capacity(load.topics * LISTENERS);

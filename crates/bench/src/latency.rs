@@ -1,8 +1,8 @@
 //! 2. Added latency from provider byte to listener, on an otherwise idle pipeline.
 //!
 //! The testkit streams marked chunks through the tap (see `tap`), which stamps each read
-//! right before handing it to our socket; each of the 3 listeners stamps every marked
-//! text delta when its `recv()` returns it. Both stamps are `CLOCK_MONOTONIC`, so the
+//! right before handing it to our socket; each of the 3 listeners (fed as a desktop
+//! window is, in place) stamps every marked text delta as it is handed over. Both stamps are `CLOCK_MONOTONIC`, so the
 //! difference covers: loopback delivery, HTTP/SSE decoding, the event mapper, the agent
 //! loop, the topic actor (numbering, folding, fan-out) and the listener's wake-up.
 
@@ -13,7 +13,7 @@ use testkit::Script;
 
 use crate::Setup;
 use crate::children::Testkit;
-use crate::pipeline::{Pipeline, Probe, latencies};
+use crate::pipeline::{Delivery, Pipeline, Probe, latencies};
 use crate::report::{Table, Verdict, millis};
 use crate::stats::Latencies;
 use crate::tap::{Tap, marker};
@@ -33,7 +33,7 @@ pub async fn run(setup: &Setup, table: &mut Table) -> Result<()> {
         testkit.queue(&[Script::text((0..count as u64).map(|c| marker(stream * 1_000_000 + c)))]).await?;
         let topic = pipeline.topic().await?;
         let probe = Probe { stamp_markers: count };
-        let drains = pipeline.open_turn(&topic, model.clone(), LISTENERS, probe).await?;
+        let drains = pipeline.open_turn(&topic, model.clone(), LISTENERS, probe, Delivery::Window).await?;
         let mut reports = Vec::new();
         for drain in drains {
             reports.push(drain.await?);

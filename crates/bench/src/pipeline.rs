@@ -2,8 +2,8 @@
 //! SQLite file in a temporary folder, turns with an [`OpenAiChat`] (or a fake) model, and
 //! listeners that drain their subscriptions and check `seq` continuity.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -11,9 +11,10 @@ use protocol::{MessageId, ModelRef, ProviderId, StreamMessage, TopicId, TurnId, 
 use providers::{ChatMessage, CompletionRequest, LanguageModel, OpenAiChat, OpenAiChatConfig};
 use store::Store;
 use streams::{
-    ListenerId, PreparedExecution, PreparedTurn, ReplySlot, StreamConfig, StreamError, StreamManager, Subscription,
-    UserInput,
+    Listener, ListenerId, PreparedExecution, PreparedTurn, ReplySlot, StreamConfig, StreamError, StreamManager,
+    Subscription, UserInput,
 };
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::machine::monotonic_ns;
@@ -74,8 +75,9 @@ impl Pipeline {
         model: Arc<dyn LanguageModel>,
         listeners: usize,
         probe: Probe,
+        delivery: Delivery,
     ) -> Result<Vec<JoinHandle<ListenerReport>>> {
-        self.opener().open_turn(topic_id, model, listeners, probe).await
+        self.opener().open_turn(topic_id, model, listeners, probe, delivery).await
     }
 }
 
@@ -86,20 +88,20 @@ pub struct Opener {
 }
 
 impl Opener {
-    /// Starts a one-model turn in `topic_id` with `listeners` subscribers: the first one
-    /// opens the turn, the others attach right after (and start from a snapshot). The
-    /// reports come in that order.
+    /// Starts a one-model turn in `topic_id` with `listeners` subscribers fed as
+    /// `delivery` says: the first one opens the turn, the others attach right after (and
+    /// start from a snapshot). The reports come in that order.
     pub async fn open_turn(
         &self,
         topic_id: &TopicId,
         model: Arc<dyn LanguageModel>,
         listeners: usize,
         probe: Probe,
+        delivery: Delivery,
     ) -> Result<Vec<JoinHandle<ListenerReport>>> {
         let mut drains = Vec::with_capacity(listeners);
         for attempt in 1.. {
-            let (first, subscription) = self.manager.listener(ListenerId::unique(), topic_id);
-            let first_drain = tokio::spawn(drain(subscription, probe));
+            let (first, first_drain) = self.listener(topic_id, probe, delivery);
             match self.manager.open(turn(topic_id, model.clone()), first).await {
                 Ok(_) => {
                     drains.push(first_drain);
@@ -116,12 +118,51 @@ impl Opener {
             }
         }
         for _ in 1..listeners {
-            let (listener, subscription) = self.manager.listener(ListenerId::unique(), topic_id);
-            drains.push(tokio::spawn(drain(subscription, probe)));
+            let (listener, drain) = self.listener(topic_id, probe, delivery);
+            drains.push(drain);
             self.manager.attach(topic_id, Vec::new(), listener).await;
         }
         Ok(drains)
     }
+
+    /// A listener and the task that reports what it saw.
+    fn listener(&self, topic_id: &TopicId, probe: Probe, delivery: Delivery) -> (Listener, JoinHandle<ListenerReport>) {
+        match delivery {
+            Delivery::Buffered => {
+                let (listener, subscription) = self.manager.listener(ListenerId::unique(), topic_id);
+                (listener, tokio::spawn(drain(subscription, probe)))
+            }
+            Delivery::Window => {
+                let (done, report) = oneshot::channel();
+                let tally = Mutex::new(Some((Tally::new(probe), done)));
+                let listener = Listener::direct(ListenerId::unique(), move |message| {
+                    let Ok(mut tally) = tally.lock() else { return false };
+                    let Some((counting, _)) = tally.as_mut() else { return false };
+                    if counting.record(message) {
+                        return true;
+                    }
+                    if let Some((counting, done)) = tally.take() {
+                        let _ = done.send(counting.finish());
+                    }
+                    false
+                });
+                let report = tokio::spawn(async move {
+                    report.await.unwrap_or_else(|_| ListenerReport { ended_early: true, ..ListenerReport::default() })
+                });
+                (listener, report)
+            }
+        }
+    }
+}
+
+/// How listeners are fed, as the app feeds its two kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// Each message handed over where it is numbered, with no task in between: what a
+    /// desktop window's IPC channel gets (`Listener::direct`).
+    Window,
+    /// A buffer drained by a task of its own: what `colloquy serve`'s SSE responses get.
+    Buffered,
 }
 
 fn turn(topic_id: &TopicId, model: Arc<dyn LanguageModel>) -> PreparedTurn {
@@ -179,23 +220,45 @@ pub struct ListenerReport {
 
 /// Reads a subscription to its end, checking that `seq` is contiguous.
 pub async fn drain(mut subscription: Subscription, probe: Probe) -> ListenerReport {
-    // Filled (not just reserved) up front so recording touches no new memory mid-run.
-    let mut report = ListenerReport { arrivals: vec![u64::MAX; probe.stamp_markers], ..ListenerReport::default() };
-    let mut last_seq = 0;
+    let mut tally = Tally::new(probe);
     while let Some(message) = subscription.recv().await {
+        if !tally.record(message) {
+            break;
+        }
+    }
+    tally.finish()
+}
+
+/// What a listener has seen so far.
+struct Tally {
+    report: ListenerReport,
+    probe: Probe,
+    last_seq: u64,
+}
+
+impl Tally {
+    fn new(probe: Probe) -> Self {
+        // Filled (not just reserved) up front so recording touches no new memory mid-run.
+        let report = ListenerReport { arrivals: vec![u64::MAX; probe.stamp_markers], ..ListenerReport::default() };
+        Self { report, probe, last_seq: 0 }
+    }
+
+    /// Counts one message; `false` once the listener has seen the end.
+    fn record(&mut self, message: StreamMessage) -> bool {
+        let report = &mut self.report;
         match message {
-            StreamMessage::Snapshot(snapshot) => last_seq = snapshot.seq,
+            StreamMessage::Snapshot(snapshot) => self.last_seq = snapshot.seq,
             StreamMessage::Chunk(event) => {
-                let arrived = if probe.stamp_markers > 0 { monotonic_ns() } else { 0 };
-                if event.seq != last_seq + 1 {
+                let arrived = if self.probe.stamp_markers > 0 { monotonic_ns() } else { 0 };
+                if event.seq != self.last_seq + 1 {
                     report.seq_gaps += 1;
                 }
-                last_seq = event.seq;
+                self.last_seq = event.seq;
                 report.chunks += 1;
                 if let UiChunk::TextDelta { delta, .. } = &event.chunk {
                     report.text_deltas += 1;
                     report.text_bytes += delta.len() as u64;
-                    if let Some(id) = parse_marker(delta).filter(|_| probe.stamp_markers > 0) {
+                    if let Some(id) = parse_marker(delta).filter(|_| self.probe.stamp_markers > 0) {
                         report.marker_stream = Some(id / 1_000_000);
                         if let Some(slot) = report.arrivals.get_mut((id % 1_000_000) as usize) {
                             *slot = arrived;
@@ -206,19 +269,23 @@ pub async fn drain(mut subscription: Subscription, probe: Probe) -> ListenerRepo
             StreamMessage::Terminal(terminal) => {
                 if terminal.is_topic_done {
                     report.finished = true;
-                    break;
+                    return false;
                 }
             }
             _ => {
                 report.ended_early = true;
-                break;
+                return false;
             }
         }
+        true
     }
-    if !report.finished {
-        report.ended_early = true;
+
+    fn finish(mut self) -> ListenerReport {
+        if !self.report.finished {
+            self.report.ended_early = true;
+        }
+        self.report
     }
-    report
 }
 
 /// Sums up listener reports.

@@ -166,7 +166,7 @@ impl Engine {
         for approval in store.list_approvals(None, true).await? {
             streams.status().seed(&approval.topic_id, protocol::TopicStatus::AwaitingApproval);
         }
-        // One TLS setup for the three clients (see `tls`).
+        // One TLS setup for the four clients (see `tls`).
         let tls = tls::shared().await.map_err(ApiError::internal)?;
         let client = || {
             reqwest::Client::builder()
@@ -176,7 +176,9 @@ impl Engine {
         };
         let cannot_start = |e: reqwest::Error| ApiError::internal(format!("cannot start the HTTP client: {e}"));
         let http = client().build().map_err(cannot_start)?;
-        let provider_http = providers::ProviderHttp::from_builder(client()).map_err(cannot_start)?;
+        let provider_http = providers::ProviderHttp::from_builder(client())
+            .and_then(|http| http.with_stream_pool(client()))
+            .map_err(cannot_start)?;
         // MCP servers get their configured headers on every request: no cross-origin redirect.
         let mcp_http = ::tools::mcp::McpHttp::from_builder(client()).map_err(cannot_start)?;
         let held = store.hold_inbox(None, inbox::HELD_AFTER_RESTART).await?;

@@ -69,7 +69,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
     let builder = with_auth(
         config
             .http
-            .client()
+            .streams()
             .post(endpoint(&config.base_url, "messages"))
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
@@ -79,7 +79,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
     tracing::debug!(provider = %provider, model = %request.model, "opening a messages stream");
     Ok(StreamingCall {
         provider: provider.clone(),
-        http: config.http.client().clone(),
+        http: config.http.streams().clone(),
         request: builder.build().map_err(|err| ProviderError::from_request_error(provider, &err))?,
         retry: config.retry,
         decoder: decoder(provider),

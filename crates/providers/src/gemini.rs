@@ -66,7 +66,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
     let path = format!("models/{}:streamGenerateContent?alt=sse", model_path_segment(&request.model));
     let mut builder = config
         .http
-        .client()
+        .streams()
         .post(endpoint(&config.base_url, &path))
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "text/event-stream")
@@ -77,7 +77,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
     tracing::debug!(provider = %provider, model = %request.model, "opening a gemini stream");
     Ok(StreamingCall {
         provider: provider.clone(),
-        http: config.http.client().clone(),
+        http: config.http.streams().clone(),
         request: builder.build().map_err(|err| ProviderError::from_request_error(provider, &err))?,
         retry: config.retry,
         decoder: decoder(provider),

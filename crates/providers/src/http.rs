@@ -16,9 +16,13 @@ use reqwest::redirect::{Action, Attempt, Policy};
 const MAX_REDIRECTS: usize = 10;
 
 /// An HTTP client for provider calls: it never follows a redirect to another origin.
-/// Cheap to clone (the connection pool is shared).
+/// Cheap to clone (the connection pools are shared).
 #[derive(Clone)]
-pub struct ProviderHttp(reqwest::Client);
+pub struct ProviderHttp {
+    client: reqwest::Client,
+    /// For model streams; the same client unless [`Self::with_stream_pool`] gave them one.
+    streams: reqwest::Client,
+}
 
 impl ProviderHttp {
     /// A client with reqwest's defaults and the provider redirect policy.
@@ -29,13 +33,31 @@ impl ProviderHttp {
     /// `builder` (timeouts, user agent, …) with the provider redirect policy, which
     /// replaces any redirect policy the builder had.
     pub fn from_builder(builder: reqwest::ClientBuilder) -> Result<Self, reqwest::Error> {
-        let limited = Policy::limited(MAX_REDIRECTS);
-        builder.redirect(Policy::custom(move |attempt| same_origin(attempt, &limited))).build().map(Self)
+        let client = limited(builder)?;
+        Ok(Self { streams: client.clone(), client })
+    }
+
+    /// Model streams get connections of their own, from `builder` (with the same
+    /// redirect policy). A connection is driven by the tokio runtime that opened it, and
+    /// streams run on the stream manager's thread: a connection opened for a model list
+    /// on another runtime, reused by a stream, would wake two threads for every chunk.
+    pub fn with_stream_pool(self, builder: reqwest::ClientBuilder) -> Result<Self, reqwest::Error> {
+        Ok(Self { streams: limited(builder)?, ..self })
     }
 
     pub(crate) fn client(&self) -> &reqwest::Client {
-        &self.0
+        &self.client
     }
+
+    /// The client model streams are opened with.
+    pub(crate) fn streams(&self) -> &reqwest::Client {
+        &self.streams
+    }
+}
+
+fn limited(builder: reqwest::ClientBuilder) -> Result<reqwest::Client, reqwest::Error> {
+    let limited = Policy::limited(MAX_REDIRECTS);
+    builder.redirect(Policy::custom(move |attempt| same_origin(attempt, &limited))).build()
 }
 
 impl fmt::Debug for ProviderHttp {

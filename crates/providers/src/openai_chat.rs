@@ -100,7 +100,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
     let body = transport::json_body(provider, &ChatCompletionRequest::streaming(request))?;
     let mut builder = config
         .http
-        .client()
+        .streams()
         .post(endpoint(&config.base_url, "chat/completions"))
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "text/event-stream")
@@ -111,7 +111,7 @@ fn streaming_call(config: &ProviderConfig, request: &CompletionRequest) -> Resul
     tracing::debug!(provider = %provider, model = %request.model, "opening a chat completion stream");
     Ok(StreamingCall {
         provider: provider.clone(),
-        http: config.http.client().clone(),
+        http: config.http.streams().clone(),
         request: builder.build().map_err(|err| ProviderError::from_request_error(provider, &err))?,
         retry: config.retry,
         decoder: decoder(provider),

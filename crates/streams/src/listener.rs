@@ -19,15 +19,33 @@ impl ListenerId {
     }
 }
 
-/// The sending half of a subscription, held by the topic actor. Delivery never waits:
-/// a listener whose buffer is full has fallen behind and is dropped; its
+/// The sending half of a subscription, held by the topic's live state. Delivery never
+/// waits: a listener whose buffer is full has fallen behind and is dropped; its
 /// [`Subscription`] then ends with a [`StreamMessage::Lagged`] notice so its owner can
 /// reattach from its last `seq`.
 #[derive(Clone, Debug)]
 pub struct Listener {
     pub id: ListenerId,
-    tx: mpsc::Sender<StreamMessage>,
-    lagged: Arc<AtomicBool>,
+    sink: Sink,
+}
+
+/// Where a listener's messages go.
+#[derive(Clone)]
+enum Sink {
+    /// A buffer its owner drains from another task ([`Subscription`]).
+    Buffer { tx: mpsc::Sender<StreamMessage>, lagged: Arc<AtomicBool> },
+    /// A send that never blocks and needs no task of its own (a window's IPC channel):
+    /// called right where the chunk is numbered. `false`: the receiver is gone.
+    Direct(Arc<dyn Fn(StreamMessage) -> bool + Send + Sync>),
+}
+
+impl std::fmt::Debug for Sink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Sink::Buffer { tx, .. } => f.debug_struct("Buffer").field("room", &tx.capacity()).finish(),
+            Sink::Direct(_) => f.write_str("Direct"),
+        }
+    }
 }
 
 /// The receiving half: what a window's forwarder or an SSE response reads.
@@ -52,34 +70,58 @@ impl Listener {
     pub fn channel(id: ListenerId, topic_id: TopicId, capacity: usize) -> (Self, Subscription) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
         let lagged = Arc::new(AtomicBool::new(false));
-        (Self { id, tx, lagged: lagged.clone() }, Subscription { topic_id, rx, lagged, notified: false })
+        let sink = Sink::Buffer { tx, lagged: lagged.clone() };
+        (Self { id, sink }, Subscription { topic_id, rx, lagged, notified: false })
+    }
+
+    /// A listener that hands each message to `send` at once, in the task that produced
+    /// it, with no buffer and no task in between. `send` must not block or wait (it may
+    /// run while the topic's state is locked); it returns `false` once its receiver is
+    /// gone, and the listener is removed. For receivers that queue by themselves, such as
+    /// a window's IPC channel.
+    pub fn direct(id: ListenerId, send: impl Fn(StreamMessage) -> bool + Send + Sync + 'static) -> Self {
+        Self { id, sink: Sink::Direct(Arc::new(send)) }
     }
 
     pub(crate) fn deliver(&self, message: StreamMessage) -> Delivery {
-        match self.tx.try_send(message) {
+        let (tx, lagged) = match &self.sink {
+            Sink::Buffer { tx, lagged } => (tx, lagged),
+            Sink::Direct(send) => return if send(message) { Delivery::Sent } else { Delivery::Dropped },
+        };
+        match tx.try_send(message) {
             Ok(()) => Delivery::Sent,
             Err(mpsc::error::TrySendError::Full(_)) => {
                 tracing::warn!(listener = %self.id.0, "listener fell behind; dropping it");
-                self.lagged.store(true, Ordering::SeqCst);
+                lagged.store(true, Ordering::SeqCst);
                 Delivery::Dropped
             }
             Err(mpsc::error::TrySendError::Closed(_)) => Delivery::Dropped,
         }
     }
 
+    /// Known to be gone (a direct listener is found out at its next delivery).
     pub(crate) fn is_closed(&self) -> bool {
-        self.tx.is_closed()
+        match &self.sink {
+            Sink::Buffer { tx, .. } => tx.is_closed(),
+            Sink::Direct(_) => false,
+        }
     }
 
-    /// A handle that tells whether the actor still holds this listener.
+    /// A handle that tells whether the live state still holds this (buffered) listener.
     #[cfg(test)]
-    pub(crate) fn downgrade(&self) -> mpsc::WeakSender<StreamMessage> {
-        self.tx.downgrade()
+    pub(crate) fn downgrade(&self) -> Option<mpsc::WeakSender<StreamMessage>> {
+        match &self.sink {
+            Sink::Buffer { tx, .. } => Some(tx.downgrade()),
+            Sink::Direct(_) => None,
+        }
     }
 
-    /// How many more messages fit in the buffer right now.
+    /// How many more messages can be delivered right now without dropping it.
     pub(crate) fn room(&self) -> usize {
-        self.tx.capacity()
+        match &self.sink {
+            Sink::Buffer { tx, .. } => tx.capacity(),
+            Sink::Direct(_) => usize::MAX,
+        }
     }
 }
 

@@ -12,7 +12,8 @@ use protocol::MessageId;
 use store::{Checkpoint, Store, StoreError};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
+
+use crate::thread::Spawner;
 
 /// Where reply states go: the store in the app; tests put a recorder in its place to see
 /// what is written when, on tokio's paused clock, without waiting on SQLite.
@@ -48,11 +49,11 @@ pub(crate) struct Persister {
 }
 
 impl Persister {
-    pub(crate) fn spawn(writer: Arc<dyn ReplyWriter>, tracker: &TaskTracker) -> Self {
+    pub(crate) fn spawn(writer: Arc<dyn ReplyWriter>, spawner: &Spawner) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let stop = CancellationToken::new();
         let written = Arc::new(watch::Sender::new(0));
-        tracker.spawn(run(writer, rx, stop.clone(), written.clone()));
+        spawner.spawn(run(writer, rx, stop.clone(), written.clone()));
         Self { tx, stop, written }
     }
 
@@ -162,8 +163,10 @@ fn newest_per_reply(jobs: Vec<Job>, waiters: &mut Vec<oneshot::Sender<()>>) -> V
 #[cfg(test)]
 mod tests {
     use protocol::{MessageStatus, UiMessage};
+    use tokio_util::task::TaskTracker;
 
     use super::*;
+    use crate::StreamThreads;
 
     fn state(id: &MessageId, text: &str, status: MessageStatus) -> Checkpoint {
         let mut message = UiMessage::user_text(id.as_str(), text);
@@ -221,8 +224,8 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_final_state_that_fails_to_write_is_retried_before_its_waiter_is_told() {
         let writer = flaky(2);
-        let tracker = TaskTracker::new();
-        let persister = Persister::spawn(writer.clone(), &tracker);
+        let spawner = Spawner::start(StreamThreads::Caller, TaskTracker::new(), CancellationToken::new());
+        let persister = Persister::spawn(writer.clone(), &spawner);
         let id = MessageId::new();
         let start = tokio::time::Instant::now();
         persister.finish(state(&id, "Hello!", MessageStatus::Success)).await.unwrap();
@@ -235,8 +238,8 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_failed_checkpoint_is_not_retried_and_a_final_state_is_given_up_after_its_retries() {
         let writer = flaky(1);
-        let tracker = TaskTracker::new();
-        let persister = Persister::spawn(writer.clone(), &tracker);
+        let spawner = Spawner::start(StreamThreads::Caller, TaskTracker::new(), CancellationToken::new());
+        let persister = Persister::spawn(writer.clone(), &spawner);
         let id = MessageId::new();
         persister.checkpoint(state(&id, "Hel", MessageStatus::Streaming));
         tokio::time::sleep(Duration::from_secs(10)).await;

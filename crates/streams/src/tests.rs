@@ -10,6 +10,7 @@ use turn::{PartWriter, RunContext, SinkClosed, TurnOutcome, TurnRunner};
 
 mod paused_clock;
 mod rules;
+mod thread;
 
 fn user(text: &str) -> UserInput {
     UserInput { message_id: MessageId::new(), parts: UiMessage::user_text("", text).parts, edit_of: None }

@@ -57,9 +57,14 @@ async fn recorded(config: StreamConfig) -> (Harness, Arc<Recorder>) {
     (Harness { manager, store, topic, _dir: dir }, recorder)
 }
 
-/// No idle cut-off unless a test asks for one.
+/// No idle cut-off unless a test asks for one; on the test's own runtime (a stream thread
+/// would not share its paused clock).
 fn patient() -> StreamConfig {
-    StreamConfig { idle_timeout: Duration::from_secs(24 * 3600), ..StreamConfig::default() }
+    StreamConfig {
+        idle_timeout: Duration::from_secs(24 * 3600),
+        threads: StreamThreads::Caller,
+        ..StreamConfig::default()
+    }
 }
 
 /// The loss bound (`StreamConfig::max_unsaved`): output is committed within this long.
@@ -239,7 +244,7 @@ async fn the_replies_of_a_multi_model_turn_are_checkpointed_together_in_one_tran
 #[tokio::test]
 async fn a_reply_silent_for_the_idle_timeout_is_paused_as_stalled_and_each_chunk_restarts_the_wait() {
     let idle = Duration::from_secs(120);
-    let (h, recorder) = recorded(StreamConfig { idle_timeout: idle, ..StreamConfig::default() }).await;
+    let (h, recorder) = recorded(StreamConfig { idle_timeout: idle, ..patient() }).await;
     let (feed, mut rx, message_id) = h.open("w1").await;
     tokio::time::pause();
     let start = Instant::now();
@@ -270,8 +275,7 @@ async fn a_reply_silent_for_the_idle_timeout_is_paused_as_stalled_and_each_chunk
 #[tokio::test]
 async fn a_reply_given_its_own_idle_timeout_is_cut_off_after_it_not_the_default() {
     // The manager's default waits two minutes; this reply was given 10 s (the user's setting).
-    let (h, recorder) =
-        recorded(StreamConfig { idle_timeout: Duration::from_secs(120), ..StreamConfig::default() }).await;
+    let (h, recorder) = recorded(StreamConfig { idle_timeout: Duration::from_secs(120), ..patient() }).await;
     let own = Duration::from_secs(10);
     let message_id = MessageId::new();
     let (feed, mut execution) = gated("m", message_id.clone(), ReplySlot::New);

@@ -55,7 +55,7 @@ async fn a_listener_whose_owner_is_gone_is_removed_at_the_next_chunk() {
     let h = harness(StreamConfig::default()).await;
     let (feed, mut a, _) = h.open("a").await;
     let (b, b_rx) = h.manager.listener(ListenerId("b".into()), &h.topic);
-    let b_probe = b.downgrade();
+    let b_probe = b.downgrade().unwrap();
     h.manager.attach(&h.topic, vec![], b).await;
     assert!(b_probe.upgrade().is_some(), "attached: the actor holds it");
     drop(b_rx);

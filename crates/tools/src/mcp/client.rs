@@ -778,6 +778,9 @@ impl Client {
         let mut params = CallToolRequestParams::new(name.to_owned());
         params.arguments = Some(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        // Listed before the request leaves: the server may ask as soon as it reads it, and
+        // its connection's task runs beside this one (on another thread for a reply's calls).
+        let running = RunningCall::start(&self.handler, asks);
         let handle =
             self.peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await.map_err(|e| {
                 ToolError::Failed(format!(
@@ -790,7 +793,6 @@ impl Client {
             sinks.insert(key.clone(), progress);
         }
         let rmcp::service::RequestHandle { rx, id, .. } = handle;
-        let running = RunningCall::start(&self.handler, asks);
         let outcome = tokio::select! {
             answer = rx => match answer {
                 Ok(Ok(result)) => Ok(result),
