@@ -28,8 +28,8 @@ pub fn watch(app: AppHandle, engine: Engine) {
                 StatusMessage::Changed(event) => {
                     event.status == TopicStatus::AwaitingApproval || notices.is_waiting_in(&event.topic_id)
                 }
-                // Versions switched or deleted: no approval changes with that.
-                StatusMessage::PathChanged(_) => false,
+                // Versions switched or deleted, a list changed: no approval changes with that.
+                StatusMessage::PathChanged(_) | StatusMessage::ListChanged(_) => false,
             };
             if !look {
                 continue;

@@ -168,7 +168,7 @@ e2eTest(
     const ended = await lastTurns();
     assert.deepEqual(ended.users, ['do this instead', 'slow']);
     assert.equal((ended.replies[1]?.match(/Working slowly/g) ?? []).length, 1, 'the text so far is not repeated');
-    const [session] = await stack.server.api('agent_sessions_list');
+    const [session] = (await stack.server.api('agent_sessions_list')).sessions;
     const stored = await stack.server.api('messages_list', { topicId: session.topicId });
     const texts = stored.map((row) => row.message.parts.filter((part) => part.type === 'text').map((part) => part.text).join(''));
     assert.equal(stored.length, 22, 'eleven turns, one reply each');

@@ -75,7 +75,7 @@ e2eTest(
     assert.equal(await byTestId(page, 'agent-session-folder').getAttribute('title'), `Works in ${folder}`);
     assert.equal(await byTestId(page, 'agent-session-mode').getAttribute('data-mode'), 'default');
     assert.match(await header.innerText(), /Claude mock · claude-sonnet-4-5/);
-    const [session] = await stack.server.api('agent_sessions_list');
+    const [session] = (await stack.server.api('agent_sessions_list')).sessions;
     assert.equal(session.workspace, folder);
     assert.equal(session.model, MODEL);
     const hash = new URLSearchParams(new URL(page.url()).hash.slice(1));
@@ -130,7 +130,7 @@ e2eTest(
     await byTestId(page, 'agent-session-settings-permission').selectOption('acceptEdits');
     await page.locator('[data-testid="agent-session-mode"][data-mode="acceptEdits"]').waitFor();
     await page.keyboard.press('Escape');
-    const [updated] = await stack.server.api('agent_sessions_list');
+    const [updated] = (await stack.server.api('agent_sessions_list')).sessions;
     assert.equal(updated.permissionMode, 'acceptEdits');
 
     // A deep link (what "Open in new window" opens) shows the session with its history.

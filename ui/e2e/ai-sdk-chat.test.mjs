@@ -45,7 +45,7 @@ e2eTest(stack, 'a stock DefaultChatTransport sends, streams and folds a reply; t
   assert.equal(message.role, 'assistant');
   assert.equal(textOf(message), chunks.join(''));
 
-  const topics = await stack.server.api('topics_list');
+  const { topics } = await stack.server.api('topics_list');
   assert.ok(topics.some((topic) => topic.id === 'sdk-basic'), 'the chat is a topic the app lists');
   await waitUntil('the reply is stored', async () => (await storedReplies('sdk-basic'))[0]?.status === 'success');
   assert.equal(message.id, (await storedReplies('sdk-basic'))[0].message.id, 'the streamed message is the stored one');

@@ -50,7 +50,7 @@ e2eTest(stack, 'an assistant with one tool call per reply: the reply stops at th
   await byTestId(page, 'topic-assistant').selectOption({ label: 'Careful' });
   await byTestId(page, 'topic-assistant-name').waitFor();
   await page.keyboard.press('Escape');
-  const [topic] = (await stack.server.api('topics_list')).filter((t) => t.id === topicId);
+  const [topic] = (await stack.server.api('topics_list')).topics.filter((t) => t.id === topicId);
   assert.equal(topic.assistantId, assistant.id);
 
   await stack.testkit.reset();
@@ -163,9 +163,9 @@ e2eTest(stack, "topic settings refuse a folder that does not exist, next to the 
   await byTestId(page, 'topic-workspace-save').click();
   await byTestId(page, 'topic-workspace').waitFor();
   assert.equal(await error.count(), 0);
-  assert.equal((await stack.server.api('topics_list')).find((t) => t.id === topicId).workspace, folder);
+  assert.equal((await stack.server.api('topics_list')).topics.find((t) => t.id === topicId).workspace, folder);
 
   await byTestId(page, 'topic-workspace-clear').click();
   await byTestId(page, 'topic-workspace').waitFor({ state: 'detached' });
-  assert.equal((await stack.server.api('topics_list')).find((t) => t.id === topicId).workspace, undefined);
+  assert.equal((await stack.server.api('topics_list')).topics.find((t) => t.id === topicId).workspace, undefined);
 });

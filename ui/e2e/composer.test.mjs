@@ -71,7 +71,7 @@ e2eTest(stack, 'one model picker, in the composer: a model picked alone is kept 
 
   // Picked alone: the topic's model, kept across a reload, and what the message goes to.
   await pickOnly(page, 'beta');
-  await waitUntil('the topic keeps beta', async () => (await stack.server.api('topics_list')).find((t) => t.id === topicId)?.model?.model === 'beta');
+  await waitUntil('the topic keeps beta', async () => (await stack.server.api('topics_list')).topics.find((t) => t.id === topicId)?.model?.model === 'beta');
   await page.reload();
   await waitUntil('beta is still picked after a reload', async () => (await summary(page)) === 'beta');
   assert.equal(await picker(page).getAttribute('data-source'), 'topic');
@@ -94,7 +94,7 @@ e2eTest(stack, 'one model picker, in the composer: a model picked alone is kept 
     return statuses.length === 2 && statuses.every((s) => s === 'success');
   });
   assert.deepEqual(await askedModels('Which model? (two)'), ['alpha', 'beta']);
-  assert.equal((await stack.server.api('topics_list')).find((t) => t.id === topicId).model.model, 'beta', 'several models are not saved as the topic’s');
+  assert.equal((await stack.server.api('topics_list')).topics.find((t) => t.id === topicId).model.model, 'beta', 'several models are not saved as the topic’s');
 });
 
 e2eTest(stack, "the topic's assistant chooses the models, and the picker says so", async () => {
@@ -225,7 +225,7 @@ e2eTest(stack, '"New topic" then leaving it without sending leaves no empty topi
   const empty = await openNewTopic(page);
   const next = await openNewTopic(page);
   await waitUntil('the untouched topic is gone from the list', async () => (await topicItem(page, empty).count()) === 0);
-  await waitUntil('and from the backend', async () => !(await stack.server.api('topics_list')).some((t) => t.id === empty));
+  await waitUntil('and from the backend', async () => !(await stack.server.api('topics_list')).topics.some((t) => t.id === empty));
   assert.equal(await currentTopicId(page), next, 'the new topic stays open');
   assert.equal(await topicItem(page, next).getAttribute('class').then((c) => c.includes('selected')), true);
 
@@ -241,7 +241,7 @@ e2eTest(stack, '"New topic" then leaving it without sending leaves no empty topi
   await topicItem(page, next).locator('button').first().click();
   await waitUntil('the last untouched topic is gone', async () => (await topicItem(page, last).count()) === 0);
   assert.equal(await currentTopicId(page), next);
-  const listed = (await stack.server.api('topics_list')).map((t) => t.id);
+  const listed = (await stack.server.api('topics_list')).topics.map((t) => t.id);
   assert.ok(listed.includes(next) && listed.includes(setUp), 'the used topics stay');
   assert.ok(!listed.includes(empty) && !listed.includes(last));
 });

@@ -38,7 +38,7 @@ e2eTest(stack, 'a topic exports as Markdown and HTML, and an exported JSON file 
   const page = await stack.openApp();
   await newTopicAndSend(page, 'Tell me about <b>tags</b> & things');
   await waitUntil('the reply is stored as success', async () => (await lastAssistant(page).getAttribute('data-status')) === 'success');
-  const topics = await stack.server.api('topics_list');
+  const { topics } = await stack.server.api('topics_list');
   const topicId = topics[0].id;
   const reply = (await stack.server.api('messages_list', { topicId }))[1].message.parts.find((p) => p.type === 'text').text;
 
@@ -71,7 +71,7 @@ e2eTest(stack, 'a topic exports as Markdown and HTML, and an exported JSON file 
   assert.match(await report.innerText(), /Imported 1 conversation from Colloquy/);
   const item = page.locator('[data-testid="topic-item"]', { hasText: 'Imported again' });
   await item.waitFor();
-  const copies = (await stack.server.api('topics_list')).filter((t) => t.title === 'Imported again');
+  const copies = (await stack.server.api('topics_list')).topics.filter((t) => t.title === 'Imported again');
   assert.equal(copies.length, 1);
   const messages = await stack.server.api('messages_list', { topicId: copies[0].id });
   assert.equal(messages.length, 2);

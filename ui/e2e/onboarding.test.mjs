@@ -59,7 +59,7 @@ e2eTest(stack, 'saving the first provider lands in a new topic with the composer
   await page.keyboard.type('Hello there');
   await page.keyboard.press('Enter');
   await waitUntil('the reply is stored', async () => (await lastAssistant(page).getAttribute('data-status')) === 'success');
-  assert.equal((await stack.server.api('topics_list')).length, 1, 'one topic, the one the user landed in');
+  assert.equal((await stack.server.api('topics_list')).topics.length, 1, 'one topic, the one the user landed in');
   // The accent border the user saw was the composer's focus.
   await page.evaluate(() => document.activeElement?.blur());
   assert.notEqual(await border(), focusedBorder);

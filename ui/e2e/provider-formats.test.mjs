@@ -32,7 +32,7 @@ async function chatWith(page, providerName, text) {
   assert.ok(providerId, `the model picker offers ${providerName}`);
   await option.click();
   // Picked alone, it becomes the topic's model.
-  await waitUntil('the topic keeps the picked model', async () => (await stack.server.api('topics_list')).find((t) => t.id === topicId)?.model?.providerId === providerId);
+  await waitUntil('the topic keeps the picked model', async () => (await stack.server.api('topics_list')).topics.find((t) => t.id === topicId)?.model?.providerId === providerId);
   await typeAndEnter(page, text);
   await page.locator('[data-testid="message"][data-role="user"]').last().waitFor();
 }

@@ -8,6 +8,7 @@ import type {
   AgentModeRequest,
   AgentSession,
   AgentSessionInput,
+  AgentSessionList,
   AppInfo,
   AppSettings,
   Approval,
@@ -78,6 +79,7 @@ import type {
   ToolRuleInput,
   Topic,
   TopicDeletedIfEmpty,
+  TopicList,
   TopicRequest,
   TopicUsage,
   UpdateAcpAgent,
@@ -98,7 +100,7 @@ export interface Operations {
   app_info: { request: void; response: AppInfo };
   settings_get: { request: void; response: AppSettings };
   settings_update: { request: UpdateAppSettings; response: AppSettings };
-  topics_list: { request: void; response: Array<Topic> };
+  topics_list: { request: void; response: TopicList };
   topic_create: { request: CreateTopic; response: Topic };
   topic_update: { request: UpdateTopic; response: Topic };
   topic_delete: { request: TopicRequest; response: null };
@@ -159,7 +161,7 @@ export interface Operations {
   acp_agent_create: { request: AcpAgentInput; response: AcpAgent };
   acp_agent_update: { request: UpdateAcpAgent; response: AcpAgent };
   acp_agent_delete: { request: IdRequest; response: null };
-  agent_sessions_list: { request: void; response: Array<AgentSession> };
+  agent_sessions_list: { request: void; response: AgentSessionList };
   agent_session_create: { request: AgentSessionInput; response: AgentSession };
   agent_session_update: { request: UpdateAgentSession; response: AgentSession };
   agent_session_delete: { request: IdRequest; response: null };

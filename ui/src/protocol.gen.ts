@@ -130,7 +130,12 @@ pathEpoch: string,
  * The version of each topic's last path change since the backend started; a topic
  * not listed has not changed since then (version 0).
  */
-pathVersions: Array<TopicPathVersion>, };
+pathVersions: Array<TopicPathVersion>, 
+/**
+ * Each list's last change since the backend started, counted in the same epoch as
+ * path versions (see [`ListVersion`]).
+ */
+listVersions: ListVersions, };
 
 export type PathChanged = { topicId: TopicId, 
 /**
@@ -142,7 +147,19 @@ export type TopicPathVersion = { topicId: TopicId, version: number, };
 
 export type PathVersion = { epoch: string, version: number, };
 
-export type StatusMessage = { "kind": "snapshot" } & StatusSnapshot | { "kind": "changed" } & TopicStatusEvent | { "kind": "path_changed" } & PathChanged;
+export type ListName = "topics" | "agent_sessions";
+
+export type ListChanged = { list: ListName, 
+/**
+ * The list version of the change (see [`ListVersion`]).
+ */
+version: number, };
+
+export type ListVersions = { topics: number, agentSessions: number, };
+
+export type ListVersion = { epoch: string, version: number, };
+
+export type StatusMessage = { "kind": "snapshot" } & StatusSnapshot | { "kind": "changed" } & TopicStatusEvent | { "kind": "path_changed" } & PathChanged | { "kind": "list_changed" } & ListChanged;
 
 export type AttachReply = { 
 /**
@@ -182,6 +199,13 @@ params?: ModelParams,
  * RFC 3339.
  */
 createdAt: string, updatedAt: string, };
+
+export type TopicList = { topics: Array<Topic>, 
+/**
+ * Taken before the read, so a change made while it was read counts as newer (see
+ * `ListVersion`).
+ */
+version: ListVersion, };
 
 export type CreateTopic = { title?: string, model?: ModelRef, };
 
@@ -1082,6 +1106,13 @@ permissionMode: string,
  * Whether the next turn resumes the agent's own session (false: it starts fresh).
  */
 resumable: boolean, createdAt: string, updatedAt: string, };
+
+export type AgentSessionList = { sessions: Array<AgentSession>, 
+/**
+ * Taken before the read, so a change made while it was read counts as newer (see
+ * `ListVersion`).
+ */
+version: ListVersion, };
 
 export type AgentSessionInput = { title?: string, 
 /**

@@ -8,8 +8,8 @@ import {
   sessionUpdate,
   type SessionDraft,
 } from '../src/agents/sessionForm';
-import { isAgentTopic, listIsStale, openConversation, openId, providerLabel, sessionAsTopic } from '../src/agents/sessions';
-import type { AgentSession, Provider, Topic, TopicStatus, TopicStatusEvent } from '../src/protocol.gen';
+import { isAgentTopic, openConversation, openId, providerLabel, sessionAsTopic } from '../src/agents/sessions';
+import type { AgentSession, Provider, Topic } from '../src/protocol.gen';
 
 const provider = (id: string, format: Provider['format'], models: string[] = [], defaultModel = models[0] ?? ''): Provider => ({
   id,
@@ -112,17 +112,5 @@ describe('agent sessions beside topics', () => {
     expect(openId(openConversation('agent-session:gone', topics, sessions))).toBe('t1');
     expect(openId(openConversation(undefined, topics, undefined))).toBe('t1');
     expect(openConversation('agent-session:gone', [], sessions)).toEqual({ kind: 'none' });
-  });
-
-  it("reads a list again when its topic appears or finishes, not for the other list's", () => {
-    const statuses = (...events: [string, TopicStatus][]) =>
-      new Map<string, TopicStatusEvent>(events.map(([topicId, status]) => [topicId, { topicId, status, unseen: false }]));
-    const before = statuses(['t1', 'streaming'], ['agent-session:s1', 'streaming']);
-    const listedSessions = new Set(['agent-session:s1']);
-    expect(listIsStale(before, statuses(['t1', 'done'], ['agent-session:s1', 'streaming']), listedSessions, isAgentTopic)).toBe(false);
-    expect(listIsStale(before, statuses(['t1', 'streaming'], ['agent-session:s1', 'done']), listedSessions, isAgentTopic)).toBe(true);
-    expect(listIsStale(before, statuses(['t1', 'streaming'], ['agent-session:s1', 'streaming'], ['agent-session:s2', 'pending']), listedSessions, isAgentTopic)).toBe(true);
-    expect(listIsStale(before, statuses(['t1', 'streaming'], ['agent-session:s1', 'awaiting_approval']), listedSessions, isAgentTopic)).toBe(false);
-    expect(listIsStale(before, before, new Set(), isAgentTopic)).toBe(false);
   });
 });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Backend } from '../src/backend/backend';
-import type { Topic } from '../src/protocol.gen';
+import type { Topic, TopicList } from '../src/protocol.gen';
 import { FakeBackend } from './fake-backend';
 
 /** Never run: `npm run typecheck` proves the calls below are refused. */
-export async function refusedByTheCompiler(backend: Backend): Promise<Topic[]> {
+export async function refusedByTheCompiler(backend: Backend): Promise<TopicList> {
   // @ts-expect-error: there is no such operation
   await backend.call('topic_creat', {});
   // @ts-expect-error: the body is not the operation's request

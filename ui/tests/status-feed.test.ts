@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiFailure } from '../src/backend/backend';
-import { pathIsNewer, StatusFeed, topicPath, turnStarts } from '../src/status/feed';
+import { listChange, listIsNewer, pathIsNewer, StatusFeed, topicPath, turnStarts } from '../src/status/feed';
 import { FakeBackend } from './fake-backend';
+
+const NO_LIST_CHANGES = { topics: 0, agentSessions: 0 };
 
 const lost = new ApiFailure({ kind: 'internal', message: 'connection reset', retryable: true });
 
@@ -30,6 +32,7 @@ describe('StatusFeed', () => {
       ],
       pathEpoch: 'e1',
       pathVersions: [],
+      listVersions: NO_LIST_CHANGES,
     });
     backend.feeds[0]?.push({ kind: 'changed', topicId: 't2', status: 'done', unseen: true });
     backend.feeds[0]?.push({ kind: 'changed', topicId: 't1', status: 'done', unseen: false });
@@ -45,7 +48,7 @@ describe('StatusFeed', () => {
     const feed = new StatusFeed(backend);
     feed.start();
     await vi.waitFor(() => expect(backend.feeds).toHaveLength(1));
-    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [{ topicId: 't1', status: 'done', unseen: false }], pathEpoch: 'e1', pathVersions: [] });
+    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [{ topicId: 't1', status: 'done', unseen: false }], pathEpoch: 'e1', pathVersions: [], listVersions: NO_LIST_CHANGES });
     expect(turnStarts(feed.getSnapshot(), 't1')).toBe(0);
     backend.feeds[0]?.push({ kind: 'changed', topicId: 't1', status: 'streaming', unseen: false });
     backend.feeds[0]?.push({ kind: 'changed', topicId: 't1', status: 'awaiting_approval', unseen: false });
@@ -69,6 +72,7 @@ describe('StatusFeed', () => {
       statuses: [{ topicId: 't1', status: 'done', unseen: false }],
       pathEpoch: 'e1',
       pathVersions: [{ topicId: 't1', version: 3 }],
+      listVersions: NO_LIST_CHANGES,
     });
     const statuses = feed.getSnapshot().byTopic;
     expect(topicPath(feed.getSnapshot(), 't1')).toEqual({ epoch: 'e1', version: 3 });
@@ -83,9 +87,40 @@ describe('StatusFeed', () => {
 
     // A fresh snapshot (after a reconnect) says what changed meanwhile, and a new epoch
     // that the backend restarted.
-    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [], pathEpoch: 'e2', pathVersions: [{ topicId: 't2', version: 1 }] });
+    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [], pathEpoch: 'e2', pathVersions: [{ topicId: 't2', version: 1 }], listVersions: NO_LIST_CHANGES });
     expect(topicPath(feed.getSnapshot(), 't1')).toEqual({ epoch: 'e2', version: 0 });
     expect(topicPath(feed.getSnapshot(), 't2')).toEqual({ epoch: 'e2', version: 1 });
+  });
+
+  it('keeps the last change of each list without touching the statuses; a snapshot replaces them', async () => {
+    const backend = new FakeBackend();
+    const feed = new StatusFeed(backend);
+    feed.start();
+    await vi.waitFor(() => expect(backend.feeds).toHaveLength(1));
+    expect(listChange(feed.getSnapshot(), 'topics')).toBeUndefined();
+    backend.feeds[0]?.push({
+      kind: 'snapshot',
+      statuses: [{ topicId: 't1', status: 'done', unseen: false }],
+      pathEpoch: 'e1',
+      pathVersions: [],
+      listVersions: { topics: 4, agentSessions: 2 },
+    });
+    const statuses = feed.getSnapshot().byTopic;
+    expect(listChange(feed.getSnapshot(), 'topics')).toEqual({ epoch: 'e1', version: 4 });
+    expect(listChange(feed.getSnapshot(), 'agent_sessions')).toEqual({ epoch: 'e1', version: 2 });
+
+    backend.feeds[0]?.push({ kind: 'list_changed', list: 'agent_sessions', version: 7 });
+    expect(listChange(feed.getSnapshot(), 'agent_sessions')).toEqual({ epoch: 'e1', version: 7 });
+    expect(listChange(feed.getSnapshot(), 'topics')).toEqual({ epoch: 'e1', version: 4 });
+    // Told out of order (never by the backend): the newest stays.
+    backend.feeds[0]?.push({ kind: 'list_changed', list: 'agent_sessions', version: 6 });
+    expect(listChange(feed.getSnapshot(), 'agent_sessions')?.version).toBe(7);
+    expect(feed.getSnapshot().byTopic).toBe(statuses);
+
+    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [], pathEpoch: 'e2', pathVersions: [], listVersions: NO_LIST_CHANGES });
+    expect(listChange(feed.getSnapshot(), 'topics')).toEqual({ epoch: 'e2', version: 0 });
+    expect(listIsNewer({ epoch: 'e2', version: 0 }, { epoch: 'e1', version: 4 })).toBe(true);
+    expect(listIsNewer({ epoch: 'e1', version: 4 }, { epoch: 'e1', version: 4 })).toBe(false);
   });
 
   it('a change is newer than a read when it came after it or the backend restarted', () => {
@@ -101,7 +136,7 @@ describe('StatusFeed', () => {
     const feed = new StatusFeed(backend, { reconnectDelaysMs: [100, 1000] });
     feed.start();
     await vi.advanceTimersByTimeAsync(0);
-    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [{ topicId: 'gone', status: 'streaming', unseen: false }], pathEpoch: 'e1', pathVersions: [] });
+    backend.feeds[0]?.push({ kind: 'snapshot', statuses: [{ topicId: 'gone', status: 'streaming', unseen: false }], pathEpoch: 'e1', pathVersions: [], listVersions: NO_LIST_CHANGES });
 
     backend.feeds[0]?.drop(lost);
     expect(feed.getSnapshot()).toMatchObject({ connected: false, error: lost });
@@ -117,7 +152,7 @@ describe('StatusFeed', () => {
     expect(backend.names()).toHaveLength(3);
     expect(backend.feeds).toHaveLength(2);
 
-    backend.feeds[1]?.push({ kind: 'snapshot', statuses: [{ topicId: 'new', status: 'pending', unseen: false }], pathEpoch: 'e1', pathVersions: [] });
+    backend.feeds[1]?.push({ kind: 'snapshot', statuses: [{ topicId: 'new', status: 'pending', unseen: false }], pathEpoch: 'e1', pathVersions: [], listVersions: NO_LIST_CHANGES });
     expect([...feed.getSnapshot().byTopic.keys()]).toEqual(['new']);
     expect(feed.getSnapshot().connected).toBe(true);
 

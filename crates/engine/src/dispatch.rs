@@ -5,13 +5,13 @@
 
 use protocol::acp::{AcpAgent, AcpAgentInput, UpdateAcpAgent};
 use protocol::api::{
-    AgentModeChange, AgentModeRequest, AgentSession, AgentSessionInput, AppInfo, AppSettings, ApprovalsListRequest,
-    Assistant, AssistantInput, AuditListRequest, CreateTopic, FetchedImage, IdRequest, ImageFetchRequest,
-    InboxAddRequest, InboxItem, InboxItemRequest, InboxMoveRequest, InboxUpdateRequest, ListModelsRequest,
-    MessageRequest, MessagesPage, MessagesPageRequest, ModelList, Provider, ProviderInput, ProviderPresetInfo,
-    ProviderRequest, ReplyRequest, StoredMessage, ToolApprovalRespond, ToolEnableRequest, ToolRuleInput, Topic,
-    TopicDeletedIfEmpty, TopicRequest, UpdateAgentSession, UpdateAppSettings, UpdateAssistant, UpdateProvider,
-    UpdateToolRule, UpdateTopic,
+    AgentModeChange, AgentModeRequest, AgentSession, AgentSessionInput, AgentSessionList, AppInfo, AppSettings,
+    ApprovalsListRequest, Assistant, AssistantInput, AuditListRequest, CreateTopic, FetchedImage, IdRequest,
+    ImageFetchRequest, InboxAddRequest, InboxItem, InboxItemRequest, InboxMoveRequest, InboxUpdateRequest,
+    ListModelsRequest, MessageRequest, MessagesPage, MessagesPageRequest, ModelList, Provider, ProviderInput,
+    ProviderPresetInfo, ProviderRequest, ReplyRequest, StoredMessage, ToolApprovalRespond, ToolEnableRequest,
+    ToolRuleInput, Topic, TopicDeletedIfEmpty, TopicList, TopicRequest, UpdateAgentSession, UpdateAppSettings,
+    UpdateAssistant, UpdateProvider, UpdateToolRule, UpdateTopic,
 };
 use protocol::archive::{
     BackupInfo, ExportRequest, ExportedFile, ImportReport, ImportRequest, RestorePlan, RestoreRequest, SavedFile,
@@ -45,8 +45,10 @@ impl Operations for Engine {
         self.update_settings(request).await
     }
 
-    async fn topics_list(&self) -> Result<Vec<Topic>, ApiError> {
-        Ok(self.inner.store.list_topics().await?)
+    async fn topics_list(&self) -> Result<TopicList, ApiError> {
+        // Taken before the read: a change stored while it reads counts as newer.
+        let version = self.inner.streams.status().list_version();
+        Ok(TopicList { topics: self.inner.store.list_topics().await?, version })
     }
 
     async fn topic_create(&self, request: CreateTopic) -> Result<Topic, ApiError> {
@@ -310,8 +312,10 @@ impl Operations for Engine {
         self.inner.acp_agents.delete(&request.id).await
     }
 
-    async fn agent_sessions_list(&self) -> Result<Vec<AgentSession>, ApiError> {
-        self.list_sessions().await
+    async fn agent_sessions_list(&self) -> Result<AgentSessionList, ApiError> {
+        // Taken before the read: a change stored while it reads counts as newer.
+        let version = self.inner.streams.status().list_version();
+        Ok(AgentSessionList { sessions: self.list_sessions().await?, version })
     }
 
     async fn agent_session_create(&self, request: AgentSessionInput) -> Result<AgentSession, ApiError> {

@@ -212,8 +212,8 @@ impl Inbox {
                 Some(StatusMessage::Changed(event)) if event.unseen => {
                     self.settle(&event.topic_id, event.status).await;
                 }
-                // A switched version changes no turn's outcome.
-                Some(StatusMessage::Changed(_) | StatusMessage::PathChanged(_)) => {}
+                // A switched version or a changed list changes no turn's outcome.
+                Some(StatusMessage::Changed(_) | StatusMessage::PathChanged(_) | StatusMessage::ListChanged(_)) => {}
                 Some(StatusMessage::Snapshot(snapshot)) => {
                     if !std::mem::take(&mut first) {
                         tracing::warn!(topics = snapshot.statuses.len(), "the inbox fell behind the status feed");

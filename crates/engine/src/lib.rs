@@ -153,6 +153,9 @@ impl Engine {
         let secrets: Arc<dyn SecretStore> = Arc::from(store::secrets::open(&config.data_dir));
         tracing::info!(store = %secrets.describe(), "API keys and MCP server secrets are kept in");
         let streams = StreamManager::new(store.clone(), config.streams.clone());
+        // Every window hears of each stored change to the topic and session lists.
+        let status = streams.status().clone();
+        store.watch_lists(move |list| status.list_changed(list));
         // A turn that finished while the user looked elsewhere stays unseen across restarts.
         let unseen = store.unseen_topics().await?;
         for (topic_id, statuses) in store.latest_turn_statuses().await? {

@@ -49,6 +49,17 @@ pub struct Topic {
     pub updated_at: String,
 }
 
+/// `topics_list`'s answer: the chat topics, most recently updated first, and the list
+/// version the read saw.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TopicList {
+    pub topics: Vec<Topic>,
+    /// Taken before the read, so a change made while it was read counts as newer (see
+    /// `ListVersion`).
+    pub version: crate::ListVersion,
+}
+
 /// How a model samples its answer. Every field is optional: an absent one sends
 /// nothing, and the provider's default applies. Each wire format gets them in its own
 /// fields (see `docs/api.md`).
@@ -896,6 +907,17 @@ pub struct AgentSession {
     pub resumable: bool,
     pub created_at: String,
     pub updated_at: String,
+}
+
+/// `agent_sessions_list`'s answer: the sessions, most recently active first, and the
+/// list version the read saw.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSessionList {
+    pub sessions: Vec<AgentSession>,
+    /// Taken before the read, so a change made while it was read counts as newer (see
+    /// `ListVersion`).
+    pub version: crate::ListVersion,
 }
 
 /// Start an agent session.

@@ -141,6 +141,50 @@ pub enum StatusMessage {
     /// message deleted): windows showing the topic read it again unless what they read
     /// is newer (see [`PathVersion`]).
     PathChanged(PathChanged),
+    /// Something a list answers changed (a topic created, renamed, deleted or written in,
+    /// a session's settings): windows read the list again unless what they read is newer
+    /// (see [`ListVersion`]).
+    ListChanged(ListChanged),
+}
+
+/// A list the status feed tells the changes of: `topics_list` or `agent_sessions_list`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ListName {
+    Topics,
+    AgentSessions,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ListChanged {
+    pub list: ListName,
+    /// The list version of the change (see [`ListVersion`]).
+    #[ts(type = "number")]
+    pub version: u64,
+}
+
+/// The version of each list's last change since the backend started (0: none since).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ListVersions {
+    #[ts(type = "number")]
+    pub topics: u64,
+    #[ts(type = "number")]
+    pub agent_sessions: u64,
+}
+
+/// Orders reads of the topic and agent-session lists against their changes, as
+/// [`PathVersion`] does for paths: every change of either list takes the next number of
+/// one counter that starts at 0 when the backend starts, named by the same epoch. A list
+/// answered with `{ epoch, version }` saw every change up to `version`: a reader needs to
+/// read it again only when the list's last change is newer, or the epoch is another.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ListVersion {
+    pub epoch: String,
+    #[ts(type = "number")]
+    pub version: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
@@ -161,6 +205,9 @@ pub struct StatusSnapshot {
     /// The version of each topic's last path change since the backend started; a topic
     /// not listed has not changed since then (version 0).
     pub path_versions: Vec<TopicPathVersion>,
+    /// Each list's last change since the backend started, counted in the same epoch as
+    /// path versions (see [`ListVersion`]).
+    pub list_versions: ListVersions,
 }
 
 /// When a topic's active path last changed without a new turn.

@@ -37,9 +37,9 @@ pub mod usage;
 
 pub use chunk::{DataChunk, FinishReason, UiChunk};
 pub use envelope::{
-    AttachReply, ExecutionCursor, ExecutionRef, ExecutionSnapshot, ExecutionTerminal, LaggedNotice, PathChanged,
-    PathVersion, StatusMessage, StatusSnapshot, StreamEvent, StreamMessage, TerminalStatus, TopicPathVersion,
-    TopicStatus, TopicStatusEvent,
+    AttachReply, ExecutionCursor, ExecutionRef, ExecutionSnapshot, ExecutionTerminal, LaggedNotice, ListChanged,
+    ListName, ListVersion, ListVersions, PathChanged, PathVersion, StatusMessage, StatusSnapshot, StreamEvent,
+    StreamMessage, TerminalStatus, TopicPathVersion, TopicStatus, TopicStatusEvent,
 };
 pub use error::{ApiError, ErrorKind, parse_body};
 pub use ids::{ExecutionId, MessageId, ModelRef, ProviderId, TopicId, TopicKind, TurnId};

@@ -38,7 +38,7 @@ macro_rules! for_each_operation {
                 app_info => $crate::api::AppInfo;
                 settings_get => $crate::api::AppSettings;
                 settings_update($crate::api::UpdateAppSettings) => $crate::api::AppSettings;
-                topics_list => Vec<$crate::api::Topic>;
+                topics_list => $crate::api::TopicList;
                 topic_create($crate::api::CreateTopic) => $crate::api::Topic;
                 topic_update($crate::api::UpdateTopic) => $crate::api::Topic;
                 topic_delete($crate::api::TopicRequest) => ();
@@ -99,7 +99,7 @@ macro_rules! for_each_operation {
                 acp_agent_create($crate::acp::AcpAgentInput) => $crate::acp::AcpAgent;
                 acp_agent_update($crate::acp::UpdateAcpAgent) => $crate::acp::AcpAgent;
                 acp_agent_delete($crate::api::IdRequest) => ();
-                agent_sessions_list => Vec<$crate::api::AgentSession>;
+                agent_sessions_list => $crate::api::AgentSessionList;
                 agent_session_create($crate::api::AgentSessionInput) => $crate::api::AgentSession;
                 agent_session_update($crate::api::UpdateAgentSession) => $crate::api::AgentSession;
                 agent_session_delete($crate::api::IdRequest) => ();
@@ -313,7 +313,7 @@ mod tests {
         for name in OPERATIONS.iter().chain(LISTENER_OPERATIONS).chain(STREAMING_OPERATIONS) {
             assert!(text.contains(&format!("  {name}: {{ request: ")), "{name} is missing");
         }
-        assert!(text.contains("  topics_list: { request: void; response: Array<Topic> };"));
+        assert!(text.contains("  topics_list: { request: void; response: TopicList };"));
         assert!(text.contains("  topic_delete: { request: TopicRequest; response: null };"));
     }
 

@@ -1,6 +1,7 @@
 //! Coding agents reached over ACP: how to start each. Secret variable values are not
 //! here but in the secret store; the engine keeps them there.
 
+use protocol::ListName;
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
@@ -120,6 +121,8 @@ impl Store {
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "ACP agent", id: id.to_owned() });
         }
+        // Its sessions are listed with its name.
+        self.list_changed(ListName::AgentSessions);
         self.get_acp_agent(id).await
     }
 
@@ -138,6 +141,8 @@ impl Store {
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "ACP agent", id: id.to_owned() });
         }
+        // Its sessions are listed as run by a deleted agent now.
+        self.list_changed(ListName::AgentSessions);
         Ok(())
     }
 }

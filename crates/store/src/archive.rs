@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use protocol::archive::{ExportedMessage, ExportedTopic};
-use protocol::{MessageId, MessageRole, MessageStatus, StatusReason, TopicId, TurnId};
+use protocol::{ListName, MessageId, MessageRole, MessageStatus, StatusReason, TopicId, TurnId};
 use serde_json::{Value, json};
 use sqlx::Row;
 
@@ -170,6 +170,7 @@ impl Store {
             }
         }
         tx.commit().await?;
+        self.list_changed(ListName::Topics);
         Ok(topic_id)
     }
 }

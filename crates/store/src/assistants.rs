@@ -1,8 +1,8 @@
 //! Assistants: saved setups (system prompt, models, tools, tool-call cap, workspace,
 //! reply strategies).
 
-use protocol::ModelRef;
 use protocol::api::{Assistant, ModelParams};
+use protocol::{ListName, ModelRef};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -109,8 +109,15 @@ impl Store {
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "assistant", id: id.to_owned() });
         }
-        sqlx::query("UPDATE topics SET assistant_id = NULL WHERE assistant_id = ?").bind(id).execute(&mut *tx).await?;
+        let left = sqlx::query("UPDATE topics SET assistant_id = NULL WHERE assistant_id = ?")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
+        if left.rows_affected() > 0 {
+            // Its topics (chats; sessions have no assistant) show none now.
+            self.list_changed(ListName::Topics);
+        }
         Ok(())
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use protocol::api::{StoredMessage, Topic};
-use protocol::{MessageId, TopicId, TurnId};
+use protocol::{ListName, MessageId, TopicId, TurnId};
 use serde_json::Value;
 use sqlx::SqliteConnection;
 use sqlx::sqlite::SqliteRow;
@@ -229,6 +229,7 @@ impl Store {
             new_ids.insert(nodes[i].id.as_str(), new_id);
         }
         tx.commit().await?;
+        self.list_changed(ListName::Topics);
         self.get_topic(&new_topic).await
     }
 }

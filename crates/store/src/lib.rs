@@ -26,6 +26,7 @@ pub mod archive;
 pub mod assistants;
 mod branches;
 pub mod inbox;
+mod lists;
 pub mod mcp;
 pub mod messages;
 mod pages;
@@ -54,6 +55,7 @@ use sqlx::sqlite::{
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 pub use api_error::{DATABASE_DAMAGED, DATABASE_NEWER};
+pub use lists::ListWatcher;
 pub use messages::{AssistantSlot, Checkpoint, NewTurn};
 pub use pages::PathPage;
 
@@ -207,6 +209,8 @@ pub struct Store {
     page_limit: Arc<PageLimit>,
     /// Topics' active paths as last worked out (`pages.rs`).
     paths: Arc<pages::PathCache>,
+    /// Told of every write that changes a list (`lists.rs`).
+    lists: Arc<lists::ListWatch>,
 }
 
 impl Store {
@@ -267,7 +271,8 @@ impl Store {
             pool.close().await;
             return Err(err.into());
         }
-        let store = Self { pool, writers: Arc::new(Mutex::new(())), page_limit, paths: Arc::default() };
+        let store =
+            Self { pool, writers: Arc::new(Mutex::new(())), page_limit, paths: Arc::default(), lists: Arc::default() };
         // Searching is not worth refusing to open for: a failed check is said, and a
         // search that meets a damaged index rebuilds it then.
         if let Err(err) = store.check_search_index().await {

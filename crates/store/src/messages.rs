@@ -187,6 +187,8 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        // Lists show the most recently written-in first.
+        self.topic_list_changed(&turn.topic_id);
         Ok(())
     }
 

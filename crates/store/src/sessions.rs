@@ -1,6 +1,6 @@
 //! Agent sessions: how to run each one, and the token to resume its agent with.
 
-use protocol::{ProviderId, TopicId};
+use protocol::{ListName, ProviderId, TopicId};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -117,6 +117,7 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
+        self.list_changed(ListName::AgentSessions);
         self.get_session(session.id).await
     }
 
@@ -139,17 +140,22 @@ impl Store {
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "agent session", id: id.to_owned() });
         }
+        self.list_changed(ListName::AgentSessions);
         self.get_session(id).await
     }
 
     /// Records (or, with `None`, forgets) the token to resume the agent with.
     pub async fn set_resume_token(&self, id: &str, token: Option<&str>) -> Result<()> {
-        sqlx::query("UPDATE agent_sessions SET resume_token = ?, updated_at = ? WHERE id = ?")
+        let done = sqlx::query("UPDATE agent_sessions SET resume_token = ?, updated_at = ? WHERE id = ?")
             .bind(token)
             .bind(now())
             .bind(id)
             .execute(&mut *self.writer().await?)
             .await?;
+        if done.rows_affected() > 0 {
+            // The list says whether a session is `resumable`.
+            self.list_changed(ListName::AgentSessions);
+        }
         Ok(())
     }
 
@@ -160,6 +166,7 @@ impl Store {
             .bind(session.topic_id.as_str())
             .execute(&mut *self.writer().await?)
             .await?;
+        self.list_changed(ListName::AgentSessions);
         Ok(session.topic_id)
     }
 }

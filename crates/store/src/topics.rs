@@ -106,7 +106,7 @@ impl Store {
     pub async fn create_topic_with_id(&self, id: &TopicId, title: &str, model: Option<&ModelRef>) -> Result<Topic> {
         let id = id.clone();
         let now = now();
-        sqlx::query(
+        let made = sqlx::query(
             "INSERT INTO topics (id, title, provider_id, model_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) \
              ON CONFLICT (id) DO NOTHING",
         )
@@ -118,6 +118,9 @@ impl Store {
         .bind(&now)
         .execute(&mut *self.writer().await?)
         .await?;
+        if made.rows_affected() > 0 {
+            self.topic_list_changed(&id);
+        }
         self.get_topic(&id).await
     }
 
@@ -156,16 +159,20 @@ impl Store {
         if result.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "topic", id: id.to_string() });
         }
+        self.topic_list_changed(id);
         self.get_topic(id).await
     }
 
     /// Marks the topic as recently active (it moves to the top of the list).
     pub async fn touch_topic(&self, id: &TopicId) -> Result<()> {
-        sqlx::query("UPDATE topics SET updated_at = ? WHERE id = ?")
+        let touched = sqlx::query("UPDATE topics SET updated_at = ? WHERE id = ?")
             .bind(now())
             .bind(id.as_str())
             .execute(&mut *self.writer().await?)
             .await?;
+        if touched.rows_affected() > 0 {
+            self.topic_list_changed(id);
+        }
         Ok(())
     }
 
@@ -206,6 +213,7 @@ impl Store {
         if result.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "topic", id: id.to_string() });
         }
+        self.topic_list_changed(id);
         Ok(())
     }
 
@@ -225,6 +233,7 @@ impl Store {
             self.get_topic(id).await?;
             return Ok(false);
         }
+        self.topic_list_changed(id);
         Ok(true)
     }
 }

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use protocol::{
-    PathChanged, PathVersion, StatusMessage, StatusSnapshot, TopicId, TopicPathVersion, TopicStatus, TopicStatusEvent,
+    ListChanged, ListName, ListVersion, ListVersions, PathChanged, PathVersion, StatusMessage, StatusSnapshot, TopicId,
+    TopicPathVersion, TopicStatus, TopicStatusEvent,
 };
 use tokio::sync::broadcast;
 
@@ -25,7 +26,10 @@ struct Inner {
     epoch: String,
     /// The last path version handed out, and each changed topic's version.
     paths: Mutex<Paths>,
-    /// `Changed` and `PathChanged` messages (a snapshot is made per subscriber).
+    /// The last list version handed out, and each list's (same epoch, own counter).
+    lists: Mutex<Lists>,
+    /// `Changed`, `PathChanged` and `ListChanged` messages (a snapshot is made per
+    /// subscriber).
     changes: broadcast::Sender<StatusMessage>,
 }
 
@@ -45,6 +49,7 @@ impl StatusHub {
                 latest: Mutex::new(HashMap::new()),
                 epoch,
                 paths: Mutex::new(Paths::default()),
+                lists: Mutex::new(Lists::default()),
                 changes,
             }),
         }
@@ -99,6 +104,26 @@ impl StatusHub {
         PathVersion { epoch: self.inner.epoch.clone(), version }
     }
 
+    /// Tells every window that what `list` answers changed. Call it once the change is
+    /// stored: a list read after it then carries a version at least as new.
+    pub fn list_changed(&self, list: ListName) {
+        let Ok(mut lists) = self.inner.lists.lock() else { return };
+        lists.last += 1;
+        let version = lists.last;
+        match list {
+            ListName::Topics => lists.versions.topics = version,
+            ListName::AgentSessions => lists.versions.agent_sessions = version,
+        }
+        // Sent under the lock: windows see the versions in the order they were handed out.
+        let _ = self.inner.changes.send(StatusMessage::ListChanged(ListChanged { list, version }));
+    }
+
+    /// The list changes a read that starts now will have seen: take it before reading.
+    pub fn list_version(&self) -> ListVersion {
+        let version = self.inner.lists.lock().map(|lists| lists.last).unwrap_or_default();
+        ListVersion { epoch: self.inner.epoch.clone(), version }
+    }
+
     /// Forgets a deleted topic.
     pub(crate) fn forget(&self, topic_id: &TopicId) {
         if let Ok(mut latest) = self.inner.latest.lock() {
@@ -122,7 +147,8 @@ impl StatusHub {
             })
             .unwrap_or_default();
         path_versions.sort_by(|a, b| a.topic_id.cmp(&b.topic_id));
-        StatusSnapshot { statuses, path_epoch: self.inner.epoch.clone(), path_versions }
+        let list_versions = self.inner.lists.lock().map(|lists| lists.versions.clone()).unwrap_or_default();
+        StatusSnapshot { statuses, path_epoch: self.inner.epoch.clone(), path_versions, list_versions }
     }
 
     pub fn latest(&self) -> Vec<TopicStatusEvent> {
@@ -156,6 +182,12 @@ impl StatusHub {
 struct Paths {
     last: u64,
     topics: HashMap<TopicId, u64>,
+}
+
+#[derive(Default)]
+struct Lists {
+    last: u64,
+    versions: ListVersions,
 }
 
 pub struct StatusFeed {
@@ -231,6 +263,34 @@ mod tests {
         let Some(StatusMessage::Snapshot(snapshot)) = hub.subscribe().recv().await else { panic!() };
         assert_eq!(snapshot.path_versions.len(), 1, "a deleted topic's version is forgotten");
         assert_ne!(StatusHub::new().path_version().epoch, read.epoch, "each start has its own epoch");
+    }
+
+    #[tokio::test]
+    async fn list_versions_order_reads_against_changes() {
+        let hub = StatusHub::new();
+        let before = hub.list_version();
+        assert_eq!((before.epoch.as_str(), before.version), (hub.path_version().epoch.as_str(), 0), "same epoch");
+        hub.list_changed(ListName::Topics);
+        hub.list_changed(ListName::AgentSessions);
+        hub.list_changed(ListName::Topics);
+        // Path changes count apart: they do not move the lists' version.
+        hub.path_changed(&TopicId::from("a"));
+        let read = hub.list_version();
+        assert_eq!(read.version, 3);
+
+        // A window connecting now learns each list's last change: the topics at 3 are not
+        // newer than a list read at 3, the sessions at 2 neither.
+        let mut feed = hub.subscribe();
+        let Some(StatusMessage::Snapshot(snapshot)) = feed.recv().await else { panic!("snapshot first") };
+        assert_eq!(snapshot.list_versions, ListVersions { topics: 3, agent_sessions: 2 });
+
+        hub.list_changed(ListName::AgentSessions);
+        let Some(StatusMessage::ListChanged(changed)) = feed.recv().await else { panic!("told") };
+        assert_eq!((changed.list, changed.version), (ListName::AgentSessions, 4));
+        assert_eq!(hub.list_version().version, 4, "a read from now on saw it");
+        let Some(StatusMessage::Snapshot(snapshot)) = hub.subscribe().recv().await else { panic!() };
+        assert_eq!(snapshot.list_versions, ListVersions { topics: 3, agent_sessions: 4 });
+        assert_eq!(StatusHub::new().list_version().version, 0, "each start counts from 0");
     }
 
     #[tokio::test]

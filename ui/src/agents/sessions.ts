@@ -1,5 +1,5 @@
 import { topicKind } from '../protocol.gen';
-import type { AgentSession, Provider, Topic, TopicStatusEvent } from '../protocol.gen';
+import type { AgentSession, Provider, Topic } from '../protocol.gen';
 
 /** Agent sessions' topics are `agent-session:<id>` (the generated `topicKind` knows the
  * spelling); every topic operation works on them. */
@@ -71,26 +71,4 @@ export function openId(open: OpenConversation): string | undefined {
   if (open.kind === 'topic') return open.topic.id;
   if (open.kind === 'session') return open.session.topicId;
   return undefined;
-}
-
-/**
- * Whether a list (topics, or agent sessions) should be read again after the status feed
- * changed from `before` to `after`: a topic of that list appeared that it does not hold
- * (created in another window), or one of its replies finished (a first reply names it).
- */
-export function listIsStale(
-  before: ReadonlyMap<string, TopicStatusEvent>,
-  after: ReadonlyMap<string, TopicStatusEvent>,
-  listed: ReadonlySet<string>,
-  belongs: (topicId: string) => boolean,
-): boolean {
-  if (before === after) return false;
-  for (const event of after.values()) {
-    if (!belongs(event.topicId)) continue;
-    if (!listed.has(event.topicId)) return true;
-    const earlier = before.get(event.topicId);
-    const ended = event.status === 'done' || event.status === 'error' || event.status === 'aborted';
-    if (ended && event.status !== earlier?.status) return true;
-  }
-  return false;
 }

@@ -1,5 +1,5 @@
 import type { Backend } from '../backend/backend';
-import type { ExportedFile, ExportFormat, Topic } from '../protocol.gen';
+import type { ExportedFile, ExportFormat } from '../protocol.gen';
 
 /**
  * Every chat topic in one file, exported one topic per request so the caller can show
@@ -13,7 +13,7 @@ export async function exportEverything(
   onProgress: (done: number, total: number) => void,
   signal?: AbortSignal,
 ): Promise<ExportedFile> {
-  const topics: Topic[] = await backend.call('topics_list');
+  const { topics } = await backend.call('topics_list');
   const files: ExportedFile[] = [];
   onProgress(0, topics.length);
   for (const topic of topics) {

@@ -20,7 +20,6 @@ interface AgentSessionViewProps {
   status: TopicStatus | undefined;
   onSessionChanged: (session: AgentSession) => void;
   onSessionDeleted: (id: string) => void;
-  onSettled: () => void;
   /** Changes whenever a turn started in the session (the status feed's count). */
   turnStarts?: number;
 }
@@ -32,7 +31,7 @@ const NO_MODELS: never[] = [];
  * over the same conversation view chat topics use (a session is a topic). Keyed by the
  * session's topic id by its parent.
  */
-export function AgentSessionView({ session, providers, status, onSessionChanged, onSessionDeleted, onSettled, turnStarts }: AgentSessionViewProps) {
+export function AgentSessionView({ session, providers, status, onSessionChanged, onSessionDeleted, turnStarts }: AgentSessionViewProps) {
   const backend = useBackend();
   const name = agentName(session);
 
@@ -112,7 +111,6 @@ export function AgentSessionView({ session, providers, status, onSessionChanged,
         features={acp ? ACP_FEATURES : AGENT_FEATURES}
         models={NO_MODELS}
         addressee={name}
-        onSettled={onSettled}
         turnStarts={turnStarts}
         agentSteering={acp ? 'after-turn' : 'mid-turn'}
         agentTools={acp ? agentTools : undefined}

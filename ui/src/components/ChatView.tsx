@@ -19,8 +19,6 @@ interface ChatViewProps {
   onTopicModelChange: (model: ModelRef) => void;
   /** The topic was changed here (assistant, workspace). */
   onTopicChanged: (topic: Topic) => void;
-  /** A reply ended and stored state was re-read: the topic list may have changed. */
-  onSettled: () => void;
   /** The topic this one was forked from, when it still exists. */
   origin: Topic | undefined;
   /** See `ConversationView`. */
@@ -39,7 +37,7 @@ interface ChatViewProps {
  * models answer the next message.
  */
 export function ChatView(props: ChatViewProps) {
-  const { topic, providers, assistants, status, onTopicModelChange, onTopicChanged, onSettled, origin, pathVersion, turnStarts, onOpenTopic, onForked, onMessageSent } =
+  const { topic, providers, assistants, status, onTopicModelChange, onTopicChanged, origin, pathVersion, turnStarts, onOpenTopic, onForked, onMessageSent } =
     props;
   const assistant = assistants.find((candidate) => candidate.id === topic.assistantId);
   const turn = useTurnModels(topic, providers, assistant);
@@ -51,11 +49,8 @@ export function ChatView(props: ChatViewProps) {
   // Each settled reply reads the usage again: a short reply can start and end between two
   // renders, leaving `status` where it was.
   const [settledCount, setSettledCount] = useState(0);
-  // `onSettled` is stable in the parent, and so is this (the session keeps the first).
-  const handleSettled = useCallback(() => {
-    setSettledCount((count) => count + 1);
-    onSettled();
-  }, [onSettled]);
+  // Stable (the session keeps the first).
+  const handleSettled = useCallback(() => setSettledCount((count) => count + 1), []);
 
   const header = (
     <header className="chat-header">

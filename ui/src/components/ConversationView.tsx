@@ -36,8 +36,8 @@ interface ConversationViewProps {
   onMessageSent?: (() => void) | undefined;
   /** Who messages go to, for the composer's placeholder. */
   addressee?: string | undefined;
-  /** A reply ended and stored state was re-read: the lists may have changed. */
-  onSettled: () => void;
+  /** The history was read again (a reply ended): what depends on it may have changed. */
+  onSettled?: (() => void) | undefined;
   /**
    * The topic's last path change as the status feed knows it (`topicPath`): when newer
    * than what was read, the history is read again.

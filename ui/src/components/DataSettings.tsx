@@ -7,18 +7,17 @@ import type { BackupInfo, ExportFormat, ImportReport, ImportSkip, ImportedTopic 
 import { useBackend } from './BackendContext';
 import { ErrorNotice } from './ErrorNotice';
 
-interface DataSettingsProps {
-  /** Imported topics exist now: the topic list reads them. */
-  onTopicsChanged: () => void;
-}
-
-/** Settings → Import & export: every topic into one file, conversations from a file, and backups of the database. */
-export function DataSettings({ onTopicsChanged }: DataSettingsProps) {
+/**
+ * Settings → Import & export: every topic into one file, conversations from a file, and
+ * backups of the database. Imported topics reach the topic list as any new topic does
+ * (the status feed tells every window that the list changed).
+ */
+export function DataSettings() {
   return (
     <div className="data-settings" data-testid="data-settings">
       <h3>Import &amp; export</h3>
       <ExportEverything />
-      <ImportConversations onTopicsChanged={onTopicsChanged} />
+      <ImportConversations />
       <Backups />
     </div>
   );
@@ -98,7 +97,7 @@ function ExportEverything() {
   );
 }
 
-function ImportConversations({ onTopicsChanged }: DataSettingsProps) {
+function ImportConversations() {
   const backend = useBackend();
   const [progress, setProgress] = useState<Progress>();
   const [report, setReport] = useState<{ imported: ImportedTopic[]; skipped: ImportSkip[]; source: ImportReport['source'] }>();
@@ -131,7 +130,6 @@ function ImportConversations({ onTopicsChanged }: DataSettingsProps) {
     } finally {
       setProgress(undefined);
       if (source) setReport({ imported, skipped, source });
-      if (imported.length > 0) onTopicsChanged();
     }
   };
 

@@ -16,8 +16,6 @@ interface SettingsViewProps {
   topics: Topic[];
   onProvidersChanged: () => void;
   onAssistantsChanged: () => void;
-  /** Topics were imported. */
-  onTopicsChanged?: () => void;
   onClose: () => void;
 }
 
@@ -37,7 +35,7 @@ const SECTIONS: readonly { id: Section; label: string }[] = [
 ];
 
 /** Settings, one section at a time: providers, assistants, tools, MCP servers, approval rules, the audit log, usage, app-wide settings, and import, export and backups. */
-export function SettingsView({ providers, topics, onProvidersChanged, onAssistantsChanged, onTopicsChanged, onClose }: SettingsViewProps) {
+export function SettingsView({ providers, topics, onProvidersChanged, onAssistantsChanged, onClose }: SettingsViewProps) {
   const [section, setSection] = useState<Section>('providers');
   return (
     <section className="settings" data-testid="settings">
@@ -73,7 +71,7 @@ export function SettingsView({ providers, topics, onProvidersChanged, onAssistan
         {section === 'audit' && <AuditLog topics={topics} />}
         {section === 'usage' && <UsageSettings />}
         {section === 'general' && <GeneralSettings />}
-        {section === 'data' && <DataSettings onTopicsChanged={() => onTopicsChanged?.()} />}
+        {section === 'data' && <DataSettings />}
       </div>
     </section>
   );

@@ -1,5 +1,5 @@
-import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import { isAgentTopic, listIsStale, openConversation, openId, sessionAsTopic } from '../agents/sessions';
+import { useCallback, useEffect, useState, useSyncExternalStore } from 'react';
+import { isAgentTopic, openConversation, openId, sessionAsTopic } from '../agents/sessions';
 import { toApiFailure, type ApiFailure } from '../backend/backend';
 import { takeEarlyList } from '../backend/early';
 import { ApprovalInbox } from '../chat/approvals';
@@ -7,18 +7,19 @@ import type {
   AgentSession,
   Assistant,
   CreateTopic,
+  ListVersion,
   MessageRequest,
   ModelRef,
   Provider,
   SearchHit,
   Topic,
   TopicRequest,
-  TopicStatusEvent,
   UpdateTopic,
 } from '../protocol.gen';
 import { ShortcutRegistry, ShortcutRegistryContext, useKeyboardShortcuts, useShortcutHandlers } from '../keyboard/keyHandler';
 import { revealMessage } from '../search/revealMessage';
-import { StatusFeed, topicPath, turnStarts } from '../status/feed';
+import { listChange, StatusFeed, topicPath, turnStarts } from '../status/feed';
+import { ListFollower } from '../status/listFollower';
 import { notifyApprovals } from '../status/notifications';
 import { AgentSessionList } from './AgentSessionList';
 import { AgentSessionView } from './AgentSessionView';
@@ -37,8 +38,6 @@ import { useSidebarLayout } from './useSidebarLayout';
 import { useUntouchedTopicCleanup } from './useUntouchedTopicCleanup';
 
 type SidebarSection = 'topics' | 'agents';
-
-const isChatTopic = (topicId: string) => !isAgentTopic(topicId);
 
 /**
  * Everything after startup: onboarding until a provider exists, then the sidebar (topics
@@ -133,71 +132,45 @@ export function Workspace() {
     }
   }, [backend]);
 
-  // Bumped by every local change to the topic list. A list fetched before such a change
-  // is stale: applying it would drop a topic just created (and jump away from it).
-  const topicsVersion = useRef(0);
-  const reloadTopics = useCallback(async () => {
-    try {
-      for (let tries = 0; tries < 3; tries += 1) {
-        const version = topicsVersion.current;
-        const list = await backend.call('topics_list');
-        if (topicsVersion.current === version) {
-          setTopics(list);
-          return;
-        }
-      }
-    } catch (failure) {
-      setActionError(toApiFailure(failure, 'Could not load the topics'));
-    }
-  }, [backend]);
+  // The two lists the sidebar shows are read again only when the status feed tells of a
+  // change newer than what was read (see `ListFollower`).
+  const [topicsFollower] = useState(
+    () =>
+      new ListFollower<Topic>(
+        async () => {
+          const { topics: items, version } = await backend.call('topics_list');
+          return { items, version };
+        },
+        setTopics,
+        (failure) => setActionError(toApiFailure(failure, 'Could not load the topics')),
+      ),
+  );
+  // Topics work without the sessions; the Agents list shows why they could not be read.
+  const [sessionsFollower] = useState(() => {
+    const failed = (failure: unknown) => setSessionsError(toApiFailure(failure, 'Could not load the agent sessions'));
+    const follower = new ListFollower<AgentSession>(
+      async () => {
+        const { sessions: items, version } = await backend.call('agent_sessions_list');
+        return { items, version };
+      },
+      (list) => {
+        setSessions(list);
+        setSessionsError(undefined);
+      },
+      failed,
+    );
+    return { follower, reload: () => void follower.refresh().catch(failed) };
+  });
 
-  // As for topics: a list fetched before a local change (create, rename, delete) is stale.
-  const sessionsVersion = useRef(0);
-  const reloadSessions = useCallback(async () => {
-    try {
-      for (let tries = 0; tries < 3; tries += 1) {
-        const version = sessionsVersion.current;
-        const list = await backend.call('agent_sessions_list');
-        if (sessionsVersion.current === version) {
-          setSessions(list);
-          setSessionsError(undefined);
-          return;
-        }
-      }
-    } catch (failure) {
-      setSessionsError(toApiFailure(failure, 'Could not load the agent sessions'));
-    }
-  }, [backend]);
+  useEffect(() => sessionsFollower.reload(), [sessionsFollower, attempt]);
 
   useEffect(() => {
     let current = true;
-    const version = sessionsVersion.current;
-    backend
-      .call('agent_sessions_list')
-      .then((list) => {
-        if (!current) return;
-        if (sessionsVersion.current === version) setSessions(list);
-        else void reloadSessions();
-      })
-      .catch((failure: unknown) => {
-        // Topics work without them; the Agents list shows the error.
-        if (current) setSessionsError(toApiFailure(failure, 'Could not load the agent sessions'));
-      });
-    return () => {
-      current = false;
-    };
-  }, [backend, attempt, reloadSessions]);
-
-  useEffect(() => {
-    let current = true;
-    const version = topicsVersion.current;
     // The first read takes the lists asked for as the page loaded (see `backend/early.ts`).
-    Promise.all([takeEarlyList('providers_list') ?? backend.call('providers_list'), takeEarlyList('topics_list') ?? backend.call('topics_list')])
-      .then(([providerList, topicList]) => {
-        if (!current) return;
-        setProviders(providerList);
-        if (topicsVersion.current === version) setTopics(topicList);
-        else void reloadTopics();
+    const early = takeEarlyList('topics_list')?.then(({ topics: items, version }) => ({ items, version }));
+    Promise.all([takeEarlyList('providers_list') ?? backend.call('providers_list'), topicsFollower.refresh(early)])
+      .then(([providerList]) => {
+        if (current) setProviders(providerList);
       })
       .catch((failure: unknown) => {
         if (current) setLoadError(toApiFailure(failure, 'Could not reach the Colloquy backend'));
@@ -205,7 +178,10 @@ export function Workspace() {
     return () => {
       current = false;
     };
-  }, [backend, attempt, reloadTopics]);
+  }, [backend, attempt, topicsFollower]);
+
+  useListFollowsFeed(topicsFollower, listChange(feedState, 'topics'));
+  useListFollowsFeed(sessionsFollower.follower, listChange(feedState, 'agent_sessions'));
 
   const topicList = topics ?? [];
   // Sessions that cannot be read do not keep a deep link waiting: it falls back to a topic.
@@ -231,12 +207,10 @@ export function Workspace() {
     });
   }, [backend, shownId, selectedUnseen, looking]);
 
-  useListFollowsStatuses(statuses, topics, isChatTopic, reloadTopics);
-  useListFollowsStatuses(statuses, sessions, isAgentTopic, reloadSessions);
   const topicRemoved = useCallback((id: string) => {
-    topicsVersion.current += 1;
+    topicsFollower.changedHere();
     setTopics((list) => (list ?? []).filter((t) => t.id !== id));
-  }, []);
+  }, [topicsFollower]);
   const untouched = useUntouchedTopicCleanup(backend, shownId, topics, statuses, topicRemoved);
 
   const conversationOpen = view === 'chat' && (open.kind === 'topic' || open.kind === 'session');
@@ -268,25 +242,25 @@ export function Workspace() {
     return run('Could not create a topic', async () => {
       const topic = await backend.call('topic_create', {} satisfies CreateTopic);
       untouched.madeHere(topic);
-      topicsVersion.current += 1;
+      topicsFollower.changedHere();
       setTopics((list) => [topic, ...(list ?? []).filter((t) => t.id !== topic.id)]);
       select(topic.id);
     }).finally(() => setCreating(false));
   };
 
   const sessionCreated = (session: AgentSession) => {
-    sessionsVersion.current += 1;
+    sessionsFollower.follower.changedHere();
     setSessions((list) => [session, ...(list ?? []).filter((s) => s.id !== session.id)]);
     select(session.topicId);
   };
 
   const sessionChanged = useCallback((session: AgentSession) => {
-    sessionsVersion.current += 1;
+    sessionsFollower.follower.changedHere();
     setSessions((list) => (list ?? []).map((s) => (s.id === session.id ? session : s)));
-  }, []);
+  }, [sessionsFollower]);
 
   const sessionDeleted = (id: string) => {
-    sessionsVersion.current += 1;
+    sessionsFollower.follower.changedHere();
     const rest = (sessions ?? []).filter((s) => s.id !== id);
     setSessions(rest);
     const next = rest[0];
@@ -297,19 +271,19 @@ export function Workspace() {
   const updateTopic = (request: UpdateTopic, what: string) =>
     void run(what, async () => {
       const topic = await backend.call('topic_update', request);
-      topicsVersion.current += 1;
+      topicsFollower.changedHere();
       setTopics((list) => (list ?? []).map((t) => (t.id === topic.id ? topic : t)));
     });
 
   const topicChanged = (topic: Topic) => {
-    topicsVersion.current += 1;
+    topicsFollower.changedHere();
     setTopics((list) => (list ?? []).map((t) => (t.id === topic.id ? topic : t)));
   };
 
   const deleteTopic = (id: string) =>
     void run('Could not delete the topic', async () => {
       await backend.call('topic_delete', { topicId: id } satisfies TopicRequest);
-      topicsVersion.current += 1;
+      topicsFollower.changedHere();
       setTopics((list) => (list ?? []).filter((t) => t.id !== id));
       if (selectedId === id) setSelectedId(undefined);
     });
@@ -317,12 +291,11 @@ export function Workspace() {
   /** "Fork from here" made a topic: list it first and open it. */
   const topicForked = useCallback(
     (topic: Topic) => {
-      topicsVersion.current += 1;
+      topicsFollower.changedHere();
       setTopics((list) => [topic, ...(list ?? []).filter((t) => t.id !== topic.id)]);
       select(topic.id);
-      void reloadTopics();
     },
-    [select, reloadTopics],
+    [select, topicsFollower],
   );
 
   const toggleSettings = () => {
@@ -380,8 +353,6 @@ export function Workspace() {
     'next-topic': () => ready && openNeighbour(1),
   });
 
-  const onSettled = useCallback(() => void reloadTopics(), [reloadTopics]);
-  const onSessionSettled = useCallback(() => void reloadSessions(), [reloadSessions]);
 
   if (loadError) {
     return (
@@ -457,7 +428,7 @@ export function Workspace() {
                 onSelect={select}
                 onNew={() => setView('new-session')}
                 onOpenInWindow={(id) => void run('Could not open a new window', () => backend.openWindow(id))}
-                onRetry={() => void reloadSessions()}
+                onRetry={sessionsFollower.reload}
               />
             )}
             {!feedState.connected && feedState.error && (
@@ -477,7 +448,6 @@ export function Workspace() {
                 topics={[...topicList, ...(sessions ?? []).map(sessionAsTopic)]}
                 onProvidersChanged={() => void reloadProviders()}
                 onAssistantsChanged={() => setAssistantsVersion((n) => n + 1)}
-                onTopicsChanged={() => void reloadTopics()}
                 onClose={() => setView('chat')}
               />
             ) : view === 'new-session' ? (
@@ -491,7 +461,6 @@ export function Workspace() {
                 status={selectedStatus?.status}
                 onTopicModelChange={(model: ModelRef) => updateTopic({ id: open.topic.id, model }, 'Could not change the model')}
                 onTopicChanged={topicChanged}
-                onSettled={onSettled}
                 origin={topicList.find((t) => t.id === open.topic.forkedFrom?.topicId)}
                 pathVersion={topicPath(feedState, open.topic.id)}
                 turnStarts={turnStarts(feedState, open.topic.id)}
@@ -507,7 +476,6 @@ export function Workspace() {
                 status={selectedStatus?.status}
                 onSessionChanged={sessionChanged}
                 onSessionDeleted={sessionDeleted}
-                onSettled={onSessionSettled}
                 turnStarts={turnStarts(feedState, open.session.topicId)}
               />
             ) : open.kind === 'loading' ? (
@@ -584,24 +552,16 @@ function useUserIsLooking(): boolean {
 }
 
 /**
- * Reads a list (topics, or agent sessions) again when the status feed shows one of its
- * topics that it does not hold (created in another window) or a reply finishing (a first
- * reply names its topic or session).
+ * Hands the status feed's word on a list to the list's follower, which reads the list
+ * again only when that is newer than its last read (by value: the feed's state is a new
+ * object with every message).
  */
-function useListFollowsStatuses(
-  statuses: ReadonlyMap<string, TopicStatusEvent>,
-  list: readonly ({ id: string } | { topicId: string })[] | undefined,
-  belongs: (topicId: string) => boolean,
-  reload: () => Promise<void>,
-) {
-  const previous = useRef(statuses);
+function useListFollowsFeed<T>(follower: ListFollower<T>, known: ListVersion | undefined) {
+  const epoch = known?.epoch;
+  const version = known?.version;
   useEffect(() => {
-    const before = previous.current;
-    previous.current = statuses;
-    if (!list) return;
-    const listed = new Set(list.map((item) => ('topicId' in item ? item.topicId : item.id)));
-    if (listIsStale(before, statuses, listed, belongs)) void reload();
-  }, [statuses, list, belongs, reload]);
+    follower.follow(epoch === undefined || version === undefined ? undefined : { epoch, version });
+  }, [follower, epoch, version]);
 }
 
 interface SidebarTabsProps {

@@ -1,5 +1,5 @@
 import { toApiFailure, type ApiFailure, type Backend, type FeedSubscription } from '../backend/backend';
-import type { PathVersion, StatusMessage, TopicStatusEvent } from '../protocol.gen';
+import type { ListName, ListVersion, ListVersions, PathVersion, StatusMessage, TopicStatusEvent } from '../protocol.gen';
 
 /** Every topic's status as this window last heard it. */
 export interface TopicStatuses {
@@ -17,6 +17,12 @@ export interface TopicStatuses {
    * than what it read (see {@link pathIsNewer}).
    */
   pathVersions: ReadonlyMap<string, number>;
+  /**
+   * The version of each list's last change (a topic or session created, renamed, deleted
+   * or written in) since the backend started, counted in the same epoch. A list is read
+   * again when this is newer than what its last read saw (see {@link listIsNewer}).
+   */
+  listVersions: ListVersions;
   /**
    * How many turns each topic started since the feed did (a change into a running status).
    * Two changes can reach a window's render together (a queued message that ran and
@@ -47,6 +53,19 @@ export function pathIsNewer(known: PathVersion, read: PathVersion): boolean {
   return known.epoch !== read.epoch || known.version > read.version;
 }
 
+/** The list's last change as the feed knows it; undefined until the first snapshot. */
+export function listChange(statuses: TopicStatuses, list: ListName): ListVersion | undefined {
+  const epoch = statuses.pathEpoch;
+  if (epoch === undefined) return undefined;
+  return { epoch, version: list === 'topics' ? statuses.listVersions.topics : statuses.listVersions.agentSessions };
+}
+
+/**
+ * Whether `known` (a list change the feed told of) is newer than what a list read at
+ * `read` saw; as for paths, another epoch means the backend restarted.
+ */
+export const listIsNewer: (known: ListVersion, read: ListVersion) => boolean = pathIsNewer;
+
 export interface StatusFeedOptions {
   /** Waits before each reconnect attempt; the last one repeats for ever. */
   reconnectDelaysMs?: readonly number[];
@@ -60,7 +79,7 @@ const RECONNECT_DELAYS_MS = [500, 1000, 2000, 4000, 8000, 15000];
  * it reconnects with backoff, and the fresh snapshot replaces what was known.
  */
 export class StatusFeed {
-  private state: TopicStatuses = { byTopic: new Map(), connected: false, error: undefined, pathEpoch: undefined, pathVersions: new Map(), turnStarts: new Map() };
+  private state: TopicStatuses = { byTopic: new Map(), connected: false, error: undefined, pathEpoch: undefined, pathVersions: new Map(), listVersions: { topics: 0, agentSessions: 0 }, turnStarts: new Map() };
   private readonly listeners = new Set<() => void>();
   private subscription: FeedSubscription | undefined;
   private running = false;
@@ -129,7 +148,8 @@ export class StatusFeed {
         const byTopic = new Map(message.statuses.map((event) => [event.topicId, event]));
         const pathVersions = new Map(message.pathVersions.map((path) => [path.topicId, path.version]));
         const { turnStarts } = this.state;
-        this.publish({ byTopic, connected: true, error: undefined, pathEpoch: message.pathEpoch, pathVersions, turnStarts });
+        const { listVersions } = message;
+        this.publish({ byTopic, connected: true, error: undefined, pathEpoch: message.pathEpoch, pathVersions, listVersions, turnStarts });
         break;
       }
       case 'changed': {
@@ -151,6 +171,14 @@ export class StatusFeed {
         const pathVersions = new Map(this.state.pathVersions);
         pathVersions.set(message.topicId, Math.max(message.version, pathVersions.get(message.topicId) ?? 0));
         this.publish({ ...this.state, connected: true, error: undefined, pathVersions });
+        break;
+      }
+      case 'list_changed': {
+        // As for paths, the statuses stay the same objects.
+        const listVersions = { ...this.state.listVersions };
+        if (message.list === 'topics') listVersions.topics = Math.max(message.version, listVersions.topics);
+        else listVersions.agentSessions = Math.max(message.version, listVersions.agentSessions);
+        this.publish({ ...this.state, connected: true, error: undefined, listVersions });
         break;
       }
     }

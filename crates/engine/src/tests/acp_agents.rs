@@ -130,7 +130,7 @@ async fn a_session_runs_the_agent_it_picked_and_the_list_says_which() {
     let stream = a.f.send(&a.topic(), "hello").await;
     assert_eq!(terminal_status(&stream), TerminalStatus::Success);
     assert_eq!(a.reply_text().await, "Hello from the fake agent.");
-    let listed: Vec<AgentSession> = a.f.call("agent_sessions_list", json!({})).await;
+    let listed = a.f.call::<protocol::api::AgentSessionList>("agent_sessions_list", json!({})).await.sessions;
     assert_eq!(listed[0].agent_name, "Fake agent");
     assert!(listed[0].resumable, "the agent's session id is kept to resume it");
 

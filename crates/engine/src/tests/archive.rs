@@ -103,7 +103,7 @@ async fn export_then_import_then_export_is_the_same_tree_with_new_ids() {
         assert_eq!(texts(&f.messages(&topic_ref(copy)).await), texts(&f.messages(&topic_ref(id)).await));
     }
     // The originals are untouched, and the copies are listed first.
-    let topics: Vec<Topic> = f.call("topics_list", Value::Null).await;
+    let topics = f.call::<protocol::api::TopicList>("topics_list", Value::Null).await.topics;
     assert_eq!(topics.len(), 5);
     assert!(topics.iter().any(|t| t.id == topic.id) && topics.iter().any(|t| t.id == branchy));
 }
@@ -229,7 +229,7 @@ async fn malformed_files_are_refused_or_reported_and_nothing_is_half_written() {
             (None, Some("params"), "params.temperature: must be between 0 and 2 (was 9)")
         ]
     );
-    let hot: Vec<Topic> = f.call("topics_list", Value::Null).await;
+    let hot = f.call::<protocol::api::TopicList>("topics_list", Value::Null).await.topics;
     let hot = hot.iter().find(|t| t.title == "Hot").unwrap();
     assert_eq!((hot.system_prompt.as_deref(), hot.params), (None, protocol::api::ModelParams::default()));
     let skipped: Vec<_> = report.skipped.iter().map(|s| (s.conversation.as_str(), s.message.as_deref())).collect();
@@ -240,7 +240,7 @@ async fn malformed_files_are_refused_or_reported_and_nothing_is_half_written() {
     // A reply that was streaming when exported comes in paused, not live.
     let shown = f.messages(&topic_ref(&report.imported[0].topic_id)).await;
     assert_eq!(shown[1].status, MessageStatus::Paused);
-    let topics: Vec<Topic> = f.call("topics_list", Value::Null).await;
+    let topics = f.call::<protocol::api::TopicList>("topics_list", Value::Null).await.topics;
     assert_eq!(topics.len(), 2);
 }
 
@@ -309,13 +309,19 @@ async fn a_backup_holds_the_data_and_a_restore_waits_for_the_next_start() {
         serde_json::from_value(engine.call("backup_restore", json!({ "fileName": name })).await.unwrap()).unwrap();
     assert!(plan.message.contains("enter them again"), "{}", plan.message);
     // Nothing changes until the restart.
-    let topics: Vec<Topic> = serde_json::from_value(engine.call("topics_list", Value::Null).await.unwrap()).unwrap();
+    let topics =
+        serde_json::from_value::<protocol::api::TopicList>(engine.call("topics_list", Value::Null).await.unwrap())
+            .unwrap()
+            .topics;
     assert_eq!(topics.iter().map(|t| t.title.as_str()).collect::<Vec<_>>(), vec!["Later"]);
     engine.shutdown().await;
     drop(engine);
 
     let engine = Engine::open(config()).await.unwrap();
-    let topics: Vec<Topic> = serde_json::from_value(engine.call("topics_list", Value::Null).await.unwrap()).unwrap();
+    let topics =
+        serde_json::from_value::<protocol::api::TopicList>(engine.call("topics_list", Value::Null).await.unwrap())
+            .unwrap()
+            .topics;
     assert_eq!(topics.iter().map(|t| t.id.clone()).collect::<Vec<_>>(), vec![kept.id.clone()]);
     // The database it replaced is kept beside it.
     let aside: Vec<_> = std::fs::read_dir(dir.path())

@@ -20,7 +20,7 @@ async fn a_chat_turn_streams_and_persists_with_history_in_the_prompt() {
     assert_eq!(rows[1].status, MessageStatus::Success);
     assert_eq!(rows[1].message.text(), "Hello, you");
     // The first message titles the topic.
-    let topics: Vec<Topic> = f.call("topics_list", Value::Null).await;
+    let topics = f.call::<protocol::api::TopicList>("topics_list", Value::Null).await.topics;
     assert_eq!(topics[0].title, "Say hello");
 
     server.push_script(Script { chunks: Some(vec!["Again".into()]), ..Script::default() });
@@ -127,7 +127,7 @@ async fn malformed_requests_name_the_bad_field_and_change_nothing() {
     assert_eq!(err.field.as_deref(), Some("titel"));
     let providers: Vec<Provider> = f.call("providers_list", Value::Null).await;
     assert!(providers.is_empty());
-    let topics: Vec<Topic> = f.call("topics_list", Value::Null).await;
+    let topics = f.call::<protocol::api::TopicList>("topics_list", Value::Null).await.topics;
     assert!(topics.is_empty());
 }
 
@@ -227,7 +227,56 @@ async fn an_untouched_topic_is_deleted_if_empty_and_one_with_a_message_or_a_queu
     f.engine.inner.store.add_inbox_item(&queued.id, "later", protocol::api::InboxMode::Queue, None).await.unwrap();
     let answer: TopicDeletedIfEmpty = f.call("topic_delete_if_empty", json!({ "topicId": queued.id })).await;
     assert!(!answer.deleted);
-    let topics: Vec<Topic> = f.call("topics_list", Value::Null).await;
+    let topics = f.call::<protocol::api::TopicList>("topics_list", Value::Null).await.topics;
     let ids: Vec<_> = topics.iter().map(|t| &t.id).collect();
     assert!(ids.contains(&&spoken.id) && ids.contains(&&queued.id) && !ids.contains(&&empty.id));
+}
+
+/// The next `list_changed` of the feed (statuses and path changes are skipped).
+async fn next_list_change(feed: &mut streams::StatusFeed) -> protocol::ListChanged {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), feed.recv()).await.expect("told in time");
+        if let Some(protocol::StatusMessage::ListChanged(changed)) = message {
+            return changed;
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_topic_list_says_what_it_saw_and_windows_hear_of_each_change_to_it() {
+    let f = fixture().await;
+    let server = mock(None).await;
+    f.provider(&server, "").await;
+    let mut feed = f.engine.status_subscribe();
+    let Some(protocol::StatusMessage::Snapshot(snapshot)) = feed.recv().await else { panic!("snapshot first") };
+    let read = f.call::<protocol::api::TopicList>("topics_list", Value::Null).await;
+    assert_eq!(read.version.epoch, snapshot.path_epoch, "one epoch names both counts");
+    assert!(snapshot.list_versions.topics <= read.version.version, "nothing newer than the list: not read again");
+
+    // Made elsewhere: told, with a version newer than the list read before.
+    let topic = f.topic().await;
+    let made = next_list_change(&mut feed).await;
+    assert_eq!(made.list, protocol::ListName::Topics);
+    assert!(made.version > read.version.version);
+    let read = f.call::<protocol::api::TopicList>("topics_list", Value::Null).await;
+    assert!(read.version.version >= made.version && read.topics.iter().any(|t| t.id == topic.id));
+
+    // The first message moves the topic up and its reply names it: both are told, and a
+    // list read after the last change shows the title.
+    server.push_script(Script { chunks: Some(vec!["Hi".into()]), ..Script::default() });
+    f.send(&topic, "Name me").await;
+    let last = f.engine.inner.streams.status().list_version().version;
+    assert!(last >= made.version + 2, "the turn and the title");
+    while next_list_change(&mut feed).await.version < last {}
+    let read = f.call::<protocol::api::TopicList>("topics_list", Value::Null).await;
+    assert_eq!(read.version.version, last);
+    assert_eq!(read.topics[0].title, "Name me");
+
+    // A session's change is told as the sessions list's, and its list carries a version too.
+    let sessions = f.call::<protocol::api::AgentSessionList>("agent_sessions_list", Value::Null).await;
+    assert_eq!((sessions.version.epoch.as_str(), sessions.version.version), (read.version.epoch.as_str(), last));
+
+    f.call::<Value>("topic_delete", json!({ "topicId": topic.id })).await;
+    let gone = next_list_change(&mut feed).await;
+    assert_eq!((gone.list, gone.version), (protocol::ListName::Topics, last + 1));
 }

@@ -59,7 +59,10 @@ async fn audit_15_the_data_folder_and_the_database_are_private_to_the_user() {
     for name in ["colloquy.db", "colloquy.lock", "mcp-processes.json"] {
         assert_eq!(mode(&dir.join(name)), 0o600, "{name}");
     }
-    let topics: Vec<Topic> = serde_json::from_value(engine.call("topics_list", json!({})).await.unwrap()).unwrap();
+    let topics =
+        serde_json::from_value::<protocol::api::TopicList>(engine.call("topics_list", json!({})).await.unwrap())
+            .unwrap()
+            .topics;
     assert_eq!(topics[0].title, "private", "nothing stored was lost");
     engine.shutdown().await;
 }
@@ -79,6 +82,6 @@ async fn audit_18_a_damaged_database_stops_the_start_naming_the_file_and_can_be_
     assert_eq!(std::fs::read(&kept).unwrap(), b"not a database at all ".repeat(500), "kept as it was");
     let engine = Engine::open(config).await.unwrap();
     let topics = engine.call("topics_list", json!({})).await.unwrap();
-    assert_eq!(topics, json!([]), "a fresh start");
+    assert_eq!(topics["topics"], json!([]), "a fresh start");
     engine.shutdown().await;
 }

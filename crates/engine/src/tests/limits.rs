@@ -44,7 +44,7 @@ async fn audit_25_titles_names_and_prompts_are_bounded_and_say_their_limit() {
     refused(&f.engine.call("mcp_server_create", mcp).await.unwrap_err(), "name", 100);
 
     // Nothing refused was stored.
-    let topics: Vec<Topic> = f.call("topics_list", json!({})).await;
+    let topics = f.call::<protocol::api::TopicList>("topics_list", json!({})).await.topics;
     assert_eq!(topics.len(), 1);
     assert!(f.call::<Vec<Provider>>("providers_list", json!({})).await.is_empty());
     let listed = serde_json::to_string(&f.engine.call("topics_list", json!({})).await.unwrap()).unwrap();

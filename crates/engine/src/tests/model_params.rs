@@ -115,7 +115,7 @@ async fn settings_are_cleared_by_empty_values_and_bad_ones_change_nothing() {
     let err =
         f.engine.call("topic_update", json!({ "id": topic.id, "params": { "temprature": 1 } })).await.unwrap_err();
     assert!(err.message.contains("temprature"), "an unknown setting is named: {}", err.message);
-    let kept: Vec<Topic> = f.call("topics_list", Value::Null).await;
+    let kept = f.call::<protocol::api::TopicList>("topics_list", Value::Null).await.topics;
     assert_eq!(kept[0].params, set.params, "a refused change leaves the settings as they were");
 
     let cleared: Topic = f.call("topic_update", json!({ "id": topic.id, "systemPrompt": "", "params": {} })).await;

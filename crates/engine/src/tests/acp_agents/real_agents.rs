@@ -204,7 +204,7 @@ async fn a_text_reply_is_stored(kind: Kind) {
         // Only in the `_meta` of an empty message chunk, which is not ACP's.
         Kind::Qwen => assert_eq!(usage, None),
     }
-    let sessions: Vec<AgentSession> = a.f.call("agent_sessions_list", json!({})).await;
+    let sessions = a.f.call::<protocol::api::AgentSessionList>("agent_sessions_list", json!({})).await.sessions;
     assert!(sessions[0].resumable, "the agent's session id is kept to resume it");
     assert_eq!(a.model_calls().len(), 1, "one model call: nothing else took a script");
     a.f.engine.shutdown().await;

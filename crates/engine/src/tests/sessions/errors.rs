@@ -97,6 +97,6 @@ async fn a_workspace_that_is_not_a_project_folder_is_refused_with_the_reason() {
         assert_eq!(err.field.as_deref(), Some("workspace"), "{workspace}");
         assert!(err.message.contains(reason), "{workspace}: {}", err.message);
     }
-    let sessions: Vec<AgentSession> = f.call("agent_sessions_list", json!({})).await;
+    let sessions = f.call::<protocol::api::AgentSessionList>("agent_sessions_list", json!({})).await.sessions;
     assert!(sessions.is_empty(), "nothing was created");
 }

@@ -13,10 +13,10 @@ async fn a_text_turn_streams_and_keeps_the_resume_token() {
     assert_eq!(rows[1].message.text(), "Hello from the mock agent.");
     let token = rows[1].message.metadata.as_ref().unwrap()["resumeToken"].as_str().unwrap().to_owned();
     assert!(!token.is_empty());
-    let sessions: Vec<AgentSession> = a.f.call("agent_sessions_list", json!({})).await;
+    let sessions = a.f.call::<protocol::api::AgentSessionList>("agent_sessions_list", json!({})).await.sessions;
     assert!(sessions[0].resumable);
     assert_eq!(sessions[0].title, "Say hello");
-    let topics: Vec<Topic> = a.f.call("topics_list", json!({})).await;
+    let topics = a.f.call::<protocol::api::TopicList>("topics_list", json!({})).await.topics;
     assert!(topics.is_empty(), "sessions are not listed as chat topics");
     let calls = a.model_calls();
     assert_eq!(calls.len(), 1);
