@@ -171,6 +171,36 @@ export const MessageList = memo(function MessageList({
   );
 });
 
+/** A scroll position of the list: `scrollTop` and `scrollHeight`. */
+interface ScrollPoint {
+  top: number;
+  height: number;
+}
+
+/**
+ * What a scroll event of the list means for following its end:
+ * - `left-end`: moved up, away from the end, by the user: dragging the scrollbar or a
+ *   finger (`pressed`), or a script scrolling while the content kept its height;
+ * - `kept-still`: moved up while the content changed height and nothing was pressed:
+ *   virtua keeping the shown turns still as one above is measured, not the user (taking it
+ *   for the user stopped following by itself, and "Jump to latest" then covered the
+ *   controls at the end of a reply);
+ * - `reached-end`: moved down into the end;
+ * - `none`: anything else.
+ */
+export function scrollMove(
+  last: ScrollPoint,
+  now: ScrollPoint,
+  fromEnd: number,
+  pressed: boolean,
+): 'left-end' | 'kept-still' | 'reached-end' | 'none' {
+  if (now.top < last.top - 4 && fromEnd > AT_BOTTOM_PX) {
+    return pressed || now.height === last.height ? 'left-end' : 'kept-still';
+  }
+  if (now.top > last.top && fromEnd <= AT_BOTTOM_PX) return 'reached-end';
+  return 'none';
+}
+
 /** Keys that scroll a focused list up. */
 const UP_KEYS = new Set(['ArrowUp', 'PageUp', 'Home']);
 
@@ -198,15 +228,31 @@ function useFollowing() {
   const unfollow = useCallback(() => setTo(false), [setTo]);
   useEffect(() => {
     if (!scroller) return;
-    let lastTop = scroller.scrollTop;
-    const onScroll = () => {
-      const top = scroller.scrollTop;
-      const fromEnd = scroller.scrollHeight - top - scroller.clientHeight;
-      if (top < lastTop - 4 && fromEnd > AT_BOTTOM_PX) unfollow();
-      // Moving down into the end (the scrollbar, a wheel, End): follow again.
-      else if (top > lastTop && fromEnd <= AT_BOTTOM_PX && !followingNow.current) follow();
-      lastTop = top;
+    let last = { top: scroller.scrollTop, height: scroller.scrollHeight };
+    // A pointer (on the scrollbar) or a finger is down on the list.
+    let pressed = false;
+    const press = () => {
+      pressed = true;
     };
+    const release = () => {
+      pressed = false;
+    };
+    const onScroll = () => {
+      const now = { top: scroller.scrollTop, height: scroller.scrollHeight };
+      const fromEnd = now.height - now.top - scroller.clientHeight;
+      const move = scrollMove(last, now, fromEnd, pressed);
+      last = now;
+      if (move === 'left-end') unfollow();
+      // Moving down into the end (the scrollbar, a wheel, End): follow again.
+      else if (move === 'reached-end' && !followingNow.current) follow();
+      // virtua keeping what is shown still while a turn is measured: the end stays.
+      else if (move === 'kept-still' && followingNow.current) scroller.scrollTop = scroller.scrollHeight;
+    };
+    scroller.addEventListener('pointerdown', press);
+    scroller.addEventListener('touchstart', press, { passive: true });
+    window.addEventListener('pointerup', release);
+    window.addEventListener('touchend', release);
+    window.addEventListener('touchcancel', release);
     const onWheel = (event: WheelEvent) => {
       if (event.deltaY < 0 && scroller.scrollTop > 0) unfollow();
     };
@@ -221,6 +267,11 @@ function useFollowing() {
       scroller.removeEventListener('scroll', onScroll);
       scroller.removeEventListener('wheel', onWheel);
       scroller.removeEventListener('keydown', onKeyDown);
+      scroller.removeEventListener('pointerdown', press);
+      scroller.removeEventListener('touchstart', press);
+      window.removeEventListener('pointerup', release);
+      window.removeEventListener('touchend', release);
+      window.removeEventListener('touchcancel', release);
     };
   }, [scroller, follow, unfollow]);
   /** The content or its height changed: while following, the end stays in view. */
