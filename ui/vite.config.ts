@@ -19,6 +19,9 @@ export default defineConfig({
       },
     ],
   },
+  // The code highlighter's worker (`codeHighlighter.worker.ts`) loads each language's
+  // grammar as a chunk of its own, which a classic (IIFE) worker bundle cannot split.
+  worker: { format: 'es' },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

@@ -184,6 +184,30 @@ e2eTest(stack, 'every markdown element Streamdown renders looks like what it is'
   assert.match(await lastAssistant(page).locator('[data-footnotes]').innerText(), /The footnote text/);
 });
 
+e2eTest(stack, 'code blocks are coloured by the highlighter in its worker; an unknown language stays plain', async () => {
+  const page = await stack.openApp();
+  const reply = ['```rust', 'fn main() {', '    let answer = "forty-two";', '}', '```', '', '```no-such-language', 'fn plain() {}', '```', ''].join('\n');
+  await replyWith(page, reply, 'Show me some code');
+  const blocks = lastAssistant(page).locator('pre');
+  await waitUntil('the Rust block is coloured', async () => (await blocks.first().locator('span[style*="--shiki-dark"]').count()) > 3);
+  const colours = await blocks.first().evaluate((pre) => {
+    const { getComputedStyle } = pre.ownerDocument.defaultView;
+    const tokens = [...pre.querySelectorAll('span[style*="--shiki-dark"]')];
+    const colourOf = (text) => {
+      const token = tokens.find((span) => span.textContent.trim() === text);
+      return token ? getComputedStyle(token).color : null;
+    };
+    return { keyword: colourOf('fn'), name: colourOf('main'), string: colourOf('"forty-two"') ?? colourOf('forty-two') };
+  });
+  assert.ok(colours.keyword && colours.name && colours.string, `tokens found: ${JSON.stringify(colours)}`);
+  assert.notEqual(colours.keyword, colours.name, 'a keyword is coloured apart from a name');
+  assert.notEqual(colours.string, colours.name, 'a string is coloured apart from a name');
+  // Shiki runs in the page's one highlighter worker, not on the page's thread.
+  assert.deepEqual(page.workers().map((worker) => /codeHighlighter\.worker/.test(worker.url())), [true]);
+  // A language Shiki does not know is shown as it was written.
+  assert.equal((await blocks.nth(1).innerText()).trim(), 'fn plain() {}');
+});
+
 e2eTest(stack, 'inline and display math render with KaTeX, with its stylesheet', async () => {
   const page = await stack.openApp();
   const markdown = ['Euler: $e^{i\\pi} + 1 = 0$ inline.', '', '$$', '\\int_0^1 x^2 \\, dx = \\frac{1}{3}', '$$', ''].join('\n');

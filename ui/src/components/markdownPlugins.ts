@@ -3,9 +3,9 @@ import type { PluginConfig } from 'streamdown';
 import { markdownFeatures } from '../chat/markdownFeatures';
 
 // Streamdown's plugins are loaded on demand, so none of them costs the first paint:
-// - the code highlighter (Shiki's core and regex engines, about 200 KB; each language's
-//   grammar is its own chunk) as soon as a message is shown: messages show at once as
-//   plain markdown, and code blocks are highlighted when it has arrived;
+// - the code highlighter (`codeHighlighter.ts`: Shiki runs in a worker, which loads each
+//   language's grammar as its own chunk) as soon as a message is shown: messages show at
+//   once as plain markdown, and code blocks are coloured when their tokens arrive;
 // - math (KaTeX and its stylesheet), mermaid and the CJK rules only when a text uses them
 //   (see `markdownFeatures`).
 // A text gets the plugins it uses, so a message renders the same whichever others loaded.
@@ -15,7 +15,7 @@ type PluginName = 'code' | 'math' | 'mermaid' | 'cjk';
 // Mermaid is a custom renderer of ```mermaid fences (see `mermaidPlugin.ts`), not
 // Streamdown's own mermaid plugin.
 const LOADERS: Record<PluginName, () => Promise<Partial<PluginConfig>>> = {
-  code: () => import('@streamdown/code').then(({ code }) => ({ code })),
+  code: () => import('./codeHighlighter').then(({ code }) => ({ code })),
   math: () => import('./mathPlugin').then(({ math }) => ({ math })),
   mermaid: () => import('./mermaidPlugin').then(({ mermaid }) => mermaid),
   cjk: () => import('@streamdown/cjk').then(({ cjk }) => ({ cjk })),
