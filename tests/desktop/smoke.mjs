@@ -1,5 +1,6 @@
 // Desktop smoke test: the real `colloquy` window, driven through tauri-driver and
-// WebKitWebDriver. Onboarding -> demo provider -> new topic -> send -> a finished reply;
+// WebKitWebDriver. Onboarding -> demo provider -> new topic -> send -> a finished reply,
+// its code block highlighted (by the highlighter's worker);
 // the topic exported as Markdown (the desktop saves it into Downloads, here a throwaway
 // folder named by a throwaway XDG_CONFIG_HOME's user-dirs.dirs); then the desktop-only settings: a "show Colloquy" shortcut is recorded and registered,
 // the window is resized, and a second launch on the same data folder opens the window at
@@ -93,6 +94,15 @@ async function main() {
 
   const reply = await waitForReply();
   log(`assistant replied (${reply.length} chars):\n${reply}`);
+  // The reply's Rust block is coloured by the code highlighter, which runs Shiki in a
+  // module worker: this checks WebKitGTK starts it from the app's own scheme under its CSP.
+  const COLOURED_TOKENS = `
+    const replies = document.querySelectorAll(arguments[0]);
+    const block = replies[replies.length - 1]?.querySelector('pre');
+    return block ? block.querySelectorAll('span[style*="--shiki-dark"]').length : 0;
+  `;
+  await waitUntil(async () => (await session.execute(COLOURED_TOKENS, [REPLY])) > 3, 'the reply\'s code block to be highlighted');
+  log('the code block is highlighted');
 
   const png = await session.screenshot();
   writeFileSync(path.join(ARTIFACTS, 'desktop-smoke.png'), png);
