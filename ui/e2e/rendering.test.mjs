@@ -225,6 +225,13 @@ e2eTest(stack, 'inline and display math render with KaTeX, with its stylesheet',
     })(),
     katexFont: root.ownerDocument.defaultView.getComputedStyle(root.querySelector('.katex')).fontFamily,
   }));
+  // The fonts themselves arrive (the stylesheet names only their woff2 files: vite.config.ts).
+  const fonts = await message.evaluate(async (root) => {
+    const { fonts } = root.ownerDocument;
+    await fonts.ready;
+    return [...fonts].filter((font) => font.family.includes('KaTeX') && font.status === 'loaded').map((font) => font.family);
+  });
+  assert.ok(fonts.some((family) => family.includes('KaTeX_Main')), `KaTeX's fonts loaded: ${fonts.join(', ')}`);
   assert.ok(math.inline >= 1, 'inline math has MathML');
   assert.ok(math.display >= 1, 'display math has MathML');
   assert.equal(math.raw, false, 'no raw TeX is shown');
