@@ -8,14 +8,16 @@ use anyhow::{Context, Result, bail};
 use crate::cmd::{Cmd, find_program};
 use crate::repo::Repo;
 
-/// Debian packages: WebKitGTK and friends to build the Tauri app, Xvfb for headless
-/// runs, Chromium for the browser e2e tests, WebKitWebDriver for the desktop e2e test.
+/// Debian packages: WebKitGTK and friends to build the Tauri app, libdbus for the
+/// keychain (the Secret Service), Xvfb for headless runs, Chromium for the browser e2e
+/// tests, WebKitWebDriver for the desktop e2e test.
 pub const APT_PACKAGES: &[&str] = &[
     "libwebkit2gtk-4.1-dev",
     "libgtk-3-dev",
     "librsvg2-dev",
     "libayatana-appindicator3-dev",
     "libssl-dev",
+    "libdbus-1-dev",
     "pkg-config",
     "xvfb",
     "xauth",

@@ -85,8 +85,16 @@ pub(crate) fn in_words(error: &keyring::Error) -> String {
              start one and restart Colloquy to keep keys there"
                 .to_owned()
         }
+        // libdbus finds no bus address and cannot start one (`autolaunch`, `dbus-launch`).
         keyring::Error::PlatformFailure(_)
-            if said(&["session bus", "dbus_session_bus_address", "failed to connect", "no such file or directory"]) =>
+            if said(&[
+                "session bus",
+                "dbus_session_bus_address",
+                "failed to connect",
+                "no such file or directory",
+                "autolaunch",
+                "dbus-launch",
+            ]) =>
         {
             "there is no desktop session bus to reach a keychain through (a headless or remote session)".to_owned()
         }
@@ -263,15 +271,26 @@ mod tests {
     #[test]
     fn keychain_failures_are_said_in_words_without_the_platform_dump() {
         let platform = |message: &str| keyring::Error::PlatformFailure(message.into());
+        // The Secret Service's failures as libdbus words them (recorded on Debian 12: no
+        // bus address and no display, a bus socket that is gone, a display without a bus,
+        // a bus without a keychain).
         let cases = [
             (
-                platform(
-                    "zbus error: org.freedesktop.DBus.Error.ServiceUnknown: The name org.freedesktop.secrets was not provided by any .service files",
-                ),
+                platform("DBus error: Unable to autolaunch a dbus-daemon without a $DISPLAY for X11"),
+                "no desktop session bus",
+            ),
+            (
+                platform("DBus error: Failed to connect to socket /run/user/1000/bus: No such file or directory"),
+                "no desktop session bus",
+            ),
+            (
+                platform("DBus error: /usr/bin/dbus-launch terminated abnormally without any error message"),
+                "no desktop session bus",
+            ),
+            (
+                platform("DBus error: The name org.freedesktop.secrets was not provided by any .service files"),
                 "no keychain service is running",
             ),
-            (platform("no secret service provider or dbus session found"), "no keychain service is running"),
-            (platform("I/O error: No such file or directory (os error 2)"), "no desktop session bus"),
             (keyring::Error::NoStorageAccess("the keychain is locked".into()), "unlock it"),
             (keyring::Error::BadEncoding(vec![0xff]), "enter the key again"),
             (platform("0x80004005"), "could not be used"),
@@ -280,7 +299,7 @@ mod tests {
             let words = in_words(&error);
             assert!(words.contains(says), "{error}: {words}");
             assert!(
-                !words.contains("zbus") && !words.contains("org.freedesktop") && !words.contains("os error"),
+                !words.contains("DBus") && !words.contains("org.freedesktop") && !words.contains("/usr/bin"),
                 "{words}"
             );
         }
