@@ -16,13 +16,18 @@
 // - Idle CPU: the whole tree's CPU time over 30 s with the long topic open.
 // - `colloquy serve`: time to its first answer, RSS/PSS idle and after the same topic is
 //   read through the API, idle CPU over 30 s.
+// - WebKitGTK alone: its own MiniBrowser (shipped with the library) started on a one-line
+//   page, cold start to first contentful paint measured the same way: the floor under
+//   any WebKitGTK app's cold start on this machine.
 //
 // Run as `xvfb-run -a --server-args="-screen 0 1280x800x24" node tests/desktop/bench.mjs`
-// with COLLOQUY_BIN (a release build), TAURI_DRIVER optional. Options: --runs N (cold
-// starts, default 5), --idle-seconds N (default 30), --replies N (default 30), --quick.
+// with COLLOQUY_BIN (a release build), TAURI_DRIVER and WEBKIT_MINIBROWSER optional.
+// Options: --runs N (cold starts, default 5), --idle-seconds N (default 30), --replies N
+// (default 30), --only SECTION,... (desktop, serve, webkit; default all), --quick.
 
-import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,13 +38,15 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const COLLOQUY_BIN = path.resolve(process.env.COLLOQUY_BIN ?? path.join(REPO, 'target/release/colloquy'));
 const TAURI_DRIVER = process.env.TAURI_DRIVER || 'tauri-driver';
 const WEBKIT_WEBDRIVER = process.env.WEBKIT_WEBDRIVER || '/usr/bin/WebKitWebDriver';
+const MINIBROWSER = process.env.WEBKIT_MINIBROWSER || '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
+const SECTIONS = ['desktop', 'serve', 'webkit'];
 const CAPABILITIES = { alwaysMatch: { 'tauri:options': { application: COLLOQUY_BIN }, browserName: 'wry' } };
 const TOPIC_TURNS = 1_000; // 2,000 messages
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 const PAGE_KIB = 4;
 
 function parseArgs(argv) {
-  const options = { runs: 5, idleSeconds: 30, replies: 30 };
+  const options = { runs: 5, idleSeconds: 30, replies: 30, only: SECTIONS };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i];
     const number = () => {
@@ -50,9 +57,14 @@ function parseArgs(argv) {
     if (flag === '--runs') options.runs = number();
     else if (flag === '--idle-seconds') options.idleSeconds = number();
     else if (flag === '--replies') options.replies = number();
+    else if (flag === '--only') {
+      options.only = (argv[++i] ?? '').split(',');
+      const unknown = options.only.filter((name) => !SECTIONS.includes(name));
+      if (unknown.length > 0) throw new Error(`unknown section ${unknown.join(', ')} (sections: ${SECTIONS.join(', ')})`);
+    }
     else if (flag === '--quick') Object.assign(options, { runs: 1, idleSeconds: 3, replies: 2 });
     else if (flag === '--help' || flag === '-h') {
-      console.log('Usage: node tests/desktop/bench.mjs [--runs N] [--idle-seconds N] [--replies N] [--quick]');
+      console.log(`Usage: node tests/desktop/bench.mjs [--runs N] [--idle-seconds N] [--replies N] [--only ${SECTIONS.join(',')}] [--quick]`);
       process.exit(0);
     } else throw new Error(`unknown option ${flag}`);
   }
@@ -350,6 +362,86 @@ async function serve(options, rows) {
   }
 }
 
+/** A page with one line of text that reports its first contentful paint to the server it came from. */
+const FLOOR_PAGE = `<!doctype html>
+<meta charset="utf-8">
+<title>WebKitGTK floor</title>
+<p>One line of text.</p>
+<script>
+  new PerformanceObserver((list) => {
+    const paint = list.getEntries().find((entry) => entry.name === 'first-contentful-paint');
+    if (paint) fetch('/painted', { method: 'POST', body: String(performance.timeOrigin + paint.startTime) });
+  }).observe({ type: 'paint', buffered: true });
+</script>`;
+
+/**
+ * WebKitGTK's own cold start: MiniBrowser, the small browser the library ships, started on
+ * a one-line page served from loopback, from its process's start to that page's first
+ * contentful paint (measured as the app's is). No app can show its window sooner with
+ * this WebKitGTK on this machine.
+ */
+async function webkitFloor(options, rows) {
+  const measure = 'WebKitGTK alone: its MiniBrowser, cold start → first contentful paint of a one-line page';
+  if (!existsSync(MINIBROWSER)) {
+    rows.push([measure, `not measured: no ${MINIBROWSER} (set WEBKIT_MINIBROWSER)`, 'the floor']);
+    return;
+  }
+  let painted = null;
+  const server = http.createServer((request, response) => {
+    if (request.method === 'POST' && request.url === '/painted') {
+      let body = '';
+      request.on('data', (chunk) => (body += chunk));
+      request.on('end', () => {
+        painted?.(Number(body));
+        response.end();
+      });
+    } else if (request.url === '/') {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      response.end(FLOOR_PAGE);
+    } else {
+      response.writeHead(404);
+      response.end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}/`;
+  const home = mkdtempSync(path.join(os.tmpdir(), 'colloquy-webkit-floor-'));
+  // Its own caches and settings, as the app's runs have.
+  const env = { ...process.env, XDG_DATA_HOME: path.join(home, 'data'), XDG_CACHE_HOME: path.join(home, 'cache'), XDG_CONFIG_HOME: path.join(home, 'config') };
+  const starts = [];
+  try {
+    for (let run = 0; run < options.runs; run += 1) {
+      const paint = new Promise((resolve) => (painted = resolve));
+      const child = spawn(MINIBROWSER, [url], { env, stdio: 'ignore', detached: true });
+      const started = await waitUntil(() => {
+        try {
+          return startedAt(child.pid);
+        } catch {
+          return null;
+        }
+      }, 'MiniBrowser to start');
+      let timer;
+      const timeout = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('MiniBrowser painted nothing within 60 s')), 60_000)));
+      try {
+        starts.push((await Promise.race([paint, timeout])) - started);
+      } finally {
+        clearTimeout(timer);
+        try {
+          process.kill(-child.pid, 'SIGTERM');
+        } catch {
+          // Already gone.
+        }
+      }
+      await waitUntil(() => tree(child.pid).every((pid) => !existsSync(`/proc/${pid}`)) || child.exitCode !== null, 'MiniBrowser to exit', 20_000);
+      await sleep(1_000);
+    }
+  } finally {
+    server.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+  rows.push([measure, `median ${ms(median(starts))} (${starts.map(ms).join(', ')})`, 'the floor under the < 1 s goal']);
+}
+
 // ---- output ----
 
 const median = (values) => {
@@ -375,8 +467,9 @@ console.log(`Machine: ${machine()}`);
 console.log(`Binary: ${COLLOQUY_BIN}; runs ${options.runs}, idle ${options.idleSeconds} s, replies ${options.replies}\n`);
 let failed = null;
 try {
-  await desktop(options, rows);
-  await serve(options, rows);
+  if (options.only.includes('desktop')) await desktop(options, rows);
+  if (options.only.includes('serve')) await serve(options, rows);
+  if (options.only.includes('webkit')) await webkitFloor(options, rows);
 } catch (error) {
   failed = error;
 }
