@@ -124,6 +124,11 @@ function memory(pids) {
   return { rss, pss };
 }
 
+/** PSS of each process of `pids`, by name. */
+function byProcess(pids) {
+  return pids.map((pid) => `${commandName(pid)} ${mb(memory([pid]).pss)}`).join(', ');
+}
+
 /** CPU seconds (user + system) of `pids` so far. */
 function cpuSeconds(pids) {
   let ticks = 0;
@@ -253,6 +258,7 @@ async function desktop(options, rows) {
     const processes = tree(pid);
     rows.push(['processes of the app', processes.map(commandName).join(', '), '']);
     rows.push(['memory idle, no topic open', mem(memory(tree(pid))), '< 150 MB in all']);
+    rows.push(['  by process', byProcess(tree(pid)), '']);
     rows.push([`idle CPU over ${options.idleSeconds} s, no topic open`, await idleCpu(tree(pid), options.idleSeconds), '~0']);
     rows.push(['animations running in the page, idle', await animations(session), 'none']);
 
@@ -269,6 +275,7 @@ async function desktop(options, rows) {
     );
     await sleep(3_000);
     rows.push([`memory idle, a ${TOPIC_TURNS * 2}-message topic open`, mem(memory(tree(pid))), '< 150 MB in all']);
+    rows.push(['  by process', byProcess(tree(pid)), '']);
     const cpu = await idleCpu(tree(pid), options.idleSeconds);
     rows.push([`idle CPU over ${options.idleSeconds} s, the long topic open`, cpu, '~0']);
     rows.push(['animations running in the page, the long topic open', await animations(session), 'none']);
@@ -299,6 +306,7 @@ async function desktop(options, rows) {
     }
     await sleep(3_000);
     rows.push([`memory after streaming ${options.replies} replies`, mem(memory(tree(pid))), '< 150 MB in all']);
+    rows.push(['  by process', byProcess(tree(pid)), '']);
     await quit(session);
     return topicId;
   } catch (error) {
