@@ -2,7 +2,7 @@
 //! streamable HTTP with a deadline on the handshake, listing tools, and calls with
 //! progress, cancellation and a timeout.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -98,7 +98,7 @@ pub(crate) struct Handler {
     server_name: String,
     /// The user let the server sample without asking (`McpHub::allow_sampling`).
     sampling_allowed: Arc<std::sync::atomic::AtomicBool>,
-    progress: Arc<Mutex<HashMap<String, ProgressSink>>>,
+    progress: Arc<Mutex<ProgressRoutes>>,
     /// The calls running now that can ask the user, in the order they started.
     calls: Arc<Mutex<Vec<(u64, AskSink)>>>,
     next_call: Arc<std::sync::atomic::AtomicU64>,
@@ -114,12 +114,57 @@ pub(crate) struct Handler {
     updated: Arc<Mutex<std::collections::HashSet<String>>>,
 }
 
+/// Notifications kept for progress tokens no call is listed under yet.
+const EARLY_PROGRESS: usize = 32;
+
+/// Where each running call's progress goes, by progress token. rmcp picks a request's token
+/// inside the send, so a server that reports progress as soon as it reads the request can
+/// be heard before the call is listed under it: the newest such notification of each
+/// unknown token is kept (a few tokens at most) and handed to the call when it is listed.
+#[derive(Default)]
+pub(crate) struct ProgressRoutes {
+    sinks: HashMap<String, ProgressSink>,
+    early: VecDeque<(String, Progress)>,
+}
+
+impl ProgressRoutes {
+    /// The sink for `key`'s progress, or `None` if no call is listed under it yet (then
+    /// `progress` is kept for it).
+    fn route(&mut self, key: String, progress: Progress) -> Option<(ProgressSink, Progress)> {
+        if let Some(sink) = self.sinks.get(&key) {
+            return Some((sink.clone(), progress));
+        }
+        // Progress only goes forward: the newest notification stands for the earlier ones.
+        self.early.retain(|(early, _)| *early != key);
+        self.early.push_back((key, progress));
+        if self.early.len() > EARLY_PROGRESS {
+            self.early.pop_front();
+        }
+        None
+    }
+
+    /// Lists a call under `key`; returns the progress heard for it before.
+    fn listen(&mut self, key: String, sink: ProgressSink) -> Option<Progress> {
+        let early = self.early.iter().position(|(early, _)| *early == key).and_then(|at| self.early.remove(at));
+        self.sinks.insert(key, sink);
+        early.map(|(_, progress)| progress)
+    }
+
+    /// The call under `key` ended.
+    fn forget(&mut self, key: &str) {
+        self.sinks.remove(key);
+        self.early.retain(|(early, _)| early != key);
+    }
+}
+
 impl ClientHandler for Handler {
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        let key = token_key(&params.progress_token);
-        let sink = self.progress.lock().ok().and_then(|p| p.get(&key).cloned());
-        if let Some(sink) = sink {
-            sink(Progress { progress: params.progress, total: params.total, message: params.message });
+        let progress = Progress { progress: params.progress, total: params.total, message: params.message };
+        let routed =
+            self.progress.lock().ok().and_then(|mut routes| routes.route(token_key(&params.progress_token), progress));
+        // Called outside the lock: the sink forwards into the reply.
+        if let Some((sink, progress)) = routed {
+            sink(progress);
         }
     }
 
@@ -789,8 +834,10 @@ impl Client {
                 ))
             })?;
         let key = token_key(&handle.progress_token);
-        if let Ok(mut sinks) = self.handler.progress.lock() {
-            sinks.insert(key.clone(), progress);
+        let early =
+            self.handler.progress.lock().ok().and_then(|mut routes| routes.listen(key.clone(), progress.clone()));
+        if let Some(early) = early {
+            progress(early);
         }
         let rmcp::service::RequestHandle { rx, id, .. } = handle;
         let outcome = tokio::select! {
@@ -812,8 +859,8 @@ impl Client {
             _ = self.closed.cancelled() => Err(ToolError::Failed("the MCP server stopped during the call".into())),
         };
         drop(running);
-        if let Ok(mut sinks) = self.handler.progress.lock() {
-            sinks.remove(&key);
+        if let Ok(mut routes) = self.handler.progress.lock() {
+            routes.forget(&key);
         }
         if let Err(ToolError::Cancelled | ToolError::TimedOut(_)) = &outcome {
             let reason = if matches!(outcome, Err(ToolError::Cancelled)) { "stopped by the user" } else { "timed out" };
@@ -1064,6 +1111,37 @@ mod properties;
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn progress_heard_before_its_call_is_listed_reaches_the_call() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink: ProgressSink = {
+            let seen = seen.clone();
+            Arc::new(move |progress: Progress| seen.lock().unwrap().push(progress.progress))
+        };
+        let at = |progress: f64| Progress { progress, total: Some(10.0), message: None };
+        let mut routes = ProgressRoutes::default();
+        // The server reports twice before the call is listed: the newer one stands.
+        assert!(routes.route("7".into(), at(1.0)).is_none());
+        assert!(routes.route("7".into(), at(2.0)).is_none());
+        assert_eq!(routes.listen("7".into(), sink.clone()).map(|p| p.progress), Some(2.0));
+        let (to, progress) = routes.route("7".into(), at(3.0)).expect("listed now");
+        to(progress);
+        assert_eq!(*seen.lock().unwrap(), vec![3.0]);
+        // Once the call ended its token is unknown again, and nothing of it is kept.
+        routes.forget("7");
+        assert!(routes.route("7".into(), at(4.0)).is_none());
+        routes.forget("7");
+        assert!(routes.early.is_empty());
+
+        // Tokens no call is ever listed under (another request's) are kept a few at most.
+        for token in 0..100 {
+            assert!(routes.route(format!("other-{token}"), at(1.0)).is_none());
+        }
+        assert_eq!(routes.early.len(), EARLY_PROGRESS);
+        assert_eq!(routes.listen("other-99".into(), sink.clone()).map(|p| p.progress), Some(1.0));
+        assert_eq!(routes.listen("other-0".into(), sink).map(|p| p.progress), None);
+    }
 
     #[test]
     fn lines_that_are_not_json_are_kept_and_json_lines_are_not() {
