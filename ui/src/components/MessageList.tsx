@@ -226,6 +226,11 @@ function useFollowing() {
   }, []);
   const follow = useCallback(() => setTo(true), [setTo]);
   const unfollow = useCallback(() => setTo(false), [setTo]);
+  /** The content or its height changed: while following, the end stays in view. */
+  const keepEnd = useCallback(() => {
+    const element = scrollerNow.current;
+    if (followingNow.current && element) element.scrollTop = element.scrollHeight;
+  }, []);
   useEffect(() => {
     if (!scroller) return;
     let last = { top: scroller.scrollTop, height: scroller.scrollHeight };
@@ -246,7 +251,7 @@ function useFollowing() {
       // Moving down into the end (the scrollbar, a wheel, End): follow again.
       else if (move === 'reached-end' && !followingNow.current) follow();
       // virtua keeping what is shown still while a turn is measured: the end stays.
-      else if (move === 'kept-still' && followingNow.current) scroller.scrollTop = scroller.scrollHeight;
+      else if (move === 'kept-still') keepEnd();
     };
     scroller.addEventListener('pointerdown', press);
     scroller.addEventListener('touchstart', press, { passive: true });
@@ -273,12 +278,7 @@ function useFollowing() {
       window.removeEventListener('touchend', release);
       window.removeEventListener('touchcancel', release);
     };
-  }, [scroller, follow, unfollow]);
-  /** The content or its height changed: while following, the end stays in view. */
-  const keepEnd = useCallback(() => {
-    const element = scrollerNow.current;
-    if (followingNow.current && element) element.scrollTop = element.scrollHeight;
-  }, []);
+  }, [scroller, follow, unfollow, keepEnd]);
   const scrollerRef = useCallback((element: HTMLDivElement | null) => {
     scrollerNow.current = element;
     setScroller(element);
