@@ -4,7 +4,8 @@
 //! loopback HTTP. Ours: `OpenAiChat` → agent loop → topic actor → 3 listeners, with
 //! checkpoints and the final write to SQLite; measured with `getrusage` on this process
 //! (every thread). The listeners are fed as a desktop window is (in place) and, in a
-//! second row, as `colloquy serve`'s SSE responses are (a buffer drained by a task). Theirs: `streamText(...).toUIMessageStream()` read to the end in a
+//! second row, as `colloquy serve`'s SSE responses are (a buffer drained by a task on the
+//! stream thread). Theirs: `streamText(...).toUIMessageStream()` read to the end in a
 //! Node child, measured with its own `process.cpuUsage()` around each repetition.
 
 use std::sync::Arc;

@@ -130,7 +130,14 @@ impl Opener {
         match delivery {
             Delivery::Buffered => {
                 let (listener, subscription) = self.manager.listener(ListenerId::unique(), topic_id);
-                (listener, tokio::spawn(drain(subscription, probe)))
+                // Drained where `colloquy serve` polls its event streams: on the stream
+                // thread (see `server::OnRuntime`).
+                let task = drain(subscription, probe);
+                let handle = match self.manager.runtime() {
+                    Some(runtime) => runtime.spawn(task),
+                    None => tokio::spawn(task),
+                };
+                (listener, handle)
             }
             Delivery::Window => {
                 let (done, report) = oneshot::channel();
@@ -161,7 +168,8 @@ pub enum Delivery {
     /// Each message handed over where it is numbered, with no task in between: what a
     /// desktop window's IPC channel gets (`Listener::direct`).
     Window,
-    /// A buffer drained by a task of its own: what `colloquy serve`'s SSE responses get.
+    /// A buffer drained by a task of its own on the stream thread: what `colloquy
+    /// serve`'s SSE responses get.
     Buffered,
 }
 

@@ -278,6 +278,14 @@ impl Engine {
         }
     }
 
+    /// The stream thread's runtime, where every topic's chunks are numbered and handed to
+    /// listeners; `None` when streams run on the caller's runtime (tests on a paused
+    /// clock). `colloquy serve` runs its connections there so an event stream is fed
+    /// without waking another thread.
+    pub fn stream_runtime(&self) -> Option<tokio::runtime::Handle> {
+        self.inner.streams.runtime()
+    }
+
     /// A subscription to one topic, for the streaming operations below.
     pub fn listener(&self, id: ListenerId, topic_id: &TopicId) -> (Listener, Subscription) {
         self.inner.streams.listener(id, topic_id)

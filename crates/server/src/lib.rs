@@ -12,6 +12,7 @@
 mod assets;
 mod chat;
 mod guard;
+mod on_runtime;
 mod routes;
 mod sse;
 
@@ -19,10 +20,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use axum::Router;
 use engine::{Engine, EngineConfig};
 use tokio_util::sync::CancellationToken;
 
 pub use guard::{AllowedHosts, CONTENT_SECURITY_POLICY};
+pub use on_runtime::OnRuntime;
 pub use routes::{MAX_REQUEST_BYTES, router};
 
 /// The shortest token `--token` accepts: shorter ones can be guessed.
@@ -92,9 +95,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let hosts = AllowedHosts::for_bind_address(args.host);
     let state = AppState { engine: engine.clone(), token: token.clone(), hosts, shutdown: shutdown.clone() };
-    let listener = tokio::net::TcpListener::bind(SocketAddr::new(args.host, args.port))
-        .await
+    // Bound here, registered with the stream thread's I/O below (see `on_runtime`).
+    let listener = std::net::TcpListener::bind(SocketAddr::new(args.host, args.port))
         .with_context(|| format!("binding {}:{}", args.host, args.port))?;
+    listener.set_nonblocking(true).context("setting the listening socket non-blocking")?;
     let addr = listener.local_addr()?;
     println!("Colloquy is serving on http://{addr}/#token={token}");
     println!("token: {token}");
@@ -102,15 +106,26 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     use std::io::Write;
     let _ = std::io::stdout().flush();
 
-    let app = router(state, &args.ui_dir);
-    let stop = shutdown.clone();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
+    // Connections on the stream thread, handlers on this runtime (`on_runtime`).
+    let handlers = tokio::runtime::Handle::current();
+    let connections = engine.stream_runtime().unwrap_or_else(|| handlers.clone());
+    let app = Router::new().fallback_service(OnRuntime::new(router(state, &args.ui_dir), handlers.clone()));
+    let signal = {
+        let shutdown = shutdown.clone();
+        handlers.spawn(async move {
             wait_for_signal().await;
             tracing::info!("shutting down");
-            stop.cancel();
+            shutdown.cancel();
         })
-        .await?;
+    };
+    let stop = shutdown.clone();
+    let server = connections.spawn(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await
+    });
+    let served = server.await;
+    signal.abort();
+    served.context("the server's task ended abnormally")??;
     engine.shutdown().await;
     Ok(())
 }

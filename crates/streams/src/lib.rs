@@ -304,6 +304,11 @@ impl StreamManager {
         Listener::channel(id, topic_id.clone(), self.inner.config.listener_capacity)
     }
 
+    /// The stream thread's runtime (`None` when tasks run on the caller's runtime).
+    pub fn runtime(&self) -> Option<tokio::runtime::Handle> {
+        self.inner.spawner.handle().cloned()
+    }
+
     /// The topic-status feed (all topics), and the hub to mark topics seen.
     pub fn status(&self) -> &StatusHub {
         &self.inner.status

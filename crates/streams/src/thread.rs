@@ -53,6 +53,11 @@ impl Spawner {
         Self { tracker, thread }
     }
 
+    /// The stream thread's runtime; `None` when tasks run on the caller's.
+    pub(crate) fn handle(&self) -> Option<&Handle> {
+        self.thread.as_ref()
+    }
+
     pub(crate) fn spawn<F>(&self, task: F)
     where
         F: Future<Output = ()> + Send + 'static,
