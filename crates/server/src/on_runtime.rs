@@ -17,16 +17,17 @@ use std::task::{Context, Poll};
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use tokio::runtime::Handle;
 use tower::ServiceExt;
 
 /// A service that runs `router` for each request as a task on `runtime`.
 ///
 /// Dropping the response future (the client went away) aborts that task, as dropping a
-/// handler did before. A handler that panics answers 500 instead of resetting the
-/// connection.
+/// handler did before. A handler that panics answers 500 with an `internal` [`ApiError`]
+/// (as every `/api` error is) instead of resetting the connection.
+///
+/// [`ApiError`]: protocol::ApiError
 #[derive(Clone)]
 pub struct OnRuntime {
     router: Router,
@@ -62,7 +63,9 @@ impl tower::Service<Request> for OnRuntime {
                 Ok(response) => response,
                 Err(err) => {
                     tracing::error!(error = %err, "a request handler failed");
-                    (StatusCode::INTERNAL_SERVER_ERROR, "internal error: the request's handler failed").into_response()
+                    crate::routes::error_response(protocol::ApiError::internal(
+                        "the request's handler failed (a bug: the server's log has the details)",
+                    ))
                 }
             })
         })
@@ -91,6 +94,7 @@ mod tests {
     use std::time::Duration;
 
     use axum::body::Body;
+    use axum::http::StatusCode;
     use axum::routing::get;
     use tokio::sync::oneshot;
 
@@ -136,6 +140,9 @@ mod tests {
         let (service, runtime) = on_own_runtime(router);
         let response = service.oneshot(get_request("/")).await.unwrap();
         assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(response.into_body(), 4096).await.unwrap();
+        let error: protocol::ApiError = serde_json::from_slice(&body).unwrap();
+        assert_eq!(error.kind, protocol::ErrorKind::Internal);
         runtime.shutdown_background();
     }
 
