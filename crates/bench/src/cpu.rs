@@ -87,6 +87,15 @@ pub async fn run(setup: &Setup, table: &mut Table) -> Result<()> {
                 Verdict::of(ratio >= 10.0),
             );
         }
+        let floor = floor(setup, &testkit, workload).await?;
+        table.push(
+            "1",
+            "CPU per chunk, the same HTTP stream only read (one thread, no decoding; the floor, diagnostic)",
+            workload.describe(),
+            micros(median(&floor)),
+            format!("AI SDK ÷ this: {:.1}× (the most any reader of this stream could show)", node_us / median(&floor)),
+            Verdict::Info,
+        );
         let ours = window;
         if workload.delay.is_zero() {
             let (fake, lagged) = in_process(setup, workload).await?;
@@ -159,6 +168,47 @@ async fn ours(setup: &Setup, testkit: &Testkit, workload: &Workload, delivery: D
     side.testkit_us_per_chunk = server_cpu.as_secs_f64() * 1e6 / (workload.chunks * (setup.reps + 1)) as f64;
     pipeline.manager.shutdown().await;
     Ok(side)
+}
+
+/// What reading the same stream costs with nothing done to it: the chat request on a
+/// current-thread runtime of its own, each body chunk read and dropped. The wake-up per
+/// chunk and the kernel's receive path are in it (and on loopback the ACK each read
+/// sends, delivered to the testkit on this thread); decoding, the agent loop, the topic
+/// and SQLite are not.
+async fn floor(setup: &Setup, testkit: &Testkit, workload: &Workload) -> Result<Vec<f64>> {
+    let url = format!("{}/chat/completions", testkit.base_url);
+    let mut us_per_chunk = Vec::new();
+    for rep in 0..=setup.reps {
+        testkit.queue(&[workload.script()]).await?;
+        let url = url.clone();
+        let (cpu, bytes) = tokio::task::spawn_blocking(move || -> Result<(Duration, usize)> {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            runtime.block_on(async move {
+                let client = reqwest::Client::new();
+                let before = process_cpu();
+                let body = serde_json::json!({
+                    "model": "scripted",
+                    "messages": [{ "role": "user", "content": "bench" }],
+                    "stream": true,
+                    "stream_options": { "include_usage": true },
+                });
+                let mut response = client.post(url).json(&body).send().await?.error_for_status()?;
+                let mut bytes = 0;
+                while let Some(chunk) = response.chunk().await? {
+                    bytes += chunk.len();
+                }
+                Ok((process_cpu() - before, bytes))
+            })
+        })
+        .await??;
+        if bytes < workload.chunks * 7 {
+            bail!("the bare reader read {bytes} bytes, less than the {} chunks' text", workload.chunks);
+        }
+        if rep > 0 {
+            us_per_chunk.push(cpu.as_secs_f64() * 1e6 / workload.chunks as f64);
+        }
+    }
+    Ok(us_per_chunk)
 }
 
 /// The same chunk count through the same pipeline from the in-process [`fake_model`]: what is left
