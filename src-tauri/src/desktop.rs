@@ -24,9 +24,11 @@ pub fn run() -> std::process::ExitCode {
     let compositing = unsafe { crate::rendering::choose_compositing() };
     // The engine's TLS setup (a CA bundle parsed) is built beside the window (`engine::tls`).
     engine::tls::warm();
-    let app = tauri::Builder::default()
-        .plugin(tauri_plugin_dialog::init())
-        .plugin(tauri_plugin_notification::init())
+    let app = tauri::Builder::default().plugin(tauri_plugin_dialog::init());
+    // Linux shows its notifications without the plugin (`notify.rs`).
+    #[cfg(not(target_os = "linux"))]
+    let app = app.plugin(tauri_plugin_notification::init());
+    let app = app
         .plugin(window_state_plugin())
         .plugin(crate::shortcut::plugin())
         .manage(commands::StatusFeeds::default())

@@ -4,7 +4,8 @@
 //! left waiting by the last run are announced once at start-up.
 //!
 //! [`ApprovalNotices`] decides (plain data in, a notice out); [`watch`] feeds it from the
-//! status feed and shows what it decides.
+//! status feed and shows what it decides: on Linux with one D-Bus call of our own
+//! ([`freedesktop`]), elsewhere through Tauri's notification plugin.
 
 use std::collections::HashSet;
 
@@ -12,7 +13,6 @@ use engine::{Engine, Operations};
 use protocol::tool::Approval;
 use protocol::{StatusMessage, TopicStatus};
 use tauri::{AppHandle, Manager};
-use tauri_plugin_notification::NotificationExt;
 
 /// Follows the status feed for the life of the app.
 pub fn watch(app: AppHandle, engine: Engine) {
@@ -48,13 +48,84 @@ pub fn watch(app: AppHandle, engine: Engine) {
                 }
             };
             let Some(notice) = notices.next(&pending, any_window_focused(&app)) else { continue };
-            let shown = app.notification().builder().title(&notice.title).body(&notice.body).show();
-            // Without a notification service (a bare X server) there is nobody to tell.
-            if let Err(err) = shown {
-                tracing::debug!(error = %err, "could not show a notification");
-            }
+            show(&app, notice);
         }
     });
+}
+
+/// Linux: the notification server is asked on a blocking thread (the call waits for its
+/// answer). The notification plugin made the same call through two copies of zbus (its own
+/// 5 and notify-rust's 6), 1.7 MB of the release binary (docs/benchmarks.md, "The binary
+/// under 25 MB"); libdbus is linked for the keychain anyway.
+#[cfg(target_os = "linux")]
+fn show(_app: &AppHandle, notice: Notice) {
+    tauri::async_runtime::spawn_blocking(move || {
+        // Without a notification service (a bare X server) there is nobody to tell.
+        if let Err(err) = freedesktop::notify(&notice) {
+            tracing::debug!(error = %err, "could not show a notification");
+        }
+    });
+}
+
+#[cfg(not(target_os = "linux"))]
+fn show(app: &AppHandle, notice: Notice) {
+    use tauri_plugin_notification::NotificationExt;
+    let shown = app.notification().builder().title(&notice.title).body(&notice.body).show();
+    if let Err(err) = shown {
+        tracing::debug!(error = %err, "could not show a notification");
+    }
+}
+
+/// The Desktop Notifications Specification's one call, as notify-rust made it for the
+/// plugin: the executable's name as the application and its icon, no actions, no hints,
+/// the server's own timeout.
+#[cfg(target_os = "linux")]
+mod freedesktop {
+    use std::time::Duration;
+
+    use dbus::Message;
+    use dbus::arg::PropMap;
+    use dbus::blocking::Connection;
+
+    use super::Notice;
+
+    const SERVER: &str = "org.freedesktop.Notifications";
+    const PATH: &str = "/org/freedesktop/Notifications";
+    /// The D-Bus default; a server that has not answered by then is not showing it.
+    const TIMEOUT: Duration = Duration::from_secs(25);
+
+    /// Shows `notice` on the session bus's notification server; returns the server's id
+    /// for it.
+    pub(super) fn notify(notice: &Notice) -> Result<u32, dbus::Error> {
+        let connection = Connection::new_session()?;
+        let reply = connection.channel().send_with_reply_and_block(message(notice, &app_name()), TIMEOUT)?;
+        Ok(reply.read1()?)
+    }
+
+    /// `Notify(app_name, replaces_id, app_icon, summary, body, actions, hints,
+    /// expire_timeout)`, signature `susssasa{sv}i`.
+    pub(super) fn message(notice: &Notice, app: &str) -> Message {
+        let mut message = Message::method_call(&SERVER.into(), &PATH.into(), &SERVER.into(), &"Notify".into());
+        let (replaces_id, actions, expire_timeout) = (0u32, Vec::<&str>::new(), -1i32);
+        message.append_all((
+            app,
+            replaces_id,
+            app,
+            notice.title.as_str(),
+            notice.body.as_str(),
+            actions,
+            PropMap::new(),
+            expire_timeout,
+        ));
+        message
+    }
+
+    fn app_name() -> String {
+        std::env::current_exe()
+            .ok()
+            .and_then(|exe| Some(exe.file_name()?.to_str()?.to_owned()))
+            .unwrap_or_else(|| "colloquy".to_owned())
+    }
 }
 
 fn any_window_focused(app: &AppHandle) -> bool {
@@ -157,6 +228,23 @@ mod tests {
         assert_eq!(notices.next(&waiting, true), None);
         assert_eq!(notices.next(&waiting, false), None, "the user had it in sight");
         assert!(notices.is_waiting_in(&TopicId::from("t1".to_owned())));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_notification_server_is_asked_as_the_plugin_asked_it() {
+        let notice = Notice { title: "Approval needed".into(), body: "write_file is waiting.".into() };
+        let message = super::freedesktop::message(&notice, "colloquy");
+        assert_eq!(message.destination().as_deref(), Some("org.freedesktop.Notifications"));
+        assert_eq!(message.path().as_deref(), Some("/org/freedesktop/Notifications"));
+        assert_eq!(message.interface().as_deref(), Some("org.freedesktop.Notifications"));
+        assert_eq!(message.member().as_deref(), Some("Notify"));
+        type Args = (String, u32, String, String, String, Vec<String>, dbus::arg::PropMap, i32);
+        let (app, replaces_id, icon, summary, body, actions, hints, expire_timeout): Args = message.read_all().unwrap();
+        assert_eq!((app.as_str(), replaces_id, icon.as_str()), ("colloquy", 0, "colloquy"));
+        assert_eq!((summary.as_str(), body.as_str()), ("Approval needed", "write_file is waiting."));
+        assert!(actions.is_empty() && hints.is_empty());
+        assert_eq!(expire_timeout, -1, "the server's own timeout");
     }
 
     #[test]
