@@ -30,7 +30,6 @@ pub fn run() -> std::process::ExitCode {
     let app = app.plugin(tauri_plugin_notification::init());
     let app = app
         .plugin(window_state_plugin())
-        .plugin(crate::shortcut::plugin())
         .manage(commands::StatusFeeds::default())
         .manage(commands::EngineSlot::default())
         .manage(WindowStateSaver::default())

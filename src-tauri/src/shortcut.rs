@@ -6,17 +6,21 @@
 //! so what Settings shows is what the system has. At start the stored one is registered
 //! again; if another app has taken it meanwhile, the log says so and Settings still shows
 //! it, to be changed.
+//!
+//! The plugin itself is added only once a shortcut is wanted ([`ensure_plugin`]): on X11
+//! it polls the X server every 50 ms from a thread of its own for as long as it lives, 20
+//! wake-ups a second of an otherwise idle app that has no shortcut (the default).
 
 use std::str::FromStr;
 
 use engine::{Engine, Operations};
 use protocol::ApiError;
 use protocol::api::{AppSettings, ShowShortcutRequest};
-use tauri::AppHandle;
-use tauri_plugin_global_shortcut::{GlobalShortcutExt, Modifiers, Shortcut, ShortcutState};
+use tauri::{AppHandle, Manager, Wry};
+use tauri_plugin_global_shortcut::{GlobalShortcut, GlobalShortcutExt, Modifiers, Shortcut, ShortcutState};
 
 /// The plugin, with one handler: any registered shortcut shows the main window.
-pub fn plugin() -> tauri::plugin::TauriPlugin<tauri::Wry> {
+fn plugin() -> tauri::plugin::TauriPlugin<Wry> {
     tauri_plugin_global_shortcut::Builder::new()
         .with_handler(|app, _shortcut, event| {
             if event.state == ShortcutState::Pressed {
@@ -36,7 +40,11 @@ pub async fn register_stored(app: &AppHandle, engine: &Engine) {
         }
     };
     let Some(text) = stored else { return };
-    match parse(&text).and_then(|shortcut| register(app, &text, shortcut)) {
+    let registered = match parse(&text) {
+        Ok(shortcut) => ensure_plugin(app).await.and_then(|()| register(app, &text, shortcut)),
+        Err(err) => Err(err),
+    };
+    match registered {
         Ok(()) => tracing::info!(shortcut = %text, "show-Colloquy shortcut registered"),
         Err(err) => tracing::warn!(shortcut = %text, error = %err.message, "show-Colloquy shortcut not registered"),
     }
@@ -48,6 +56,11 @@ pub async fn set(app: &AppHandle, engine: &Engine, request: ShowShortcutRequest)
     let wanted = request.shortcut.map(|text| text.trim().to_owned()).filter(|text| !text.is_empty());
     let parsed = wanted.as_deref().map(parse).transpose()?;
     let old = engine.settings_get().await?.show_shortcut;
+    if wanted.is_none() && old.is_none() {
+        return engine.store_show_shortcut(None).await;
+    }
+    // The old one, if any, was registered at start, which added the plugin.
+    ensure_plugin(app).await?;
     let old_parsed = old.as_deref().and_then(|text| Shortcut::from_str(text).ok());
     let shortcuts = app.global_shortcut();
     if let Some(old) = old_parsed
@@ -77,6 +90,30 @@ pub async fn set(app: &AppHandle, engine: &Engine, request: ShowShortcutRequest)
             restore_old();
             Err(err)
         }
+    }
+}
+
+/// Adds the plugin unless it is there already. Added on the main thread, which also keeps
+/// two callers from adding it twice (the check and the add are one step there), and where
+/// the hot-key services of other systems want to be set up.
+async fn ensure_plugin(app: &AppHandle) -> Result<(), ApiError> {
+    if app.try_state::<GlobalShortcut<Wry>>().is_some() {
+        return Ok(());
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let handle = app.clone();
+    app.run_on_main_thread(move || {
+        let added = match handle.try_state::<GlobalShortcut<Wry>>() {
+            Some(_) => Ok(()),
+            None => handle.plugin(plugin()).map_err(|err| err.to_string()),
+        };
+        let _ = tx.send(added);
+    })
+    .map_err(|err| ApiError::internal(format!("cannot start the system's shortcut service: {err}")))?;
+    match rx.await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(err)) => Err(ApiError::internal(format!("cannot start the system's shortcut service: {err}"))),
+        Err(_) => Err(ApiError::internal("cannot start the system's shortcut service: the app is closing")),
     }
 }
 
