@@ -19,6 +19,7 @@ use axum::Router;
 use axum::extract::Request;
 use axum::response::Response;
 use tokio::runtime::Handle;
+use tokio_util::task::AbortOnDropHandle;
 use tower::ServiceExt;
 
 /// A service that runs `router` for each request as a task on `runtime`.
@@ -52,7 +53,7 @@ impl tower::Service<Request> for OnRuntime {
 
     fn call(&mut self, request: Request) -> Self::Future {
         let router = self.router.clone();
-        let task = AbortOnDrop(self.runtime.spawn(async move {
+        let task = AbortOnDropHandle::new(self.runtime.spawn(async move {
             match router.oneshot(request).await {
                 Ok(response) => response,
                 Err(never) => match never {},
@@ -69,23 +70,6 @@ impl tower::Service<Request> for OnRuntime {
                 }
             })
         })
-    }
-}
-
-/// A task that is aborted when its handle is dropped before it finished.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Future for AbortOnDrop<T> {
-    type Output = Result<T, tokio::task::JoinError>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.0).poll(cx)
-    }
-}
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
